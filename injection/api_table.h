@@ -1,0 +1,66 @@
+// The tracked CUDA APIs and what they do to memory: shared by the injection and the tool.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace cuaudit {
+
+enum class ApiRole : uint8_t { Alloc, Free };
+
+// What kind of memory an API creates, or is meant to release.
+enum class MemoryFamily : uint8_t {
+  Device,          // linear device memory
+  Managed,         // unified memory
+  PinnedHost,      // page-locked host memory allocated by CUDA
+  RegisteredHost,  // user host memory page-locked by CUDA
+  StreamOrdered,   // device memory from a memory pool
+  Array,
+  MipmappedArray,
+  VmmPhysical,     // cuMemCreate handles
+  VmmReservation,  // virtual address ranges
+  VmmMapping,      // a physical handle mapped into a reservation
+};
+
+// Which namespace a key (pointer or handle) lives in: a free is looked up in its API's space.
+enum class KeySpace : uint8_t { Address, ArrayHandle, MipmappedHandle, VmmHandle, VmmReservation, VmmMapping };
+
+enum class Api : uint16_t {
+#define CUAUDIT_API(name, role, family, space) name,
+#include "api_list.inc"
+#undef CUAUDIT_API
+  Count
+};
+
+struct ApiInfo {
+  std::string_view name;
+  ApiRole role;
+  MemoryFamily family;
+  KeySpace space;
+};
+
+inline constexpr ApiInfo kApiInfo[] = {
+#define CUAUDIT_API(name, role, family, space) {#name, ApiRole::role, MemoryFamily::family, KeySpace::space},
+#include "api_list.inc"
+#undef CUAUDIT_API
+};
+static_assert(std::size(kApiInfo) == static_cast<size_t>(Api::Count), "kApiInfo must list every Api");
+
+inline const ApiInfo* api_info(uint16_t id) {
+  return id < static_cast<uint16_t>(Api::Count) ? &kApiInfo[id] : nullptr;
+}
+inline const ApiInfo& api_info(Api api) { return kApiInfo[static_cast<size_t>(api)]; }
+
+// Memory that lives on the host: its leaks have no device.
+inline bool is_host_family(MemoryFamily f) {
+  return f == MemoryFamily::PinnedHost || f == MemoryFamily::RegisteredHost;
+}
+
+// Reservations and mappings are address space, not memory: they are leaks of their own,
+// but their bytes are not added to the leaked-bytes total (the physical handle carries them).
+inline bool owns_memory(MemoryFamily f) {
+  return f != MemoryFamily::VmmReservation && f != MemoryFamily::VmmMapping;
+}
+
+}  // namespace cuaudit

@@ -1,0 +1,96 @@
+#include "call_recorder.h"
+
+#include <atomic>
+
+#include "stack_capture.h"
+#include "trace_format.h"
+#include "trace_writer.h"
+
+namespace cuaudit::inject {
+namespace {
+
+// Tracked calls active on this thread, outermost first.
+struct ActiveCall {
+  Api api;
+  uint64_t seq;  // frees: taken before the call, so a reuse of the address sorts after it
+};
+constexpr int kMaxActive = 8;
+struct ActiveCalls {
+  ActiveCall calls[kMaxActive];
+  int depth = 0;  // may exceed kMaxActive; deeper calls are nested and never recorded
+};
+thread_local ActiveCalls tls_active;
+
+std::atomic<uint64_t>& sequence() noexcept {
+  static std::atomic<uint64_t>* s = new std::atomic<uint64_t>(1);  // immortal
+  return *s;
+}
+
+void write_context_record(trace::RecordType type, uint32_t context_uid, int32_t device) noexcept {
+  trace::ContextRecord r{};
+  r.header = {static_cast<uint16_t>(type), sizeof r, 0};
+  r.seq = next_sequence();
+  r.time_ns = monotonic_ns();
+  r.context_uid = context_uid;
+  r.device = device;
+  trace_writer().append(&r, sizeof r);
+}
+
+}  // namespace
+
+uint64_t next_sequence() noexcept { return sequence().fetch_add(1, std::memory_order_relaxed); }
+
+void on_call_enter(Api api) noexcept {
+  ActiveCalls& a = tls_active;
+  if (a.depth < kMaxActive) {
+    const bool is_free = api_info(api).role == ApiRole::Free;
+    a.calls[a.depth] = {api, a.depth == 0 && is_free ? next_sequence() : 0};
+  }
+  ++a.depth;
+}
+
+void on_call_exit(const ApiCall& call) noexcept {
+  ActiveCalls& a = tls_active;
+  uint64_t pre_seq = 0;
+  if (a.depth > 0 && (a.depth > kMaxActive || a.calls[a.depth - 1].api == call.api)) {
+    --a.depth;
+    if (a.depth > 0) return;  // nested inside another tracked call: that one is recorded
+    pre_seq = a.calls[0].seq;
+  } else if (a.depth > 0) {
+    return;  // an exit without its enter, inside a tracked call: nested, not ours to record
+  }
+
+  const ApiInfo& info = api_info(call.api);
+  trace::ApiEventRecord r{};
+  const auto type = info.role == ApiRole::Alloc ? trace::RecordType::Alloc : trace::RecordType::Free;
+  r.header = {static_cast<uint16_t>(type), sizeof r, 0};
+  r.stack_id = capture_stack();
+  r.seq = pre_seq != 0 ? pre_seq : next_sequence();
+  r.time_ns = monotonic_ns();
+  r.key = call.key;
+  r.bytes = call.bytes;
+  r.tid = current_tid();
+  r.context_uid = call.context_uid;
+  r.device = is_host_family(info.family) ? trace::kHostDevice : call.device;
+  r.result = call.result;
+  r.api = static_cast<uint16_t>(call.api);
+  trace_writer().append(&r, sizeof r);
+}
+
+void on_context_created(uint32_t context_uid, int32_t device) noexcept {
+  write_context_record(trace::RecordType::ContextCreated, context_uid, device);
+}
+
+void on_context_destroyed(uint32_t context_uid, int32_t device) noexcept {
+  write_context_record(trace::RecordType::ContextDestroyed, context_uid, device);
+}
+
+void on_process_end() noexcept {
+  trace::ProcessEndRecord r{};
+  r.header = {static_cast<uint16_t>(trace::RecordType::ProcessEnd), sizeof r, 0};
+  r.seq = next_sequence();
+  r.time_ns = monotonic_ns();
+  trace_writer().append(&r, sizeof r);
+}
+
+}  // namespace cuaudit::inject

@@ -1,0 +1,41 @@
+// Turns tracked API calls into trace events. Knows nothing of CUPTI: the callback layer decodes
+// CUPTI's parameter structs into ApiCall and calls in here, and the unit tests do the same.
+//
+// A runtime call reaches the driver through nested driver callbacks (cudaMalloc -> cuMemAlloc_v2).
+// That is one allocation, named by the API the program called: only the outermost tracked call
+// active on a thread is recorded.
+#pragma once
+
+#include <cstdint>
+
+#include "api_table.h"
+
+namespace cuaudit::inject {
+
+struct ApiCall {
+  Api api;
+  uint64_t key = 0;    // pointer or handle, valid at exit
+  uint64_t bytes = 0;
+  int32_t result = 0;  // what the call returned to the program
+  uint32_t context_uid = 0;
+  int32_t device = -2;
+};
+
+// ENTER of a tracked call: `api` names it.
+void on_call_enter(Api api) noexcept;
+
+// EXIT of a tracked call. Calls whose ENTER was never seen (made before cuaudit subscribed)
+// are ignored when nested; an outermost one is recorded without a pre-call sequence number.
+void on_call_exit(const ApiCall& call) noexcept;
+
+// Context lifetime: allocations of a destroyed context are gone with it.
+void on_context_created(uint32_t context_uid, int32_t device) noexcept;
+void on_context_destroyed(uint32_t context_uid, int32_t device) noexcept;
+
+// The process reached exit processing (atexit): mark it in the trace.
+void on_process_end() noexcept;
+
+// Next value of the process-wide event order.
+uint64_t next_sequence() noexcept;
+
+}  // namespace cuaudit::inject

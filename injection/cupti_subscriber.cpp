@@ -1,0 +1,455 @@
+#include "cupti_subscriber.h"
+
+#include <cupti.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "call_recorder.h"
+#include "trace_writer.h"
+
+namespace cuaudit::inject {
+namespace {
+
+CUpti_SubscriberHandle g_subscriber = nullptr;
+
+// Re-entrancy guard: CUPTI calls we make (cuptiGetDeviceId) may call the driver, whose
+// callbacks come back here.
+thread_local bool tls_in_callback = false;
+
+struct CallbackId {
+  CUpti_CallbackDomain domain;
+  CUpti_CallbackId cbid;
+  Api api;
+};
+
+constexpr CallbackId kTracked[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, Api::cudaMalloc},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020, Api::cudaMallocPitch},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3D_v3020, Api::cudaMalloc3D},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020, Api::cudaMallocArray},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3DArray_v3020, Api::cudaMalloc3DArray},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000, Api::cudaMallocMipmappedArray},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000, Api::cudaMallocManaged},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020, Api::cudaMallocHost},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, Api::cudaHostAlloc},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaHostRegister_v4000, Api::cudaHostRegister},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, Api::cudaMallocAsync},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020, Api::cudaMallocAsync},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020, Api::cudaMallocFromPoolAsync},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020, Api::cudaMallocFromPoolAsync},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, Api::cudaFree},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020, Api::cudaFreeHost},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeArray_v3020, Api::cudaFreeArray},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeMipmappedArray_v5000, Api::cudaFreeMipmappedArray},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaHostUnregister_v4000, Api::cudaHostUnregister},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020, Api::cudaFreeAsync},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020, Api::cudaFreeAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, Api::cuMemAlloc},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2, Api::cuMemAllocPitch},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged, Api::cuMemAllocManaged},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, Api::cuMemAllocHost},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, Api::cuMemHostAlloc},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2, Api::cuMemHostRegister},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, Api::cuMemAllocAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz, Api::cuMemAllocAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync, Api::cuMemAllocFromPoolAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz, Api::cuMemAllocFromPoolAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuArrayCreate_v2, Api::cuArrayCreate},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2, Api::cuArray3DCreate},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate, Api::cuMipmappedArrayCreate},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, Api::cuMemCreate},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAddressReserve, Api::cuMemAddressReserve},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemMap, Api::cuMemMap},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, Api::cuMemFree},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost, Api::cuMemFreeHost},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister, Api::cuMemHostUnregister},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, Api::cuMemFreeAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz, Api::cuMemFreeAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuArrayDestroy, Api::cuArrayDestroy},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayDestroy, Api::cuMipmappedArrayDestroy},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemRelease, Api::cuMemRelease},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAddressFree, Api::cuMemAddressFree},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, Api::cuMemUnmap},
+};
+
+constexpr CUpti_CallbackId kMaxCbid = 1024;
+// Dense lookup from (domain, cbid) to Api, filled once before subscribing.
+struct ApiLookup {
+  int16_t runtime[kMaxCbid];
+  int16_t driver[kMaxCbid];
+};
+ApiLookup g_lookup;
+
+int16_t lookup(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept {
+  if (cbid >= kMaxCbid) return -1;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) return g_lookup.runtime[cbid];
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) return g_lookup.driver[cbid];
+  return -1;
+}
+
+template <typename T>
+T deref(const T* p) noexcept {
+  return p ? *p : T{};
+}
+
+uint64_t format_bytes(CUarray_format format) noexcept {
+  switch (format) {
+    case CU_AD_FORMAT_UNSIGNED_INT8:
+    case CU_AD_FORMAT_SIGNED_INT8:
+      return 1;
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16:
+    case CU_AD_FORMAT_HALF:
+      return 2;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32:
+    case CU_AD_FORMAT_FLOAT:
+      return 4;
+    default:
+      return 0;  // packed and block-compressed formats: size unknown to us
+  }
+}
+
+uint64_t at_least_one(size_t n) noexcept { return n ? n : 1; }
+
+// Runtime arrays: element bytes from the channel descriptor's bit widths.
+uint64_t channel_bytes(const cudaChannelFormatDesc* d) noexcept {
+  return d ? static_cast<uint64_t>(d->x + d->y + d->z + d->w) / 8 : 0;
+}
+
+uint64_t mip_bytes(uint64_t w, uint64_t h, uint64_t d, unsigned levels, uint64_t element) noexcept {
+  uint64_t total = 0;
+  for (unsigned i = 0; i < at_least_one(levels); ++i) {
+    total += at_least_one(w) * at_least_one(h) * at_least_one(d) * element;
+    w /= 2, h /= 2, d /= 2;
+  }
+  return total;
+}
+
+// Fills key and bytes from the call's parameters. Runs at EXIT: out-parameters are valid
+// when the call succeeded.
+void decode(Api api, const void* params, ApiCall& call) noexcept {
+  switch (api) {
+    case Api::cudaMalloc: {
+      auto* p = static_cast<const cudaMalloc_v3020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cudaMallocPitch: {
+      auto* p = static_cast<const cudaMallocPitch_v3020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
+      call.bytes = static_cast<uint64_t>(deref(p->pitch)) * p->height;
+      break;
+    }
+    case Api::cudaMalloc3D: {
+      auto* p = static_cast<const cudaMalloc3D_v3020_params*>(params);
+      if (p->pitchedDevPtr) {
+        call.key = reinterpret_cast<uint64_t>(p->pitchedDevPtr->ptr);
+        call.bytes = p->pitchedDevPtr->pitch * at_least_one(p->extent.height) * at_least_one(p->extent.depth);
+      }
+      break;
+    }
+    case Api::cudaMallocArray: {
+      auto* p = static_cast<const cudaMallocArray_v3020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->array));
+      call.bytes = at_least_one(p->width) * at_least_one(p->height) * channel_bytes(p->desc);
+      break;
+    }
+    case Api::cudaMalloc3DArray: {
+      auto* p = static_cast<const cudaMalloc3DArray_v3020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->array));
+      call.bytes = mip_bytes(p->extent.width, p->extent.height, p->extent.depth, 1, channel_bytes(p->desc));
+      break;
+    }
+    case Api::cudaMallocMipmappedArray: {
+      auto* p = static_cast<const cudaMallocMipmappedArray_v5000_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->mipmappedArray));
+      call.bytes = mip_bytes(p->extent.width, p->extent.height, p->extent.depth, p->numLevels, channel_bytes(p->desc));
+      break;
+    }
+    case Api::cudaMallocManaged: {
+      auto* p = static_cast<const cudaMallocManaged_v6000_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cudaMallocHost: {
+      auto* p = static_cast<const cudaMallocHost_v3020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->ptr));
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cudaHostAlloc: {
+      auto* p = static_cast<const cudaHostAlloc_v3020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->pHost));
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cudaHostRegister: {
+      auto* p = static_cast<const cudaHostRegister_v4000_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(p->ptr);
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cudaMallocAsync: {  // the _ptsz variant has the same layout
+      auto* p = static_cast<const cudaMallocAsync_v11020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cudaMallocFromPoolAsync: {
+      auto* p = static_cast<const cudaMallocFromPoolAsync_v11020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->ptr));
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cudaFree:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaFree_v3020_params*>(params)->devPtr);
+      break;
+    case Api::cudaFreeHost:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaFreeHost_v3020_params*>(params)->ptr);
+      break;
+    case Api::cudaFreeArray:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaFreeArray_v3020_params*>(params)->array);
+      break;
+    case Api::cudaFreeMipmappedArray:
+      call.key = reinterpret_cast<uint64_t>(
+          static_cast<const cudaFreeMipmappedArray_v5000_params*>(params)->mipmappedArray);
+      break;
+    case Api::cudaHostUnregister:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaHostUnregister_v4000_params*>(params)->ptr);
+      break;
+    case Api::cudaFreeAsync:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaFreeAsync_v11020_params*>(params)->devPtr);
+      break;
+    case Api::cuMemAlloc: {
+      auto* p = static_cast<const cuMemAlloc_v2_params*>(params);
+      call.key = deref(p->dptr);
+      call.bytes = p->bytesize;
+      break;
+    }
+    case Api::cuMemAllocPitch: {
+      auto* p = static_cast<const cuMemAllocPitch_v2_params*>(params);
+      call.key = deref(p->dptr);
+      call.bytes = static_cast<uint64_t>(deref(p->pPitch)) * p->Height;
+      break;
+    }
+    case Api::cuMemAllocManaged: {
+      auto* p = static_cast<const cuMemAllocManaged_params*>(params);
+      call.key = deref(p->dptr);
+      call.bytes = p->bytesize;
+      break;
+    }
+    case Api::cuMemAllocHost: {
+      auto* p = static_cast<const cuMemAllocHost_v2_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->pp));
+      call.bytes = p->bytesize;
+      break;
+    }
+    case Api::cuMemHostAlloc: {
+      auto* p = static_cast<const cuMemHostAlloc_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->pp));
+      call.bytes = p->bytesize;
+      break;
+    }
+    case Api::cuMemHostRegister: {
+      auto* p = static_cast<const cuMemHostRegister_v2_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(p->p);
+      call.bytes = p->bytesize;
+      break;
+    }
+    case Api::cuMemAllocAsync: {
+      auto* p = static_cast<const cuMemAllocAsync_params*>(params);
+      call.key = deref(p->dptr);
+      call.bytes = p->bytesize;
+      break;
+    }
+    case Api::cuMemAllocFromPoolAsync: {
+      auto* p = static_cast<const cuMemAllocFromPoolAsync_params*>(params);
+      call.key = deref(p->dptr);
+      call.bytes = p->bytesize;
+      break;
+    }
+    case Api::cuArrayCreate: {
+      auto* p = static_cast<const cuArrayCreate_v2_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->pHandle));
+      if (const CUDA_ARRAY_DESCRIPTOR* d = p->pAllocateArray)
+        call.bytes = at_least_one(d->Width) * at_least_one(d->Height) * d->NumChannels * format_bytes(d->Format);
+      break;
+    }
+    case Api::cuArray3DCreate: {
+      auto* p = static_cast<const cuArray3DCreate_v2_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->pHandle));
+      if (const CUDA_ARRAY3D_DESCRIPTOR* d = p->pAllocateArray)
+        call.bytes = mip_bytes(d->Width, d->Height, d->Depth, 1, d->NumChannels * format_bytes(d->Format));
+      break;
+    }
+    case Api::cuMipmappedArrayCreate: {
+      auto* p = static_cast<const cuMipmappedArrayCreate_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->pHandle));
+      if (const CUDA_ARRAY3D_DESCRIPTOR* d = p->pMipmappedArrayDesc)
+        call.bytes = mip_bytes(d->Width, d->Height, d->Depth, p->numMipmapLevels,
+                               d->NumChannels * format_bytes(d->Format));
+      break;
+    }
+    case Api::cuMemCreate: {
+      auto* p = static_cast<const cuMemCreate_params*>(params);
+      call.key = deref(p->handle);
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cuMemAddressReserve: {
+      auto* p = static_cast<const cuMemAddressReserve_params*>(params);
+      call.key = deref(p->ptr);
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cuMemMap: {
+      auto* p = static_cast<const cuMemMap_params*>(params);
+      call.key = p->ptr;
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cuMemFree:
+      call.key = static_cast<const cuMemFree_v2_params*>(params)->dptr;
+      break;
+    case Api::cuMemFreeHost:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cuMemFreeHost_params*>(params)->p);
+      break;
+    case Api::cuMemHostUnregister:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cuMemHostUnregister_params*>(params)->p);
+      break;
+    case Api::cuMemFreeAsync:
+      call.key = static_cast<const cuMemFreeAsync_params*>(params)->dptr;
+      break;
+    case Api::cuArrayDestroy:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cuArrayDestroy_params*>(params)->hArray);
+      break;
+    case Api::cuMipmappedArrayDestroy:
+      call.key = reinterpret_cast<uint64_t>(
+          static_cast<const cuMipmappedArrayDestroy_params*>(params)->hMipmappedArray);
+      break;
+    case Api::cuMemRelease:
+      call.key = static_cast<const cuMemRelease_params*>(params)->handle;
+      break;
+    case Api::cuMemAddressFree: {
+      auto* p = static_cast<const cuMemAddressFree_params*>(params);
+      call.key = p->ptr;
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cuMemUnmap: {
+      auto* p = static_cast<const cuMemUnmap_params*>(params);
+      call.key = p->ptr;
+      call.bytes = p->size;
+      break;
+    }
+    case Api::Count:
+      break;
+  }
+}
+
+// Device ordinal of a context, cached for the last context this thread asked about.
+int32_t device_of(CUcontext context, uint32_t context_uid) noexcept {
+  thread_local uint32_t cached_uid = 0;
+  thread_local int32_t cached_device = -2;
+  if (!context) return -2;
+  if (context_uid != 0 && context_uid == cached_uid) return cached_device;
+  uint32_t device = 0;
+  if (cuptiGetDeviceId(context, &device) != CUPTI_SUCCESS) return -2;
+  cached_uid = context_uid;
+  cached_device = static_cast<int32_t>(device);
+  return cached_device;
+}
+
+void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
+  const int16_t id = lookup(domain, cbid);
+  if (id < 0 || !data) return;
+  const Api api = static_cast<Api>(id);
+  if (data->callbackSite == CUPTI_API_ENTER) {
+    on_call_enter(api);
+    return;
+  }
+  ApiCall call{api};
+  if (data->functionReturnValue) {
+    call.result = domain == CUPTI_CB_DOMAIN_RUNTIME_API
+                      ? static_cast<int32_t>(*static_cast<const cudaError_t*>(data->functionReturnValue))
+                      : static_cast<int32_t>(*static_cast<const CUresult*>(data->functionReturnValue));
+  }
+  decode(api, data->functionParams, call);
+  call.context_uid = data->contextUid;
+  call.device = device_of(data->context, data->contextUid);
+  on_call_exit(call);
+}
+
+void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) noexcept {
+  // CU_INIT_FINISHED arrives with no data at all.
+  if (!data || !data->context) return;
+  if (cbid != CUPTI_CBID_RESOURCE_CONTEXT_CREATED && cbid != CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) return;
+  uint32_t uid = 0;
+  if (cuptiGetContextId(data->context, &uid) != CUPTI_SUCCESS) return;
+  const int32_t device = device_of(data->context, uid);
+  if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+    on_context_created(uid, device);
+  } else {
+    on_context_destroyed(uid, device);
+  }
+}
+
+void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  // A disabled writer (forked child, unwritable trace) records nothing: skip all work.
+  if (tls_in_callback || !trace_writer().enabled()) return;
+  tls_in_callback = true;
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    on_resource(cbid, static_cast<const CUpti_ResourceData*>(data));
+  } else {
+    on_api(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
+  }
+  tls_in_callback = false;
+}
+
+}  // namespace
+
+bool subscribe_callbacks(char* error, size_t error_bytes) noexcept {
+  memset(&g_lookup, 0xff, sizeof g_lookup);
+  for (const CallbackId& t : kTracked) {
+    int16_t* slot = t.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_lookup.runtime : g_lookup.driver;
+    slot[t.cbid] = static_cast<int16_t>(t.api);
+  }
+
+  char other_tool[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};
+  CUpti_SubscriberParams params{};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "cuaudit";
+  params.oldSubscriberName = other_tool;
+  params.oldSubscriberSize = sizeof other_tool;
+  const CUptiResult rc = cuptiSubscribe_v2(&g_subscriber, callback, nullptr, &params);
+  if (rc != CUPTI_SUCCESS) {
+    const char* reason = nullptr;
+    cuptiGetResultString(rc, &reason);
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      snprintf(error, error_bytes,
+               "another CUDA tool (%s) already holds the CUPTI subscriber slot (CUPTI error %d); "
+               "cuaudit cannot track this process: run it without compute-sanitizer, Nsight or other profilers",
+               other_tool[0] ? other_tool : "compute-sanitizer, Nsight or a profiler", static_cast<int>(rc));
+    } else {
+      snprintf(error, error_bytes, "cuptiSubscribe failed: %s (CUPTI error %d)", reason ? reason : "unknown",
+               static_cast<int>(rc));
+    }
+    return false;
+  }
+  for (const CallbackId& t : kTracked) {
+    if (cuptiEnableCallback(1, g_subscriber, t.domain, t.cbid) != CUPTI_SUCCESS) {
+      snprintf(error, error_bytes, "cannot enable CUPTI callback %u of domain %d", static_cast<unsigned>(t.cbid),
+               static_cast<int>(t.domain));
+      return false;
+    }
+  }
+  cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  return true;
+}
+
+}  // namespace cuaudit::inject

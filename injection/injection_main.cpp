@@ -1,0 +1,123 @@
+// InitializeInjection: the entry point the CUDA driver calls when CUDA_INJECTION64_PATH names
+// this library. Everything the injection does starts here.
+//
+// Configuration (environment, set by the cuaudit launcher; see docs/INJECTION.md):
+//   CUAUDIT_TRACE_DIR          directory for trace-<pid>.cutrace (default: $TMPDIR/cuaudit-<pid>)
+//   CUAUDIT_FLUSH_INTERVAL_MS  how often buffered events reach the file (default 100; 0 = only when full)
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "call_recorder.h"
+#include "cupti_subscriber.h"
+#include "in_target_log.h"
+#include "module_map.h"
+#include "trace_format.h"
+#include "trace_writer.h"
+
+namespace cuaudit::inject {
+namespace {
+
+std::atomic<bool> g_initialized{false};
+
+void write_process_info() noexcept {
+  struct {
+    trace::ProcessInfoRecord record;
+    char cmdline[32768];
+  } out{};
+  size_t cmdline_bytes = 0;
+  if (FILE* f = fopen("/proc/self/cmdline", "rb")) {
+    cmdline_bytes = fread(out.cmdline, 1, sizeof out.cmdline, f);
+    fclose(f);
+  }
+  const size_t bytes = trace::padded_record_size(sizeof out.record + cmdline_bytes);
+  out.record.header = {static_cast<uint16_t>(trace::RecordType::ProcessInfo), static_cast<uint16_t>(bytes), 0};
+  out.record.pid = static_cast<uint64_t>(getpid());
+  out.record.parent_pid = static_cast<uint64_t>(getppid());
+  out.record.start_realtime_ns = realtime_ns();
+  out.record.start_monotonic_ns = monotonic_ns();
+  out.record.cmdline_bytes = static_cast<uint32_t>(cmdline_bytes);
+  trace_writer().append(&out, bytes);
+}
+
+void write_notice(trace::NoticeCode code, const char* text) noexcept {
+  struct {
+    trace::NoticeRecord record;
+    char text[1024];
+  } out{};
+  const size_t text_bytes = strnlen(text, sizeof out.text);
+  const size_t bytes = trace::padded_record_size(sizeof out.record + text_bytes);
+  out.record.header = {static_cast<uint16_t>(trace::RecordType::Notice), static_cast<uint16_t>(bytes), 0};
+  out.record.code = static_cast<uint32_t>(code);
+  out.record.text_bytes = static_cast<uint32_t>(text_bytes);
+  memcpy(out.text, text, text_bytes);
+  trace_writer().append(&out, bytes);
+}
+
+// Runs before the program's static destructors (registered at the first CUDA call, after
+// them): CUDA calls made by those destructors still arrive, so keep recording, but write each
+// event at once, since no flusher or thread-exit hook is guaranteed to run again.
+void at_exit() noexcept {
+  on_process_end();
+  trace_writer().set_write_through();
+}
+
+// A forked child that does not exec must never write into its parent's trace.
+void in_forked_child() noexcept { trace_writer().disable(); }
+
+unsigned flush_interval_ms() noexcept {
+  const char* v = getenv("CUAUDIT_FLUSH_INTERVAL_MS");
+  if (!v || !*v) return 100;
+  char* end = nullptr;
+  const unsigned long ms = strtoul(v, &end, 10);
+  if (*end != '\0' || ms > 60000) {
+    log_warning("ignoring CUAUDIT_FLUSH_INTERVAL_MS=%s (expected milliseconds, 0 to 60000)", v);
+    return 100;
+  }
+  return static_cast<unsigned>(ms);
+}
+
+}  // namespace
+}  // namespace cuaudit::inject
+
+// The last thing to run in the process: write what the exiting process still had buffered.
+__attribute__((destructor)) static void cuaudit_flush_at_unload() { cuaudit::inject::trace_writer().flush_all(); }
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  using namespace cuaudit::inject;
+  if (g_initialized.exchange(true)) return 1;
+
+  char dir[4096];
+  const char* configured = getenv("CUAUDIT_TRACE_DIR");
+  if (configured && *configured) {
+    snprintf(dir, sizeof dir, "%s", configured);
+  } else {
+    const char* tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/cuaudit-%ld", tmp && *tmp ? tmp : "/tmp", static_cast<long>(getpid()));
+    log_warning("CUAUDIT_TRACE_DIR is not set; recording to %s (analyze it with: cuaudit report %s)", dir, dir);
+  }
+
+  char error[512];
+  if (!trace_writer().open(dir, error, sizeof error)) {
+    log_error("%s; this process is not tracked", error);
+    return 1;  // never fail the program itself
+  }
+  write_process_info();
+  record_loaded_modules();
+
+  if (!subscribe_callbacks(error, sizeof error)) {
+    log_error("%s", error);
+    write_notice(cuaudit::trace::NoticeCode::SubscribeFailed, error);
+    trace_writer().flush_all();
+    trace_writer().disable();
+    return 1;
+  }
+  atexit(at_exit);
+  pthread_atfork(nullptr, nullptr, in_forked_child);
+  trace_writer().start_flusher(flush_interval_ms());
+  return 1;
+}

@@ -1,0 +1,74 @@
+#include "stack_capture.h"
+
+#include <boost/stacktrace/safe_dump_to.hpp>
+#include <cstring>
+
+#include "module_map.h"
+#include "trace_format.h"
+#include "trace_writer.h"
+
+namespace cuaudit::inject {
+namespace {
+
+// A small per-thread set of stack ids this thread already wrote. Forgetting is harmless (the
+// stack is written again and the reader deduplicates), so a full set is simply cleared.
+constexpr size_t kSeenSlots = 1024;
+struct SeenStacks {
+  uint64_t ids[kSeenSlots] = {};
+  size_t count = 0;
+
+  // Returns true if `id` was already present; inserts it otherwise.
+  bool check_and_insert(uint64_t id) noexcept {
+    if (count > kSeenSlots * 3 / 4) {
+      memset(ids, 0, sizeof ids);
+      count = 0;
+    }
+    for (size_t i = id % kSeenSlots;; i = (i + 1) % kSeenSlots) {
+      if (ids[i] == id) return true;
+      if (ids[i] == 0) {
+        ids[i] = id;
+        ++count;
+        return false;
+      }
+    }
+  }
+};
+thread_local SeenStacks tls_seen;
+
+uint64_t hash_frames(const uint64_t* frames, size_t n) noexcept {
+  uint64_t h = 0xcbf29ce484222325ull ^ n;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= frames[i];
+    h *= 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  return h == trace::kNoStack ? 1 : h;
+}
+
+}  // namespace
+
+uint64_t capture_stack() noexcept {
+  struct {
+    trace::StackRecord record;
+    uint64_t frames[trace::kMaxStackDepth + 1];
+  } out;
+  // safe_dump_to (_Unwind_Backtrace underneath) allocates nothing; it stores a terminating zero.
+  // Skip this function's own frame: the tool drops the remaining in-tool and CUDA frames.
+  size_t n = boost::stacktrace::safe_dump_to(1, out.frames, sizeof out.frames);
+  while (n > 0 && out.frames[n - 1] == 0) --n;
+  if (n == 0) return trace::kNoStack;
+
+  const uint64_t id = hash_frames(out.frames, n);
+  if (tls_seen.check_and_insert(id)) return id;
+
+  ensure_modules_recorded(out.frames, n);
+  const size_t bytes = sizeof out.record + n * sizeof(uint64_t);
+  out.record.header = {static_cast<uint16_t>(trace::RecordType::Stack), static_cast<uint16_t>(bytes), 0};
+  out.record.id = id;
+  out.record.depth = static_cast<uint32_t>(n);
+  out.record.reserved = 0;
+  trace_writer().append(&out, bytes);
+  return id;
+}
+
+}  // namespace cuaudit::inject

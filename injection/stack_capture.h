@@ -1,0 +1,13 @@
+// Host call stacks as raw return addresses, interned by content hash.
+#pragma once
+
+#include <cstdint>
+
+namespace cuaudit::inject {
+
+// Captures the calling thread's stack and returns its id. The first time this thread sees a
+// stack, its StackRecord (and any module not yet recorded) is appended to the trace before the
+// id is returned, so every event's stack precedes it in the thread's own chunk order.
+uint64_t capture_stack() noexcept;
+
+}  // namespace cuaudit::inject

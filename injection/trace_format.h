@@ -1,0 +1,150 @@
+// The cuaudit trace file: the one contract between the injection (writer) and the tool (reader).
+//
+// One file per process, `trace-<pid>.cutrace`, made of a FileHeader followed by chunks. Each thread
+// fills its own buffer and appends it as one chunk with a single write(2) on an O_APPEND descriptor,
+// so chunks of different threads never interleave and a crash loses at most the unwritten buffers.
+// A chunk is a ChunkHeader followed by records; each record starts with a RecordHeader whose size
+// covers the whole record (padded to 8 bytes). Events carry a process-wide sequence number: the
+// reader merges the chunks of all threads by it.
+//
+// Compatibility: bump kTraceVersion whenever a record's layout or meaning changes; the reader
+// refuses versions it does not know. New record types may be added without a bump: readers skip
+// types they do not know.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cuaudit::trace {
+
+inline constexpr char kFileMagic[8] = {'C', 'U', 'A', 'U', 'D', 'T', 'R', 'C'};
+inline constexpr uint32_t kTraceVersion = 1;
+inline constexpr uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"
+inline constexpr size_t kMaxStackDepth = 64;
+inline constexpr size_t kMaxBuildIdBytes = 32;
+inline constexpr size_t kMaxRecordBytes = 0xfff8;  // RecordHeader::size is 16 bits
+
+struct FileHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_size;  // sizeof(FileHeader) of the writer
+  uint64_t pid;
+};
+static_assert(sizeof(FileHeader) == 24);
+
+struct ChunkHeader {
+  uint32_t magic;
+  uint32_t payload_bytes;
+  uint32_t tid;
+  uint32_t reserved;
+};
+static_assert(sizeof(ChunkHeader) == 16);
+
+enum class RecordType : uint16_t {
+  ProcessInfo = 1,  // once, first record of the file
+  Module = 2,       // a loaded ELF object: where it is and which file it came from
+  Stack = 3,        // a distinct call stack, referred to by id
+  Alloc = 4,        // ApiEventRecord
+  Free = 5,         // ApiEventRecord
+  ContextCreated = 6,
+  ContextDestroyed = 7,
+  Notice = 8,       // something the injection wants the user to know (could not subscribe, ...)
+  ProcessEnd = 9,   // the process reached exit processing; absent when it died abruptly
+};
+
+struct RecordHeader {
+  uint16_t type;
+  uint16_t size;  // bytes, header included, multiple of 8
+  uint32_t reserved;
+};
+static_assert(sizeof(RecordHeader) == 8);
+
+// Followed by the command line: argv strings, each NUL-terminated, cmdline_bytes in total.
+struct ProcessInfoRecord {
+  RecordHeader header;
+  uint64_t pid;
+  uint64_t parent_pid;
+  uint64_t start_realtime_ns;   // CLOCK_REALTIME at initialization
+  uint64_t start_monotonic_ns;  // CLOCK_MONOTONIC at the same moment: event times are monotonic
+  uint32_t cmdline_bytes;
+  uint32_t reserved;
+};
+static_assert(sizeof(ProcessInfoRecord) == 48);
+
+// Followed by path_bytes of the file's path (no NUL).
+struct ModuleRecord {
+  RecordHeader header;
+  uint64_t load_bias;  // runtime address = file virtual address + load_bias
+  uint64_t start;      // lowest mapped address of its PT_LOAD segments
+  uint64_t end;        // one past the highest
+  uint8_t build_id[kMaxBuildIdBytes];
+  uint16_t build_id_bytes;
+  uint16_t path_bytes;
+  uint32_t reserved;
+};
+static_assert(sizeof(ModuleRecord) == 72);
+
+// Followed by `depth` uint64_t return addresses, innermost first.
+struct StackRecord {
+  RecordHeader header;
+  uint64_t id;  // content hash of the frames; the same stack always gets the same id
+  uint32_t depth;
+  uint32_t reserved;
+};
+static_assert(sizeof(StackRecord) == 24);
+
+inline constexpr uint64_t kNoStack = 0;
+inline constexpr int32_t kHostDevice = -1;
+inline constexpr int32_t kUnknownDevice = -2;
+
+// An allocation (RecordType::Alloc) or a release (RecordType::Free) by one tracked API call.
+struct ApiEventRecord {
+  RecordHeader header;
+  uint64_t seq;       // alloc: taken after the call returned; free: taken before it started
+  uint64_t time_ns;   // CLOCK_MONOTONIC
+  uint64_t key;       // pointer or handle (see KeySpace)
+  uint64_t bytes;     // size of the allocation, or of the range a range-release names
+  uint64_t stack_id;  // kNoStack when no stack could be captured
+  uint32_t tid;
+  uint32_t context_uid;
+  int32_t device;     // ordinal, kHostDevice or kUnknownDevice
+  int32_t result;     // cudaError_t or CUresult the call returned to the program
+  uint16_t api;       // cuaudit::Api
+  uint16_t reserved16;
+  uint32_t reserved32;
+};
+static_assert(sizeof(ApiEventRecord) == 72);
+
+struct ContextRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  uint32_t context_uid;
+  int32_t device;
+};
+static_assert(sizeof(ContextRecord) == 32);
+
+enum class NoticeCode : uint32_t {
+  SubscribeFailed = 1,     // text: why; cuaudit saw nothing of this process
+  DroppedEvents = 2,       // text: how many and why
+  InitFailed = 3,
+};
+
+// Followed by text_bytes of text (no NUL).
+struct NoticeRecord {
+  RecordHeader header;
+  uint32_t code;
+  uint32_t text_bytes;
+};
+static_assert(sizeof(NoticeRecord) == 16);
+
+struct ProcessEndRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+};
+static_assert(sizeof(ProcessEndRecord) == 24);
+
+constexpr size_t padded_record_size(size_t bytes) { return (bytes + 7) & ~size_t{7}; }
+
+}  // namespace cuaudit::trace

@@ -1,0 +1,251 @@
+#include "trace_writer.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "in_target_log.h"
+#include "trace_format.h"
+
+namespace cuaudit::inject {
+namespace {
+
+constexpr size_t kBufferBytes = 64 * 1024;
+
+struct ThreadBuffer {
+  std::atomic_flag busy = ATOMIC_FLAG_INIT;  // owner appends / anyone flushes while holding it
+  std::atomic<bool> owned{true};
+  uint32_t tid = 0;
+  uint32_t used = 0;
+  ThreadBuffer* next = nullptr;  // registry link; buffers are reused, never freed
+  alignas(8) unsigned char data[kBufferBytes];
+};
+
+struct WriterState {
+  std::atomic<int> fd{-1};
+  std::atomic<bool> enabled{false};
+  std::atomic<bool> write_through{false};
+  std::atomic<ThreadBuffer*> buffers{nullptr};
+  std::atomic<uint64_t> dropped{0};
+  std::atomic<bool> write_error_reported{false};
+  unsigned flush_interval_ms = 0;
+  char path[4096] = {};
+};
+
+WriterState& state() noexcept {
+  static WriterState* s = new WriterState();  // immortal
+  return *s;
+}
+
+void lock(ThreadBuffer* b) noexcept {
+  for (unsigned spins = 0; b->busy.test_and_set(std::memory_order_acquire); ++spins) {
+    if (spins > 64) sched_yield();
+  }
+}
+void unlock(ThreadBuffer* b) noexcept { b->busy.clear(std::memory_order_release); }
+
+// Writes the buffer as one chunk. Caller holds b->busy.
+void write_chunk(ThreadBuffer* b) noexcept {
+  WriterState& s = state();
+  if (b->used == 0) return;
+  const int fd = s.fd.load(std::memory_order_acquire);
+  if (fd < 0 || !s.enabled.load(std::memory_order_relaxed)) {
+    b->used = 0;
+    return;
+  }
+  trace::ChunkHeader header{trace::kChunkMagic, b->used, b->tid, 0};
+  iovec parts[2] = {{&header, sizeof header}, {b->data, b->used}};
+  const size_t total = sizeof header + b->used;
+  ssize_t written;
+  do {
+    written = writev(fd, parts, 2);
+  } while (written < 0 && errno == EINTR);
+  if (written != static_cast<ssize_t>(total)) {
+    s.dropped.fetch_add(1, std::memory_order_relaxed);
+    if (!s.write_error_reported.exchange(true)) {
+      log_warning("cannot write the trace %s (%s); this process's report will be incomplete", s.path,
+                  written < 0 ? strerror(errno) : "short write");
+    }
+  }
+  b->used = 0;
+}
+
+ThreadBuffer* acquire_buffer(uint32_t tid) noexcept {
+  WriterState& s = state();
+  for (ThreadBuffer* b = s.buffers.load(std::memory_order_acquire); b; b = b->next) {
+    bool expected = false;
+    if (!b->owned.load(std::memory_order_relaxed) &&
+        b->owned.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+      lock(b);
+      b->tid = tid;
+      unlock(b);
+      return b;
+    }
+  }
+  auto* b = new (std::nothrow) ThreadBuffer();
+  if (!b) return nullptr;
+  b->tid = tid;
+  ThreadBuffer* head = s.buffers.load(std::memory_order_relaxed);
+  do {
+    b->next = head;
+  } while (!s.buffers.compare_exchange_weak(head, b, std::memory_order_release, std::memory_order_relaxed));
+  return b;
+}
+
+// Flushes and hands the buffer back when its thread ends.
+struct ThreadBufferLease {
+  ThreadBuffer* buffer = nullptr;
+  ~ThreadBufferLease() {
+    if (!buffer) return;
+    lock(buffer);
+    write_chunk(buffer);
+    unlock(buffer);
+    buffer->owned.store(false, std::memory_order_release);
+  }
+};
+thread_local ThreadBufferLease tls_lease;
+
+ThreadBuffer* my_buffer() noexcept {
+  ThreadBuffer*& b = tls_lease.buffer;
+  if (!b) b = acquire_buffer(current_tid());
+  return b;
+}
+
+void* flusher_main(void*) {
+  const unsigned ms = state().flush_interval_ms;
+  const timespec interval{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
+  for (;;) {
+    timespec left = interval;
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
+    if (!state().enabled.load(std::memory_order_relaxed)) continue;
+    trace_writer().flush_all();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+uint64_t monotonic_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t realtime_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint32_t current_tid() noexcept {
+  thread_local uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return tid;
+}
+
+TraceWriter& trace_writer() noexcept {
+  static TraceWriter* w = new TraceWriter();  // immortal
+  return *w;
+}
+
+bool TraceWriter::open(const char* dir, char* error, size_t error_bytes) noexcept {
+  WriterState& s = state();
+  if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    snprintf(error, error_bytes, "cannot create trace directory %s: %s", dir, strerror(errno));
+    return false;
+  }
+  const long pid = static_cast<long>(getpid());
+  if (snprintf(s.path, sizeof s.path, "%s/trace-%ld.cutrace", dir, pid) >= static_cast<int>(sizeof s.path)) {
+    snprintf(error, error_bytes, "trace directory path is too long: %s", dir);
+    return false;
+  }
+  const int fd = ::open(s.path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    snprintf(error, error_bytes, "cannot create trace file %s: %s", s.path, strerror(errno));
+    return false;
+  }
+  trace::FileHeader header{};
+  memcpy(header.magic, trace::kFileMagic, sizeof header.magic);
+  header.version = trace::kTraceVersion;
+  header.header_size = sizeof header;
+  header.pid = static_cast<uint64_t>(pid);
+  if (write(fd, &header, sizeof header) != static_cast<ssize_t>(sizeof header)) {
+    snprintf(error, error_bytes, "cannot write trace file %s: %s", s.path, strerror(errno));
+    ::close(fd);
+    return false;
+  }
+  s.fd.store(fd, std::memory_order_release);
+  s.enabled.store(true, std::memory_order_release);
+  return true;
+}
+
+void TraceWriter::append(const void* record, size_t bytes) noexcept {
+  WriterState& s = state();
+  if (!s.enabled.load(std::memory_order_relaxed)) return;
+  if (bytes > kBufferBytes || bytes > trace::kMaxRecordBytes) {
+    s.dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  ThreadBuffer* b = my_buffer();
+  if (!b) {
+    s.dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  lock(b);
+  if (b->used + bytes > kBufferBytes) write_chunk(b);
+  memcpy(b->data + b->used, record, bytes);
+  b->used += static_cast<uint32_t>(bytes);
+  if (s.write_through.load(std::memory_order_relaxed)) write_chunk(b);
+  unlock(b);
+}
+
+void TraceWriter::flush_all() noexcept {
+  for (ThreadBuffer* b = state().buffers.load(std::memory_order_acquire); b; b = b->next) {
+    lock(b);
+    write_chunk(b);
+    unlock(b);
+  }
+}
+
+void TraceWriter::set_write_through() noexcept {
+  state().write_through.store(true, std::memory_order_relaxed);
+  flush_all();
+}
+
+void TraceWriter::start_flusher(unsigned interval_ms) noexcept {
+  if (interval_ms == 0) return;
+  state().flush_interval_ms = interval_ms;
+  // The flusher must never take a signal meant for the program's threads.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t thread;
+  if (pthread_create(&thread, nullptr, flusher_main, nullptr) == 0) {
+    pthread_detach(thread);
+  } else {
+    log_warning("cannot start the trace flusher thread; a crash may lose more of the trace");
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+void TraceWriter::disable() noexcept { state().enabled.store(false, std::memory_order_relaxed); }
+
+bool TraceWriter::enabled() const noexcept { return state().enabled.load(std::memory_order_relaxed); }
+
+const char* TraceWriter::path() const noexcept { return state().path; }
+
+uint64_t TraceWriter::dropped_records() const noexcept { return state().dropped.load(std::memory_order_relaxed); }
+
+}  // namespace cuaudit::inject

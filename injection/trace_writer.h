@@ -1,0 +1,50 @@
+// Per-thread trace buffers appended to one file per process.
+//
+// Each thread appends records to a buffer of its own (an uncontended spin flag, no shared lock);
+// a full buffer is written as one chunk with one writev(2) on an O_APPEND descriptor. A flusher
+// thread writes every buffer out periodically, so a process that dies abruptly loses at most
+// the last flush interval. Everything here is immortal: callbacks keep arriving after atexit
+// handlers and static destructors have run.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cuaudit::inject {
+
+class TraceWriter {
+ public:
+  // Creates `dir`/trace-<pid>.cutrace and writes the file header. On failure returns false
+  // with a reason in `error`; the writer then stays disabled and appends are dropped.
+  bool open(const char* dir, char* error, size_t error_bytes) noexcept;
+
+  // Appends one complete record (header included) to the calling thread's buffer.
+  void append(const void* record, size_t bytes) noexcept;
+
+  // Writes every thread's buffer to the file.
+  void flush_all() noexcept;
+
+  // From now on each append is written at once: used while the process exits, when no flusher
+  // thread or thread-exit hook may run again.
+  void set_write_through() noexcept;
+
+  // Starts the periodic flusher (interval_ms > 0).
+  void start_flusher(unsigned interval_ms) noexcept;
+
+  // Stops all writing: a forked child must never write into its parent's trace.
+  void disable() noexcept;
+
+  bool enabled() const noexcept;
+  const char* path() const noexcept;
+  uint64_t dropped_records() const noexcept;
+};
+
+// The process's one writer; never destroyed.
+TraceWriter& trace_writer() noexcept;
+
+// Small helpers shared by the recorders.
+uint64_t monotonic_ns() noexcept;
+uint64_t realtime_ns() noexcept;
+uint32_t current_tid() noexcept;
+
+}  // namespace cuaudit::inject

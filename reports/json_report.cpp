@@ -1,0 +1,67 @@
+#include "json_report.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace cuaudit::report {
+namespace {
+
+using nlohmann::json;
+
+json optional_int(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
+
+json frame_json(const Frame& f) {
+  return {{"function", f.function.empty() ? json(nullptr) : json(f.function)},
+          {"file", f.file.empty() ? json(nullptr) : json(f.file)},
+          {"line", f.line > 0 ? json(f.line) : json(nullptr)},
+          {"module", f.module.empty() ? json(nullptr) : json(f.module)},
+          {"pc", fmt::format("0x{:x}", f.pc)}};
+}
+
+}  // namespace
+
+std::string render_json(const Report& report) {
+  json processes = json::array();
+  for (const Process& p : report.processes) {
+    processes.push_back({{"pid", p.pid},
+                         {"parent_pid", p.parent_pid},
+                         {"command", p.command},
+                         {"exit_code", optional_int(p.exit_code)},
+                         {"signal", p.signal ? json(*p.signal) : json(nullptr)},
+                         {"tracked", p.tracked},
+                         {"allocations", p.allocations},
+                         {"releases", p.releases},
+                         {"notes", p.notes}});
+  }
+  json findings = json::array();
+  for (const Finding& f : report.findings) {
+    json stack = json::array();
+    for (const Frame& frame : f.stack) stack.push_back(frame_json(frame));
+    findings.push_back({{"kind", f.kind},
+                        {"severity", severity_name(f.severity)},
+                        {"api", f.api},
+                        {"bytes", f.bytes},
+                        {"count", f.count},
+                        {"pid", f.pid},
+                        {"device", optional_int(f.device)},
+                        {"message", f.message},
+                        {"notes", f.notes},
+                        {"suppressed", f.suppressed},
+                        {"stack", stack}});
+  }
+  json doc = {{"schema", kSchema},
+              {"tool", {{"name", "cuaudit"}, {"version", report.tool_version}}},
+              {"processes", processes},
+              {"findings", findings},
+              {"summary",
+               {{"leaked_bytes", report.summary.leaked_bytes},
+                {"leaked_allocations", report.summary.leaked_allocations},
+                {"findings", report.summary.findings},
+                {"errors", report.summary.error_findings}}},
+              {"notes", report.notes},
+              {"nothing_tracked", report.nothing_tracked}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace cuaudit::report

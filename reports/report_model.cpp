@@ -1,0 +1,31 @@
+#include "report_model.h"
+
+namespace cuaudit::report {
+
+const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::Error:
+      return "error";
+    case Severity::Warning:
+      return "warning";
+    case Severity::Info:
+      return "info";
+  }
+  return "error";
+}
+
+Summary summarize(const std::vector<Finding>& findings) {
+  Summary s;
+  for (const Finding& f : findings) {
+    if (f.suppressed) continue;
+    ++s.findings;
+    if (f.severity == Severity::Error) ++s.error_findings;
+    if (f.kind == "leak") {
+      s.leaked_bytes += f.bytes;
+      s.leaked_allocations += f.count;
+    }
+  }
+  return s;
+}
+
+}  // namespace cuaudit::report

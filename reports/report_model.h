@@ -1,0 +1,71 @@
+// The one report model every output format renders. It knows nothing of CUPTI or traces.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cuaudit::report {
+
+inline constexpr const char* kSchema = "cuaudit.report.v1";
+
+struct Frame {
+  uint64_t pc = 0;
+  std::string function;  // demangled; empty when unknown
+  std::string file;      // empty when unknown
+  int line = 0;          // 0 when unknown
+  std::string module;
+};
+
+enum class Severity { Error, Warning, Info };
+const char* severity_name(Severity s);
+
+struct Finding {
+  std::string kind;  // "leak", ... (see docs/JSON.md)
+  Severity severity = Severity::Error;
+  std::string api;
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+  uint64_t pid = 0;
+  std::optional<int> device;  // none for host memory or when allocations span devices
+  std::string headline;       // one line: what happened
+  std::string message;        // the full sentence for JSON consumers
+  std::vector<std::string> notes;  // extra lines shown under the stack
+  bool suppressed = false;
+  std::vector<Frame> stack;   // user frames first; CUDA-internal frames already dropped
+  uint64_t omitted_frames = 0;
+};
+
+struct Process {
+  uint64_t pid = 0;
+  uint64_t parent_pid = 0;
+  std::vector<std::string> command;
+  std::optional<int> exit_code;
+  std::optional<std::string> signal;  // "SIGSEGV", ...
+  bool tracked = true;
+  std::vector<std::string> notes;     // what the user should know about this process
+  uint64_t allocations = 0;
+  uint64_t releases = 0;
+};
+
+struct Summary {
+  uint64_t leaked_bytes = 0;
+  uint64_t leaked_allocations = 0;
+  uint64_t findings = 0;          // unsuppressed findings
+  uint64_t error_findings = 0;    // unsuppressed findings of severity error
+};
+
+struct Report {
+  std::string tool_version;
+  std::vector<Process> processes;
+  std::vector<Finding> findings;
+  Summary summary;
+  std::vector<std::string> notes;  // run-wide remarks (nothing tracked, damaged trace, ...)
+  bool nothing_tracked = false;    // no process could be observed: never a clean result
+};
+
+// Recomputes the summary from the findings.
+Summary summarize(const std::vector<Finding>& findings);
+
+}  // namespace cuaudit::report

@@ -1,0 +1,105 @@
+#include "text_report.h"
+
+#include <fmt/format.h>
+
+namespace cuaudit::report {
+namespace {
+
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) {
+    if (!out.empty()) out += ' ';
+    out += w;
+  }
+  return out;
+}
+
+std::string basename_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string format_frame(size_t index, const Frame& f) {
+  std::string where;
+  if (!f.file.empty()) {
+    where = f.line > 0 ? fmt::format("{}:{}", f.file, f.line) : f.file;
+  } else if (!f.module.empty()) {
+    where = fmt::format("({})", basename_of(f.module));
+  }
+  return fmt::format("#{} 0x{:x} in {} {}", index, f.pc, f.function.empty() ? "??" : f.function, where);
+}
+
+class Writer {
+ public:
+  explicit Writer(std::string prefix) : prefix_(std::move(prefix)) {}
+  void line(const std::string& text = {}) {
+    out_ += prefix_;
+    if (!text.empty()) out_ += ' ' + text;
+    out_ += '\n';
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string prefix_;
+  std::string out_;
+};
+
+std::string describe_end(const Process& p) {
+  if (p.signal) return fmt::format("killed by {}", *p.signal);
+  if (p.exit_code) return fmt::format("exit code {}", *p.exit_code);
+  return "exit status unknown";
+}
+
+}  // namespace
+
+std::string render_text(const Report& report, const TextOptions& options) {
+  const uint64_t main_pid = report.processes.empty() ? 0 : report.processes.front().pid;
+  Writer w(fmt::format("=={}==", main_pid));
+  w.line(fmt::format("cuaudit {}: CUDA leak and misuse checker", report.tool_version));
+  for (const Process& p : report.processes) {
+    w.line(fmt::format("Process {}: {} ({}; {} allocation(s), {} release(s) tracked)", p.pid, join(p.command),
+                       describe_end(p), p.allocations, p.releases));
+    for (const auto& note : p.notes) w.line("  note: " + note);
+  }
+  for (const auto& note : report.notes) w.line("note: " + note);
+  w.line();
+
+  size_t printed = 0;
+  size_t withheld = 0;
+  for (const Finding& f : report.findings) {
+    if (f.suppressed) continue;
+    if (f.kind == "leak" && options.leak_detail != LeakDetail::Full) continue;
+    if (options.print_limit && printed == options.print_limit) {
+      ++withheld;
+      continue;
+    }
+    ++printed;
+    w.line(f.headline);
+    for (size_t i = 0; i < f.stack.size(); ++i) w.line("    " + format_frame(i, f.stack[i]));
+    if (f.stack.empty()) w.line("    (no host stack was recorded)");
+    if (f.omitted_frames) w.line(fmt::format("    Omitting {} more frame(s)", f.omitted_frames));
+    for (const auto& note : f.notes) w.line("    " + note);
+    w.line();
+  }
+  if (withheld) {
+    w.line(fmt::format("{} more finding(s) not shown (--print-limit {}); all of them are in the JSON report", withheld,
+                       options.print_limit));
+    w.line();
+  }
+
+  const Summary& s = report.summary;
+  if (report.nothing_tracked) {
+    w.line("SUMMARY: cuaudit: nothing was tracked; this is not a clean result");
+    return w.take();
+  }
+  if (options.leak_detail != LeakDetail::None) {
+    size_t sites = 0;
+    for (const Finding& f : report.findings) sites += !f.suppressed && f.kind == "leak";
+    w.line(fmt::format("LEAK SUMMARY: {} byte(s) leaked in {} allocation(s) from {} site(s)", s.leaked_bytes,
+                       s.leaked_allocations, sites));
+  }
+  w.line(fmt::format("SUMMARY: cuaudit: {} finding(s), {} error(s)", s.findings, s.error_findings));
+  return w.take();
+}
+
+}  // namespace cuaudit::report

@@ -1,0 +1,19 @@
+// The sanitizer-style text report (stderr or --log-file).
+#pragma once
+
+#include <string>
+
+#include "report_model.h"
+
+namespace cuaudit::report {
+
+enum class LeakDetail { Full, Summary, None };
+
+struct TextOptions {
+  LeakDetail leak_detail = LeakDetail::Full;
+  size_t print_limit = 100;  // findings printed in full; 0 = no limit
+};
+
+std::string render_text(const Report& report, const TextOptions& options);
+
+}  // namespace cuaudit::report

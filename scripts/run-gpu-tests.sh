@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Everything that needs a GPU, in one go: the CUDA test programs with their expected findings,
+# a recorded demo run (kept as the golden trace), a PyTorch smoke test, coexistence with
+# compute-sanitizer, and the benchmark. Runs from the repository root on the GPU machine.
+# Usage: scripts/run-gpu-tests.sh BIN_DIR OUT_DIR
+set -uo pipefail
+bin=${1:?usage: scripts/run-gpu-tests.sh BIN_DIR OUT_DIR}
+out=${2:?usage: scripts/run-gpu-tests.sh BIN_DIR OUT_DIR}
+mkdir -p "$out"
+log="$out/gpu.log"
+: >"$log"
+failed=0
+passed=0
+say() { echo "$@" | tee -a "$log"; }
+
+say "== machine"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee -a "$log"
+
+say "== CUDA test programs"
+for src in tests/gpu/*.cu; do
+  name=$(basename "$src" .cu)
+  if python3 tests/gpu/check_findings.py --cuaudit "$bin/cuaudit" --program "$bin/gpu_$name" --source "$src" \
+       --log "$log" >>"$log.tmp" 2>&1; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+  fi
+  tail -n 20 "$log.tmp" | grep -E '^(PASS|FAIL|  )' | tee -a "$log"
+  rm -f "$log.tmp"
+done
+
+say "== demo run, kept as the golden trace"
+rm -rf "$out/demo-run"
+"$bin/cuaudit" --save "$out/demo-run" --json "$out/demo-report.json" "$bin/demo_leaks" 2>&1 | tee -a "$log"
+say "exit status: ${PIPESTATUS[0]}"
+
+say "== cuaudit report on the recorded run"
+"$bin/cuaudit" report "$out/demo-run" --leak-check summary 2>&1 | tee -a "$log"
+
+say "== PyTorch smoke test (caching allocator leaks are expected until issue 7)"
+PYTHONUNBUFFERED=1 timeout 300 "$bin/cuaudit" --leak-check summary -- python3 -c \
+  "import torch; x = torch.randn(256, 256, device='cuda'); print('torch ok', float((x @ x).sum()) != 0)" \
+  2>&1 | tail -n 8 | tee -a "$log"
+
+say "== under compute-sanitizer (one CUPTI subscriber only)"
+timeout 300 compute-sanitizer --print-limit 3 "$bin/cuaudit" "$bin/gpu_leak_exitcode" 2>&1 | tail -n 12 | tee -a "$log"
+
+say "== benchmark: seeds' 100,000 allocate/use/free pairs of 4 KiB"
+PATH="$PATH:/usr/local/cuda/bin" bench/run_bench.sh "$(dirname "$bin")" 100000 2>&1 | tee -a "$log"
+
+say "== GPU tests: $passed passed, $failed failed"
+exit $((failed > 0))

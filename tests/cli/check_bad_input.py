@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Bad input gets a clear answer and a documented exit status (docs/EXIT_CODES.md). Runs
+without a GPU: programs here never initialize CUDA."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+failures = []
+passes = []
+
+
+def run(args, **kw):
+    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def expect(name, proc, status, text=None):
+    ok = proc.returncode == status and (text is None or text in proc.stderr)
+    print("%s %s (exit %d)" % ("PASS" if ok else "FAIL", name, proc.returncode))
+    if ok:
+        passes.append(name)
+    if not ok:
+        failures.append(name)
+        print("  expected exit %d%s\n  stderr: %s" % (status, " and %r" % text if text else "", proc.stderr.strip()))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cuaudit", required=True)
+    ap.add_argument("--golden", required=True)
+    cu = ap.parse_args().cuaudit
+    golden = ap.parse_args().golden
+    with tempfile.TemporaryDirectory() as tmp:
+        expect("program not found", run([cu, "./no-such-program"]), 127, "no such file")
+        expect("command not in PATH", run([cu, "no-such-command-xyz"]), 127, "command not found")
+        script = os.path.join(tmp, "not-executable.sh")
+        open(script, "w").write("#!/bin/sh\n")
+        expect("program not executable", run([cu, script]), 126, "not executable")
+        expect("directory as program", run([cu, tmp]), 126, "is a directory")
+        marker = os.path.join(tmp, "started")
+        proc = run([cu, "--json", "/nonexistent-dir/r.json", "touch", marker])
+        expect("unwritable --json refused", proc, 125, "does not exist")
+        if os.path.exists(marker):
+            failures.append("the program ran although its output path was unwritable")
+        expect("no program", run([cu]), 2, "no program given")
+        expect("bad option value", run([cu, "--leak-check", "maybe", "true"]), 2, "--leak-check")
+        expect("missing injection library", run([cu, "--injection-path", "/nonexistent.so", "true"]), 125,
+               "does not exist")
+        expect("no CUDA: nothing tracked is not a clean result", run([cu, "true"]), 122, "nothing could be tracked")
+        expect("--require-cuda-init no keeps the program's status", run([cu, "--require-cuda-init", "no", "false"]), 1)
+        expect("report on a missing directory", run([cu, "report", os.path.join(tmp, "nope")]), 125,
+               "is not a directory")
+        foreign = os.path.join(tmp, "foreign")
+        os.mkdir(foreign)
+        open(os.path.join(foreign, "trace-1.cutrace"), "w").write("hello, not a trace\n")
+        expect("report on a foreign trace", run([cu, "report", foreign]), 125, "is not a cuaudit trace")
+        damaged = os.path.join(tmp, "damaged")
+        shutil.copytree(golden, damaged)
+        trace = [f for f in os.listdir(damaged) if f.endswith(".cutrace")][0]
+        path = os.path.join(damaged, trace)
+        os.truncate(path, os.path.getsize(path) - 100)
+        proc = run([cu, "report", damaged])
+        expect("report on a truncated trace says so and reports what it read", proc, 0, "truncated")
+        saved = os.path.join(tmp, "saved")
+        shutil.copytree(golden, saved)
+        expect("--save into a directory holding a run", run([cu, "--save", saved, "true"]), 125,
+               "already holds a recorded run")
+    print("%d passed, %d failed" % (len(passes), len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

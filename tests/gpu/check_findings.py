@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Runs one CUDA test program under cuaudit and checks its findings against the program's own
+comments, in the spirit of LLVM's lit:
+
+  // CUAUDIT-ARGS: --error-exitcode 7            extra cuaudit options
+  // EXPECT: leak api=cudaMalloc bytes=409600 count=100 at=@temp-alloc
+  // EXPECT-EXIT: 0                               cuaudit's exit status
+  // EXPECT-NOTE: text                            a process note must contain text
+  ... cudaMalloc(&p, n);  // @temp-alloc         the line a finding's first frame must name
+
+Every EXPECT must match exactly one finding and every finding must be expected.
+`bytes=*` accepts any size. Exit status 0 means the program's findings were as expected.
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+
+def parse_expectations(source):
+    text = open(source).read().splitlines()
+    markers = {}
+    for number, line in enumerate(text, start=1):
+        for name in re.findall(r"//.*?(@[\w-]+)\s*$", line):
+            if "EXPECT" not in line:
+                markers[name] = number
+    expects, args, exit_code, notes = [], [], None, []
+    for line in text:
+        m = re.match(r"\s*// EXPECT: (\w+)((?: \w+=\S+)*)\s*$", line)
+        if m:
+            fields = dict(f.split("=", 1) for f in m.group(2).split())
+            fields["kind"] = m.group(1)
+            if "at" in fields:
+                fields["line"] = markers[fields.pop("at")]
+            expects.append(fields)
+        m = re.match(r"\s*// CUAUDIT-ARGS: (.*)$", line)
+        if m:
+            args += shlex.split(m.group(1))
+        m = re.match(r"\s*// EXPECT-EXIT: (\d+)", line)
+        if m:
+            exit_code = int(m.group(1))
+        m = re.match(r"\s*// EXPECT-NOTE: (.*)$", line)
+        if m:
+            notes.append(m.group(1).strip())
+    return expects, args, exit_code, notes
+
+
+def matches(expect, finding, source):
+    if finding["kind"] != expect["kind"]:
+        return False
+    for key in ("api", "bytes", "count"):
+        if key in expect and expect[key] != "*" and str(finding.get(key)) != expect[key]:
+            return False
+    if "line" in expect:
+        top = finding["stack"][0] if finding["stack"] else {}
+        if top.get("line") != expect["line"] or not (top.get("file") or "").endswith(os.path.basename(source)):
+            return False
+    return True
+
+
+def describe(finding):
+    top = finding["stack"][0] if finding["stack"] else {}
+    return "{kind} api={api} bytes={bytes} count={count} at {file}:{line}".format(
+        file=top.get("file"), line=top.get("line"), **finding)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cuaudit", required=True)
+    ap.add_argument("--program", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--keep-run", help="save the recorded run directory here (golden traces)")
+    ap.add_argument("--log", help="append cuaudit's text report here")
+    opts = ap.parse_args()
+
+    expects, args, expected_exit, notes = parse_expectations(opts.source)
+    with tempfile.TemporaryDirectory() as tmp:
+        json_path = os.path.join(tmp, "report.json")
+        cmd = [opts.cuaudit, "--json", json_path] + args
+        if opts.keep_run:
+            cmd += ["--save", opts.keep_run]
+        cmd += [opts.program]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if opts.log:
+            with open(opts.log, "a") as log:
+                log.write("$ " + " ".join(cmd) + "\n" + proc.stdout + proc.stderr + "exit %d\n\n" % proc.returncode)
+        print(proc.stderr, end="")
+        if not os.path.exists(json_path):
+            print("FAIL: cuaudit wrote no JSON report (exit %d)" % proc.returncode)
+            return 1
+        report = json.load(open(json_path))
+
+    failures = []
+    if expected_exit is not None and proc.returncode != expected_exit:
+        failures.append("exit status %d, expected %d" % (proc.returncode, expected_exit))
+    findings = [f for f in report["findings"] if not f["suppressed"]]
+    unmatched = list(findings)
+    for expect in expects:
+        hits = [f for f in unmatched if matches(expect, f, opts.source)]
+        if len(hits) != 1:
+            failures.append("expected exactly one finding %s, got %d" % (expect, len(hits)))
+        for h in hits[:1]:
+            unmatched.remove(h)
+    for f in unmatched:
+        failures.append("unexpected finding: " + describe(f))
+    all_notes = " | ".join(n for p in report["processes"] for n in p["notes"])
+    for note in notes:
+        if note not in all_notes:
+            failures.append("no process note mentions %r (notes: %s)" % (note, all_notes))
+    if not report["processes"] or not report["processes"][0]["tracked"]:
+        failures.append("the process was not tracked")
+
+    name = os.path.basename(opts.source)
+    if failures:
+        print("FAIL %s:\n  %s" % (name, "\n  ".join(failures)))
+        return 1
+    print("PASS %s: %d finding(s) as expected, exit %d" % (name, len(findings), proc.returncode))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

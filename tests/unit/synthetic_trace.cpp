@@ -1,0 +1,55 @@
+#include "synthetic_trace.h"
+
+namespace cuaudit::testing {
+
+SyntheticTrace::SyntheticTrace() {
+  trace_.pid = 4242;
+  trace_.command = {"./app"};
+}
+
+Event SyntheticTrace::next(EventKind kind) {
+  Event e{kind};
+  e.seq = seq_++;
+  e.time_ns = e.seq * 1000;
+  return e;
+}
+
+SyntheticTrace& SyntheticTrace::alloc(Api api, uint64_t key, uint64_t bytes, uint64_t stack, int32_t result,
+                                      uint32_t context, int32_t device) {
+  Event e = next(EventKind::Alloc);
+  e.api = api;
+  e.key = key;
+  e.bytes = bytes;
+  e.stack_id = stack;
+  e.result = result;
+  e.context_uid = context;
+  e.device = is_host_family(api_info(api).family) ? -1 : device;
+  trace_.events.push_back(e);
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::release(Api api, uint64_t key, int32_t result, uint64_t bytes, uint64_t stack) {
+  Event e = next(EventKind::Free);
+  e.api = api;
+  e.key = key;
+  e.result = result;
+  e.bytes = bytes;
+  e.stack_id = stack;
+  trace_.events.push_back(e);
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::destroy_context(uint32_t context) {
+  Event e = next(EventKind::ContextDestroyed);
+  e.context_uid = context;
+  trace_.events.push_back(e);
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::end() {
+  trace_.events.push_back(next(EventKind::ProcessEnd));
+  trace_.reached_exit = true;
+  return *this;
+}
+
+}  // namespace cuaudit::testing

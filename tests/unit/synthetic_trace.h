@@ -1,0 +1,24 @@
+// Builds ProcessTrace event streams by hand, as the injection would have recorded them.
+#pragma once
+
+#include "trace_model.h"
+
+namespace cuaudit::testing {
+
+class SyntheticTrace {
+ public:
+  SyntheticTrace();
+  SyntheticTrace& alloc(Api api, uint64_t key, uint64_t bytes, uint64_t stack = 1, int32_t result = 0,
+                        uint32_t context = 1, int32_t device = 0);
+  SyntheticTrace& release(Api api, uint64_t key, int32_t result = 0, uint64_t bytes = 0, uint64_t stack = 2);
+  SyntheticTrace& destroy_context(uint32_t context);
+  SyntheticTrace& end();  // the process reached exit processing
+  const ProcessTrace& trace() const { return trace_; }
+
+ private:
+  Event next(EventKind kind);
+  ProcessTrace trace_;
+  uint64_t seq_ = 1;
+};
+
+}  // namespace cuaudit::testing

@@ -1,0 +1,46 @@
+#include <doctest/doctest.h>
+
+#include "frame_filter.h"
+
+using cuaudit::user_frames;
+using cuaudit::report::Frame;
+
+namespace {
+Frame frame(std::string fn, std::string module, std::string file = {}) {
+  Frame f;
+  f.function = std::move(fn);
+  f.module = std::move(module);
+  f.file = std::move(file);
+  return f;
+}
+}  // namespace
+
+TEST_CASE("CUDA-internal frames are dropped from the top so #0 is the program's call") {
+  const auto frames = user_frames({
+      frame("cuaudit::inject::on_call_exit(cuaudit::inject::ApiCall const&)", "/opt/libcuaudit-injection.so"),
+      frame("", "/usr/local/cuda/lib64/libcupti.so.13"),
+      frame("", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
+      frame("libcudart_static_4d8b33a106dceb3c07a56e26de61f545ab74bb7", "/src/app"),
+      frame("cudaMalloc", "/src/app"),
+      frame("cudaError cudaMalloc<float>(float**, unsigned long)", "/src/app", "/usr/local/cuda/include/cuda_runtime.h"),
+      frame("step(int)", "/src/app", "/src/app.cu"),
+      frame("main", "/src/app", "/src/app.cu"),
+      frame("__libc_start_call_main", "/lib/libc.so.6"),
+      frame("__libc_start_main_impl", "/lib/libc.so.6"),
+      frame("_start", "/src/app"),
+  });
+  REQUIRE(frames.size() == 2);
+  CHECK(frames[0].function == "step(int)");
+  CHECK(frames[1].function == "main");
+}
+
+TEST_CASE("a user function whose name merely starts with cu is kept") {
+  const auto frames = user_frames({frame("", "/usr/lib/libcuda.so.1"), frame("cuSolveMine()", "/src/app")});
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].function == "cuSolveMine()");
+}
+
+TEST_CASE("a stack made only of internal frames is kept whole rather than emptied") {
+  const auto frames = user_frames({frame("", "/usr/lib/libcuda.so.1"), frame("", "/usr/lib/libcuda.so.1")});
+  CHECK(frames.size() == 2);
+}

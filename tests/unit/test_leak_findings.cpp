@@ -1,0 +1,70 @@
+#include <doctest/doctest.h>
+
+#include "leak_findings.h"
+#include "replay.h"
+#include "report_model.h"
+#include "symbolizer.h"
+#include "synthetic_trace.h"
+
+using namespace cuaudit;
+using cuaudit::testing::SyntheticTrace;
+
+namespace {
+
+std::vector<report::Finding> findings_of(const ProcessTrace& trace) {
+  Symbolizer symbolizer;
+  StackResolver stacks(trace, symbolizer);
+  return leak_findings(replay(trace).leaks, trace.pid, stacks);
+}
+
+}  // namespace
+
+TEST_CASE("leaks are grouped by allocation stack and API, biggest first") {
+  SyntheticTrace t;
+  for (uint64_t i = 0; i < 100; ++i) t.alloc(Api::cudaMalloc, 0x100000 + i * 0x1000, 4096, /*stack=*/5);
+  t.alloc(Api::cudaMalloc, 0x900000, 100000, /*stack=*/6);
+  t.alloc(Api::cudaMallocHost, 0xa00000, 64, /*stack=*/5);  // same stack, other API: its own group
+  const auto findings = findings_of(t.end().trace());
+
+  REQUIRE(findings.size() == 3);
+  CHECK(findings[0].bytes == 409600);
+  CHECK(findings[0].count == 100);
+  CHECK(findings[0].api == "cudaMalloc");
+  CHECK(findings[0].headline == "Leak of 409600 byte(s) in 100 allocation(s) (cudaMalloc) allocated from:");
+  CHECK(findings[0].device == 0);
+  CHECK(findings[1].bytes == 100000);
+  CHECK(findings[2].api == "cudaMallocHost");
+  CHECK_FALSE(findings[2].device.has_value());  // host memory has no device
+  for (const auto& f : findings) {
+    CHECK(f.kind == "leak");
+    CHECK(f.severity == report::Severity::Error);
+    CHECK(f.pid == 4242);
+  }
+}
+
+TEST_CASE("a group spanning devices names none") {
+  SyntheticTrace t;
+  t.alloc(Api::cudaMalloc, 0x1000, 8, 1, 0, 1, /*device=*/0).alloc(Api::cudaMalloc, 0x2000, 8, 1, 0, 2, /*device=*/1);
+  const auto findings = findings_of(t.end().trace());
+  REQUIRE(findings.size() == 1);
+  CHECK_FALSE(findings[0].device.has_value());
+}
+
+TEST_CASE("reservations are reported but their bytes are not memory") {
+  SyntheticTrace t;
+  t.alloc(Api::cuMemCreate, 0x1, 2 << 20).alloc(Api::cuMemAddressReserve, 0x7f0000000000, 2 << 20, 3);
+  const auto findings = findings_of(t.end().trace());
+  REQUIRE(findings.size() == 2);
+  const auto summary = report::summarize(findings);
+  CHECK(summary.leaked_bytes == 2 << 20);
+  CHECK(summary.leaked_allocations == 2);
+}
+
+TEST_CASE("leaks reclaimed by a context reset say so") {
+  SyntheticTrace t;
+  t.alloc(Api::cudaMalloc, 0x1000, 8, 1, 0, 3).destroy_context(3);
+  const auto findings = findings_of(t.end().trace());
+  REQUIRE(findings.size() == 1);
+  REQUIRE(findings[0].notes.size() == 1);
+  CHECK(findings[0].notes[0].find("context was destroyed") != std::string::npos);
+}

@@ -1,0 +1,174 @@
+// The real recorder (injection side, CUPTI-free part) writes a trace; the real reader reads it.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "call_recorder.h"
+#include "frame_filter.h"
+#include "replay.h"
+#include "stack_resolver.h"
+#include "symbolizer.h"
+#include "trace_reader.h"
+#include "trace_writer.h"
+
+using namespace cuaudit;
+
+namespace {
+
+// The writer is process-wide and opened once; each test uses keys of its own and reads back
+// only the events with those keys.
+const std::string& trace_path() {
+  static const std::string path = [] {
+    char dir[] = "/tmp/cuaudit-unit-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    char error[256];
+    REQUIRE(inject::trace_writer().open(dir, error, sizeof error));
+    return std::string(inject::trace_writer().path());
+  }();
+  return path;
+}
+
+ProcessTrace read_back() {
+  trace_path();
+  inject::trace_writer().flush_all();
+  return read_trace_file(trace_path());
+}
+
+std::vector<Event> events_with_key_in(const ProcessTrace& t, uint64_t lo, uint64_t hi) {
+  std::vector<Event> out;
+  for (const Event& e : t.events) {
+    if ((e.kind == EventKind::Alloc || e.kind == EventKind::Free) && e.key >= lo && e.key < hi) out.push_back(e);
+  }
+  return out;
+}
+
+void call(Api api, uint64_t key, uint64_t bytes, int32_t result = 0) {
+  trace_path();
+  inject::on_call_enter(api);
+  inject::on_call_exit({api, key, bytes, result, 1, 0});
+}
+
+// A named function the stack must show, as a user's allocation site would.
+__attribute__((noinline)) void allocate_from_user_code(uint64_t key) {
+  call(Api::cudaMalloc, key, 4096);
+  asm volatile("" ::: "memory");  // keep the call from becoming a tail call
+}
+
+}  // namespace
+
+TEST_CASE("a runtime call with its nested driver call is one allocation, named by the runtime API") {
+  trace_path();
+  inject::on_call_enter(Api::cudaMalloc);
+  inject::on_call_enter(Api::cuMemAlloc);
+  inject::on_call_exit({Api::cuMemAlloc, 0x10000, 256, 0, 1, 0});
+  inject::on_call_exit({Api::cudaMalloc, 0x10000, 256, 0, 1, 0});
+
+  const auto events = events_with_key_in(read_back(), 0x10000, 0x10001);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].kind == EventKind::Alloc);
+  CHECK(events[0].api == Api::cudaMalloc);
+  CHECK(events[0].bytes == 256);
+  CHECK(events[0].device == 0);
+  CHECK(events[0].tid == static_cast<uint32_t>(gettid()));
+}
+
+TEST_CASE("a driver call made by the program itself is recorded as the driver API") {
+  call(Api::cuMemAlloc, 0x20000, 512);
+  call(Api::cuMemFree, 0x20000, 0);
+  const auto events = events_with_key_in(read_back(), 0x20000, 0x20001);
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].api == Api::cuMemAlloc);
+  CHECK(events[1].api == Api::cuMemFree);
+  CHECK(events[0].seq < events[1].seq);
+}
+
+TEST_CASE("an exit whose enter came before cuaudit subscribed is still recorded at the top level") {
+  trace_path();
+  inject::on_call_exit({Api::cudaMalloc, 0x30000, 64, 0, 1, 0});
+  // ... but not when it is nested inside a tracked call.
+  inject::on_call_enter(Api::cudaMallocHost);
+  inject::on_call_exit({Api::cuMemHostAlloc, 0x30008, 64, 0, 1, 0});
+  inject::on_call_exit({Api::cudaMallocHost, 0x30010, 64, 0, 1, 0});
+  const auto events = events_with_key_in(read_back(), 0x30000, 0x30020);
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].api == Api::cudaMalloc);
+  CHECK(events[1].api == Api::cudaMallocHost);
+  CHECK(events[1].device == -1);  // host memory
+}
+
+TEST_CASE("a release is ordered before an allocation that reuses its address on another thread") {
+  call(Api::cudaMalloc, 0x40000, 100);
+  inject::on_call_enter(Api::cudaFree);  // sequence taken here, before the memory is released
+  std::thread other([] { call(Api::cudaMalloc, 0x40000, 200); });
+  other.join();
+  inject::on_call_exit({Api::cudaFree, 0x40000, 0, 0, 1, 0});
+
+  ProcessTrace t = read_back();
+  ProcessTrace mine;
+  mine.events = events_with_key_in(t, 0x40000, 0x40001);
+  REQUIRE(mine.events.size() == 3);
+  mine.reached_exit = true;
+  const auto result = replay(mine);
+  REQUIRE(result.leaks.size() == 1);
+  CHECK(result.leaks[0].allocation.bytes == 200);
+}
+
+TEST_CASE("many threads: no event is lost and every stack is readable") {
+  constexpr int kThreads = 8, kPairs = 2000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t] {
+      for (int i = 0; i < kPairs; ++i) {
+        const uint64_t key = 0x1000000 + (static_cast<uint64_t>(t) << 20) + static_cast<uint64_t>(i) * 16;
+        call(Api::cudaMalloc, key, 16);
+        call(Api::cudaFree, key, 0);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const ProcessTrace t = read_back();
+  const auto events = events_with_key_in(t, 0x1000000, 0x2000000);
+  CHECK(events.size() == kThreads * kPairs * 2);
+  for (const auto& e : events) CHECK(t.stacks.count(e.stack_id) == 1);
+  ProcessTrace mine;
+  mine.events = events;
+  mine.reached_exit = true;
+  CHECK(replay(mine).leaks.empty());
+}
+
+TEST_CASE("the recorded stack symbolizes offline to the allocating function, file and line") {
+  allocate_from_user_code(0x50000);
+  const ProcessTrace t = read_back();
+  const auto events = events_with_key_in(t, 0x50000, 0x50001);
+  REQUIRE(events.size() == 1);
+  REQUIRE(t.stacks.count(events[0].stack_id) == 1);
+
+  Symbolizer symbolizer;
+  StackResolver resolver(t, symbolizer);
+  const auto& frames = resolver.user_stack(events[0].stack_id);
+  REQUIRE_FALSE(frames.empty());
+  // The recorder's own frames are dropped: the first frame is the caller of the API.
+  CHECK(frames[0].function.find("call") != std::string::npos);  // inlined or not
+  bool found = false;
+  for (const auto& f : frames) {
+    if (f.function.find("allocate_from_user_code") != std::string::npos) {
+      found = true;
+      CHECK(f.function.find("allocate_from_user_code(unsigned long)") != std::string::npos);
+      CHECK(f.file.find("test_recorder_roundtrip.cpp") != std::string::npos);
+      CHECK(f.line > 0);
+    }
+  }
+  CHECK(found);
+}
+
+TEST_CASE("the trace records this process and its modules") {
+  const ProcessTrace t = read_back();
+  CHECK(t.pid == static_cast<uint64_t>(getpid()));
+  bool has_self = false;
+  for (const auto& m : t.modules) has_self |= m.path.find("cuaudit_unit_tests") != std::string::npos;
+  CHECK(has_self);
+}

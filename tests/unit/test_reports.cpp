@@ -1,0 +1,102 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "json_report.h"
+#include "text_report.h"
+
+using namespace cuaudit::report;
+
+namespace {
+
+Report sample() {
+  Report r;
+  r.tool_version = "0.1.0";
+  Process p;
+  p.pid = 1234;
+  p.command = {"./app", "10"};
+  p.exit_code = 0;
+  r.processes.push_back(p);
+  Finding f;
+  f.kind = "leak";
+  f.api = "cudaMalloc";
+  f.bytes = 409600;
+  f.count = 100;
+  f.pid = 1234;
+  f.device = 0;
+  f.headline = "Leak of 409600 byte(s) in 100 allocation(s) (cudaMalloc) allocated from:";
+  f.message = "409600 byte(s) of device memory in 100 allocation(s) from cudaMalloc were never released";
+  Frame fr;
+  fr.pc = 0x401a2b;
+  fr.function = "step(int)";
+  fr.file = "/src/app.cu";
+  fr.line = 6;
+  fr.module = "/src/app";
+  f.stack = {fr};
+  r.findings.push_back(f);
+  r.summary = summarize(r.findings);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("text report: LeakSanitizer-style blocks and a SUMMARY line") {
+  const std::string text = render_text(sample(), {});
+  CHECK(text.find("==1234== Leak of 409600 byte(s) in 100 allocation(s) (cudaMalloc) allocated from:") != std::string::npos);
+  CHECK(text.find("#0 0x401a2b in step(int) /src/app.cu:6") != std::string::npos);
+  CHECK(text.find("LEAK SUMMARY: 409600 byte(s) leaked in 100 allocation(s) from 1 site(s)") != std::string::npos);
+  CHECK(text.find("SUMMARY: cuaudit: 1 finding(s), 1 error(s)") != std::string::npos);
+}
+
+TEST_CASE("text report: --leak-check summary prints totals only") {
+  const std::string text = render_text(sample(), {LeakDetail::Summary, 100});
+  CHECK(text.find("allocated from:") == std::string::npos);
+  CHECK(text.find("LEAK SUMMARY: 409600 byte(s)") != std::string::npos);
+}
+
+TEST_CASE("text report: --print-limit withholds the rest and says so") {
+  Report r = sample();
+  r.findings.push_back(r.findings[0]);
+  r.summary = summarize(r.findings);
+  const std::string text = render_text(r, {LeakDetail::Full, 1});
+  CHECK(text.find("1 more finding(s) not shown (--print-limit 1)") != std::string::npos);
+}
+
+TEST_CASE("JSON report keeps the documented names of schema cuaudit.report.v1") {
+  const auto doc = nlohmann::json::parse(render_json(sample()));
+  CHECK(doc["schema"] == "cuaudit.report.v1");
+  CHECK(doc["tool"]["name"] == "cuaudit");
+  CHECK(doc["processes"][0]["pid"] == 1234);
+  CHECK(doc["processes"][0]["parent_pid"] == 0);
+  CHECK(doc["processes"][0]["command"][1] == "10");
+  CHECK(doc["processes"][0]["exit_code"] == 0);
+  CHECK(doc["processes"][0]["signal"].is_null());
+  const auto& f = doc["findings"][0];
+  CHECK(f["kind"] == "leak");
+  CHECK(f["severity"] == "error");
+  CHECK(f["api"] == "cudaMalloc");
+  CHECK(f["bytes"] == 409600);
+  CHECK(f["count"] == 100);
+  CHECK(f["pid"] == 1234);
+  CHECK(f["device"] == 0);
+  CHECK(f["suppressed"] == false);
+  CHECK(f["stack"][0]["function"] == "step(int)");
+  CHECK(f["stack"][0]["file"] == "/src/app.cu");
+  CHECK(f["stack"][0]["line"] == 6);
+  CHECK(f["stack"][0]["module"] == "/src/app");
+  CHECK(f["stack"][0]["pc"] == "0x401a2b");
+  CHECK(doc["summary"]["leaked_bytes"] == 409600);
+  CHECK(doc["summary"]["leaked_allocations"] == 100);
+  CHECK(doc["summary"]["findings"] == 1);
+}
+
+TEST_CASE("suppressed findings stay in the JSON but do not count") {
+  Report r = sample();
+  r.findings[0].suppressed = true;
+  r.summary = summarize(r.findings);
+  CHECK(r.summary.findings == 0);
+  CHECK(r.summary.leaked_bytes == 0);
+  const auto doc = nlohmann::json::parse(render_json(r));
+  CHECK(doc["findings"].size() == 1);
+  CHECK(doc["findings"][0]["suppressed"] == true);
+}

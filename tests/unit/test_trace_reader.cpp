@@ -1,0 +1,93 @@
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "trace_format.h"
+#include "trace_reader.h"
+
+using namespace cuaudit;
+using namespace cuaudit::trace;
+
+namespace {
+
+template <typename T>
+void put(std::string& out, const T& value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+std::string header(uint32_t version = kTraceVersion) {
+  FileHeader h{};
+  memcpy(h.magic, kFileMagic, sizeof h.magic);
+  h.version = version;
+  h.header_size = sizeof h;
+  h.pid = 77;
+  std::string out;
+  put(out, h);
+  return out;
+}
+
+std::string alloc_record(uint64_t seq, uint64_t key) {
+  ApiEventRecord r{};
+  r.header = {static_cast<uint16_t>(RecordType::Alloc), sizeof r, 0};
+  r.seq = seq;
+  r.key = key;
+  r.bytes = 8;
+  r.api = static_cast<uint16_t>(Api::cudaMalloc);
+  std::string out;
+  put(out, r);
+  return out;
+}
+
+std::string chunk(const std::string& payload) {
+  std::string out;
+  put(out, ChunkHeader{kChunkMagic, static_cast<uint32_t>(payload.size()), 1, 0});
+  return out + payload;
+}
+
+}  // namespace
+
+TEST_CASE("a foreign file is refused with a clear message") {
+  CHECK_THROWS_WITH_AS(parse_trace("#!/bin/sh\necho hello\n", "x.cutrace"),
+                       doctest::Contains("is not a cuaudit trace"), TraceError);
+  CHECK_THROWS_AS(parse_trace("", "empty.cutrace"), TraceError);
+}
+
+TEST_CASE("a trace of another format version is refused, naming both versions") {
+  CHECK_THROWS_WITH_AS(parse_trace(header(99), "new.cutrace"), doctest::Contains("version 99"), TraceError);
+}
+
+TEST_CASE("events of several chunks are merged in sequence order") {
+  const auto t = parse_trace(header() + chunk(alloc_record(5, 0x50)) + chunk(alloc_record(2, 0x20) + alloc_record(9, 0x90)),
+                             "t.cutrace");
+  REQUIRE(t.events.size() == 3);
+  CHECK(t.events[0].key == 0x20);
+  CHECK(t.events[1].key == 0x50);
+  CHECK(t.events[2].key == 0x90);
+  CHECK(t.problems.empty());
+  CHECK(t.pid == 77);
+}
+
+TEST_CASE("a truncated last chunk keeps what came before and says what was lost") {
+  std::string bytes = header() + chunk(alloc_record(1, 0x10)) + chunk(alloc_record(2, 0x20));
+  bytes.resize(bytes.size() - 10);
+  const auto t = parse_trace(bytes, "t.cutrace");
+  REQUIRE(t.events.size() == 1);
+  CHECK(t.events[0].key == 0x10);
+  REQUIRE(t.problems.size() == 1);
+  CHECK(t.problems[0].find("truncated") != std::string::npos);
+}
+
+TEST_CASE("garbage after the last chunk is reported, not fatal") {
+  const auto t = parse_trace(header() + chunk(alloc_record(1, 0x10)) + std::string(40, 'x'), "t.cutrace");
+  CHECK(t.events.size() == 1);
+  CHECK(t.problems.size() == 1);
+}
+
+TEST_CASE("unknown record types from a newer writer are skipped") {
+  std::string unknown;
+  put(unknown, RecordHeader{999, 16, 0});
+  put(unknown, uint64_t{0});
+  const auto t = parse_trace(header() + chunk(unknown + alloc_record(1, 0x10)), "t.cutrace");
+  CHECK(t.events.size() == 1);
+  CHECK(t.problems.empty());
+}

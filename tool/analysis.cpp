@@ -1,0 +1,120 @@
+#include "analysis.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "leak_findings.h"
+#include "replay.h"
+#include "run_dir.h"
+#include "stack_resolver.h"
+#include "symbolizer.h"
+#include "trace_reader.h"
+
+#ifndef CUAUDIT_VERSION
+#define CUAUDIT_VERSION "unknown"
+#endif
+
+namespace cuaudit {
+namespace {
+
+report::Process describe_process(const ProcessTrace& trace, const std::optional<RunInfo>& run, const ReplayResult& r) {
+  report::Process p;
+  p.pid = trace.pid;
+  p.parent_pid = trace.parent_pid;
+  p.command = trace.command;
+  p.tracked = trace.tracked;
+  p.allocations = r.allocations;
+  p.releases = r.releases;
+  if (run && run->pid == trace.pid) {
+    p.exit_code = run->exit_code;
+    if (run->signal) p.signal = signal_name(*run->signal);
+  }
+  for (const auto& notice : trace.notices) p.notes.push_back(notice);
+  for (const auto& problem : trace.problems) p.notes.push_back(fmt::format("damaged trace {}: {}", trace.file, problem));
+  if (r.released_during_shutdown) {
+    p.notes.push_back(fmt::format("{} release(s) came after CUDA had begun shutting down (cudaErrorCudartUnloading, "
+                                  "typically from static destructors); they are not counted as leaks",
+                                  r.released_during_shutdown));
+  }
+  if (trace.tracked && !trace.reached_exit) {
+    p.notes.push_back("the process never reached exit processing (killed, crashed or _exit): the last moments "
+                      "(up to the flush interval, 100 ms by default) may be missing");
+  }
+  return p;
+}
+
+}  // namespace
+
+Analysis analyze_run_dir(const std::string& dir, const AnalysisOptions& options) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    throw std::runtime_error(fmt::format("{} is not a directory; give `cuaudit report` the directory that "
+                                         "`cuaudit --save DIR` wrote",
+                                         dir));
+  }
+  const std::optional<RunInfo> run = read_run_info(dir);
+  const std::vector<std::string> traces = list_traces(dir);
+  if (traces.empty() && !run) {
+    throw std::runtime_error(fmt::format("{} holds no cuaudit trace (trace-<pid>.cutrace) and no run.json; it is "
+                                         "not a cuaudit run directory",
+                                         dir));
+  }
+
+  Analysis analysis;
+  report::Report& report = analysis.report;
+  report.tool_version = CUAUDIT_VERSION;
+
+  Symbolizer symbolizer;
+  const std::string cache_path = dir + "/" + kSymbolCacheFile;
+  std::string error;
+  if (!symbolizer.load_cache(cache_path, error)) report.notes.push_back(error);
+
+  size_t tracked = 0;
+  for (const std::string& file : traces) {
+    const ProcessTrace trace = read_trace_file(file);
+    const ReplayResult result = replay(trace);
+    report.processes.push_back(describe_process(trace, run, result));
+    if (!trace.problems.empty()) analysis.trace_damaged = true;
+    if (!trace.tracked) continue;
+    ++tracked;
+    if (!options.check_leaks) continue;
+    StackResolver stacks(trace, symbolizer);
+    for (auto& f : leak_findings(result.leaks, trace.pid, stacks)) {
+      if (options.num_callers && f.stack.size() > options.num_callers) {
+        f.omitted_frames = f.stack.size() - options.num_callers;
+        f.stack.resize(options.num_callers);
+      }
+      report.findings.push_back(std::move(f));
+    }
+  }
+
+  if (tracked == 0) {
+    report.nothing_tracked = true;
+    if (run && report.processes.empty()) {
+      report::Process p;
+      p.pid = run->pid;
+      p.command = run->command;
+      p.exit_code = run->exit_code;
+      if (run->signal) p.signal = signal_name(*run->signal);
+      p.tracked = false;
+      report.processes.push_back(std::move(p));
+    }
+    report.notes.push_back(
+        traces.empty()
+            ? "nothing could be tracked: the program never initialized the CUDA driver, so cuaudit was never loaded "
+              "(no NVIDIA driver or GPU on this machine, or the program made no CUDA call)"
+            : "nothing could be tracked: cuaudit could not attach to any process (see the notes above)");
+  }
+  for (const auto& missing : symbolizer.unavailable_modules()) {
+    report.notes.push_back("no symbols for " + missing + "; frames in it show addresses only");
+  }
+  report.summary = report::summarize(report.findings);
+
+  // Keep what was resolved beside the trace, so the run reads the same on another machine.
+  if (access(dir.c_str(), W_OK) == 0 && !symbolizer.save_cache(cache_path, error)) report.notes.push_back(error);
+  return analysis;
+}
+
+}  // namespace cuaudit

@@ -1,0 +1,25 @@
+// From a run directory to the report model: read every trace, replay it, judge, symbolize.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "report_model.h"
+
+namespace cuaudit {
+
+struct AnalysisOptions {
+  bool check_leaks = true;   // --leak-check no turns leak findings off
+  size_t num_callers = 0;    // frames kept per stack; 0 = all
+};
+
+struct Analysis {
+  report::Report report;  // report.nothing_tracked: no process could be observed
+  bool trace_damaged = false;
+};
+
+// Throws std::runtime_error when the directory cannot be analyzed at all (not a run directory,
+// a foreign or unreadable trace). Damage that leaves part of a trace readable is a report note.
+Analysis analyze_run_dir(const std::string& dir, const AnalysisOptions& options);
+
+}  // namespace cuaudit

@@ -1,0 +1,13 @@
+// cuaudit's exit statuses (docs/EXIT_CODES.md). Outside these, cuaudit exits with the program's
+// own status (128 + N when a signal N killed it, as a shell reports it).
+#pragma once
+
+namespace cuaudit {
+
+inline constexpr int kExitUsage = 2;             // bad command line
+inline constexpr int kExitNothingTracked = 122;  // CUDA never initialized, or cuaudit could not attach
+inline constexpr int kExitToolFailure = 125;     // cuaudit itself failed (unwritable output, unreadable trace, ...)
+inline constexpr int kExitNotExecutable = 126;   // as a shell: the program exists but cannot be run
+inline constexpr int kExitNotFound = 127;        // as a shell: no such program
+
+}  // namespace cuaudit

@@ -1,0 +1,55 @@
+#include "frame_filter.h"
+
+#include <algorithm>
+#include <string_view>
+
+namespace cuaudit {
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+std::string_view basename_of(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool is_internal_module(std::string_view module) {
+  const std::string_view name = basename_of(module);
+  for (std::string_view prefix : {"libcuda.so", "libcudart.so", "libcupti.so", "libcuaudit-injection.so",
+                                  "libnvidia-", "libcudadebugger.so"}) {
+    if (starts_with(name, prefix)) return true;
+  }
+  return false;
+}
+
+bool is_internal_function(std::string_view fn) {
+  if (starts_with(fn, "__cuda") || starts_with(fn, "libcudart_static_") || starts_with(fn, "cuaudit::inject::"))
+    return true;
+  // Runtime API entry points and the templates of cuda_runtime.h (cudaMalloc<float>(...)).
+  return fn.size() > 4 && starts_with(fn, "cuda") && fn[4] >= 'A' && fn[4] <= 'Z';
+}
+
+bool is_cuda_header(std::string_view file) {
+  const std::string_view name = basename_of(file);
+  return name == "cuda_runtime.h" || name == "cuda_runtime_api.h" || name == "host_runtime.h";
+}
+
+bool is_below_main(std::string_view fn) {
+  return fn == "_start" || starts_with(fn, "__libc_start_main") || fn == "__libc_start_call_main";
+}
+
+}  // namespace
+
+bool is_cuda_internal(const report::Frame& frame) {
+  return is_internal_module(frame.module) || is_internal_function(frame.function) || is_cuda_header(frame.file);
+}
+
+std::vector<report::Frame> user_frames(std::vector<report::Frame> frames) {
+  auto first_user = std::find_if(frames.begin(), frames.end(), [](const report::Frame& f) { return !is_cuda_internal(f); });
+  if (first_user == frames.end()) return frames;
+  frames.erase(frames.begin(), first_user);
+  while (frames.size() > 1 && is_below_main(frames.back().function)) frames.pop_back();
+  return frames;
+}
+
+}  // namespace cuaudit

@@ -1,0 +1,18 @@
+// Which frames of a symbolized stack belong to CUDA or to cuaudit rather than to the program.
+#pragma once
+
+#include <vector>
+
+#include "report_model.h"
+
+namespace cuaudit {
+
+// A frame inside the CUDA driver, runtime (shared or linked statically into the program),
+// CUPTI, the CUDA headers' inline wrappers, or cuaudit's own injection.
+bool is_cuda_internal(const report::Frame& frame);
+
+// Drops CUDA-internal frames from the top, so that #0 is the program's call, and the C runtime's
+// frames below main from the bottom. A stack made only of internal frames is kept whole.
+std::vector<report::Frame> user_frames(std::vector<report::Frame> frames);
+
+}  // namespace cuaudit

@@ -1,0 +1,175 @@
+#include "launcher.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "exit_codes.h"
+
+namespace cuaudit {
+namespace {
+
+bool is_regular_file(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string self_dir() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = '\0';
+  std::string path(buf);
+  return path.substr(0, path.rfind('/'));
+}
+
+void check_loadable(const std::string& path) {
+  // RTLD_LAZY loads the library and its dependencies (libcupti) without running any CUDA code.
+  void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = dlerror();
+    throw LaunchError(kExitToolFailure,
+                      fmt::format("the injection library {} cannot be loaded: {}\n"
+                                  "  (if libcupti.so.13 is missing, add the CUDA toolkit's lib64 directory to "
+                                  "LD_LIBRARY_PATH)",
+                                  path, why ? why : "unknown error"));
+  }
+  if (!dlsym(handle, "InitializeInjection")) {
+    dlclose(handle);
+    throw LaunchError(kExitToolFailure,
+                      fmt::format("{} is not a cuaudit injection library (no InitializeInjection)", path));
+  }
+  dlclose(handle);
+}
+
+}  // namespace
+
+std::string resolve_program(const std::string& name) {
+  if (name.empty()) throw LaunchError(kExitNotFound, "no program given");
+  auto check = [](const std::string& path) -> bool {
+    if (!is_regular_file(path)) return false;
+    if (access(path.c_str(), X_OK) != 0) {
+      throw LaunchError(kExitNotExecutable, fmt::format("{}: permission denied (not executable)", path));
+    }
+    return true;
+  };
+  if (name.find('/') != std::string::npos) {
+    struct stat st;
+    if (stat(name.c_str(), &st) != 0) throw LaunchError(kExitNotFound, fmt::format("{}: no such file", name));
+    if (S_ISDIR(st.st_mode)) throw LaunchError(kExitNotExecutable, fmt::format("{}: is a directory", name));
+    check(name);
+    return name;
+  }
+  const char* path_env = getenv("PATH");
+  std::string paths = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= paths.size()) {
+    size_t end = paths.find(':', start);
+    if (end == std::string::npos) end = paths.size();
+    std::string dir = paths.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    if (check(dir + "/" + name)) return dir + "/" + name;
+    start = end + 1;
+  }
+  throw LaunchError(kExitNotFound, fmt::format("{}: command not found", name));
+}
+
+std::string find_injection_library(const std::string& explicit_path) {
+  std::string path = explicit_path;
+  if (path.empty()) {
+    if (const char* env = getenv("CUAUDIT_INJECTION_PATH"); env && *env) path = env;
+  }
+  if (path.empty()) {
+    const std::string dir = self_dir();
+    for (const std::string& candidate :
+         {dir + "/libcuaudit-injection.so", dir + "/../lib/cuaudit/libcuaudit-injection.so"}) {
+      if (is_regular_file(candidate)) {
+        path = candidate;
+        break;
+      }
+    }
+    if (path.empty()) {
+      throw LaunchError(kExitToolFailure,
+                        fmt::format("cannot find libcuaudit-injection.so beside {} or in {}/../lib/cuaudit; "
+                                    "give its path with --injection-path",
+                                    dir, dir));
+    }
+  }
+  if (!is_regular_file(path)) {
+    throw LaunchError(kExitToolFailure, fmt::format("the injection library {} does not exist", path));
+  }
+  char absolute[PATH_MAX];
+  if (realpath(path.c_str(), absolute)) path = absolute;  // the program may chdir
+  check_loadable(path);
+  return path;
+}
+
+RunInfo run_program(const LaunchRequest& request) {
+  RunInfo info;
+  info.command = request.argv;
+
+  // The child reports a failed exec through this pipe; a successful exec closes it.
+  int report_pipe[2];
+  if (pipe2(report_pipe, O_CLOEXEC) != 0) {
+    throw LaunchError(kExitToolFailure, fmt::format("cannot create a pipe: {}", strerror(errno)));
+  }
+
+  // While the program runs, terminal interrupts are its to handle; cuaudit waits and reports.
+  struct sigaction ignore {}, old_int {}, old_quit {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+
+  std::vector<char*> argv;
+  for (const auto& arg : request.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+
+  const pid_t pid = fork();
+  if (pid < 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    throw LaunchError(kExitToolFailure, fmt::format("cannot fork: {}", strerror(errno)));
+  }
+  if (pid == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    setenv("CUDA_INJECTION64_PATH", request.injection_path.c_str(), 1);
+    setenv("CUAUDIT_TRACE_DIR", request.run_dir.c_str(), 1);
+    execv(request.program_path.c_str(), argv.data());
+    const int err = errno;
+    ssize_t ignored = write(report_pipe[1], &err, sizeof err);
+    (void)ignored;
+    _exit(kExitNotExecutable);
+  }
+  close(report_pipe[1]);
+  int exec_errno = 0;
+  const ssize_t got = read(report_pipe[0], &exec_errno, sizeof exec_errno);
+  close(report_pipe[0]);
+
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+
+  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+    throw LaunchError(exec_errno == ENOENT ? kExitNotFound : kExitNotExecutable,
+                      fmt::format("cannot execute {}: {}", request.program_path, strerror(exec_errno)));
+  }
+  info.pid = static_cast<uint64_t>(pid);
+  if (WIFEXITED(status)) info.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) info.signal = WTERMSIG(status);
+  return info;
+}
+
+}  // namespace cuaudit

@@ -1,0 +1,40 @@
+// Starts the program with the injection library loaded and waits for it. The only part of
+// cuaudit that forks and execs.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "run_dir.h"
+
+namespace cuaudit {
+
+// Something that stopped the program from being started; `exit_code` is what cuaudit returns.
+class LaunchError : public std::runtime_error {
+ public:
+  LaunchError(int exit_code, const std::string& message) : std::runtime_error(message), exit_code(exit_code) {}
+  int exit_code;
+};
+
+// The program's path as exec will run it: names without '/' are searched in PATH.
+// Throws LaunchError(127) when absent, LaunchError(126) when not executable.
+std::string resolve_program(const std::string& name);
+
+// The injection library: `explicit_path` if given, else $CUAUDIT_INJECTION_PATH, else beside
+// the cuaudit executable or in ../lib/cuaudit/. Throws LaunchError(125) when it cannot be found
+// or cannot be loaded (a missing libcupti says so).
+std::string find_injection_library(const std::string& explicit_path);
+
+struct LaunchRequest {
+  std::vector<std::string> argv;  // argv[0] as the user typed it
+  std::string program_path;       // resolved
+  std::string injection_path;
+  std::string run_dir;            // the trace directory the injection writes into
+};
+
+// Runs the program to completion. Ctrl-C reaches the program, not cuaudit, so the report still
+// comes out. Returns how it ended.
+RunInfo run_program(const LaunchRequest& request);
+
+}  // namespace cuaudit

@@ -1,0 +1,156 @@
+// cuaudit: run a program under the injection, analyze what it recorded, report, gate.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "analysis.h"
+#include "exit_codes.h"
+#include "json_report.h"
+#include "launcher.h"
+#include "options.h"
+#include "output_path.h"
+#include "run_dir.h"
+#include "text_report.h"
+#include "trace_reader.h"
+
+namespace cuaudit {
+namespace {
+
+[[noreturn]] void fail(int code, const std::string& message) {
+  std::cerr << "cuaudit: error: " << message << '\n';
+  std::exit(code);
+}
+
+int exit_status(const Options& o, const Analysis& a, const std::optional<RunInfo>& run) {
+  if (a.report.nothing_tracked && !(o.command == Command::Run && o.require_cuda_init == "no")) return kExitNothingTracked;
+  if (o.error_exitcode && a.report.summary.error_findings > 0) return *o.error_exitcode;
+  if (!run) return 0;
+  if (run->signal) return 128 + *run->signal;
+  return run->exit_code.value_or(0);
+}
+
+void write_outputs(const Options& o, const Analysis& a, uint64_t pid) {
+  report::TextOptions text_options{leak_detail(o), o.print_limit};
+  const std::string text = report::render_text(a.report, text_options);
+  if (o.log_file.empty()) {
+    std::cerr << text;
+  } else {
+    write_file_or_fail(expand_output_path(o.log_file, pid), text);
+  }
+  if (!o.json_file.empty()) write_file_or_fail(expand_output_path(o.json_file, pid), report::render_json(a.report));
+}
+
+AnalysisOptions analysis_options(const Options& o) { return {o.leak_check != "no", o.num_callers}; }
+
+// Where the injection writes: the --save directory (created, must hold no earlier run) or a
+// private temporary one.
+std::string prepare_run_dir(const Options& o, bool& temporary) {
+  temporary = o.save_dir.empty();
+  if (temporary) {
+    const char* tmp = getenv("TMPDIR");
+    std::string pattern = fmt::format("{}/cuaudit-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(pattern.data())) fail(kExitToolFailure, fmt::format("cannot create {}: {}", pattern, strerror(errno)));
+    return pattern;
+  }
+  if (mkdir(o.save_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    fail(kExitToolFailure, fmt::format("cannot create --save directory {}: {}", o.save_dir, strerror(errno)));
+  }
+  if (!list_traces(o.save_dir).empty() || access((o.save_dir + "/" + kRunInfoFile).c_str(), F_OK) == 0) {
+    fail(kExitToolFailure, fmt::format("--save directory {} already holds a recorded run; give an empty or new "
+                                       "directory",
+                                       o.save_dir));
+  }
+  if (access(o.save_dir.c_str(), W_OK) != 0) {
+    fail(kExitToolFailure, fmt::format("--save directory {} is not writable", o.save_dir));
+  }
+  char absolute[PATH_MAX];
+  return realpath(o.save_dir.c_str(), absolute) ? std::string(absolute) : o.save_dir;
+}
+
+void remove_run_dir(const std::string& dir) {
+  for (const auto& trace : list_traces(dir)) unlink(trace.c_str());
+  unlink((dir + "/" + kRunInfoFile).c_str());
+  unlink((dir + "/" + kSymbolCacheFile).c_str());
+  rmdir(dir.c_str());
+}
+
+int run_command(const Options& o) {
+  std::string program_path, injection;
+  try {
+    program_path = resolve_program(o.program.front());
+    injection = find_injection_library(o.injection_path);
+  } catch (const LaunchError& e) {
+    fail(e.exit_code, e.what());
+  }
+  // Refuse before the program runs, not after it spent an hour.
+  for (const std::string* out : {&o.log_file, &o.json_file}) {
+    std::string why;
+    if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
+  }
+  if (const char* other = getenv("CUDA_INJECTION64_PATH"); other && *other && injection != other) {
+    std::cerr << "cuaudit: warning: replacing CUDA_INJECTION64_PATH=" << other << " with cuaudit's injection\n";
+  }
+
+  bool temporary = false;
+  const std::string run_dir = prepare_run_dir(o, temporary);
+  RunInfo run;
+  try {
+    run = run_program({o.program, program_path, injection, run_dir});
+  } catch (const LaunchError& e) {
+    if (temporary) remove_run_dir(run_dir);
+    fail(e.exit_code, e.what());
+  }
+  run.cuaudit_version = CUAUDIT_VERSION;
+  std::string error;
+  if (!write_run_info(run_dir, run, error)) std::cerr << "cuaudit: warning: " << error << '\n';
+
+  Analysis analysis;
+  try {
+    analysis = analyze_run_dir(run_dir, analysis_options(o));
+  } catch (const std::exception& e) {
+    fail(kExitToolFailure, fmt::format("cannot analyze the run in {}: {}", run_dir, e.what()));
+  }
+  write_outputs(o, analysis, run.pid);
+  if (temporary) {
+    remove_run_dir(run_dir);
+  } else {
+    std::cerr << "cuaudit: the recorded run is in " << run_dir << " (analyze it again with: cuaudit report "
+              << run_dir << ")\n";
+  }
+  return exit_status(o, analysis, run);
+}
+
+int report_command(const Options& o) {
+  for (const std::string* out : {&o.log_file, &o.json_file}) {
+    std::string why;
+    if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
+  }
+  Analysis analysis;
+  std::optional<RunInfo> run;
+  try {
+    run = read_run_info(o.run_dir);
+    analysis = analyze_run_dir(o.run_dir, analysis_options(o));
+  } catch (const std::exception& e) {
+    fail(kExitToolFailure, e.what());
+  }
+  write_outputs(o, analysis, run ? run->pid : 0);
+  return exit_status(o, analysis, std::nullopt);
+}
+
+}  // namespace
+}  // namespace cuaudit
+
+int main(int argc, char** argv) {
+  using namespace cuaudit;
+  Options options;
+  if (auto done = parse_command_line(argc, argv, options)) return *done;
+  return options.command == Command::Report ? report_command(options) : run_command(options);
+}

@@ -1,0 +1,93 @@
+#include "options.h"
+
+#include <CLI/CLI.hpp>
+#include <cstring>
+#include <iostream>
+
+#include "exit_codes.h"
+
+#ifndef CUAUDIT_VERSION
+#define CUAUDIT_VERSION "unknown"
+#endif
+
+namespace cuaudit {
+namespace {
+
+void add_output_options(CLI::App& app, Options& o) {
+  app.add_option("--leak-check", o.leak_check,
+                 "full: every leak with its allocation stack; summary: totals only; no: do not check leaks")
+      ->check(CLI::IsMember({"full", "summary", "no"}))
+      ->default_str("full");
+  app.add_option("--error-exitcode", o.error_exitcode,
+                 "exit with N when unsuppressed findings of severity error exist (the CI gate)");
+  app.add_option("--log-file", o.log_file, "write the text report to FILE instead of stderr (%p: pid, %q{ENV}, %%)");
+  app.add_option("--json", o.json_file, "write the JSON report (schema cuaudit.report.v1) to FILE");
+  app.add_option("--print-limit", o.print_limit, "print at most N findings in the text report (0: all)")
+      ->default_str("100");
+  app.add_option("--num-callers", o.num_callers, "frames shown per stack (0: all)")->default_str("0");
+}
+
+constexpr const char* kFooter =
+    "Exit status: the program's own status when nothing is found; --error-exitcode N when findings exist;\n"
+    "122 when nothing could be tracked; 125 when cuaudit itself failed; 126/127 when the program cannot\n"
+    "be executed or found. See docs/EXIT_CODES.md.";
+
+}  // namespace
+
+report::LeakDetail leak_detail(const Options& options) {
+  if (options.leak_check == "summary") return report::LeakDetail::Summary;
+  if (options.leak_check == "no") return report::LeakDetail::None;
+  return report::LeakDetail::Full;
+}
+
+std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
+  const bool report = argc > 1 && strcmp(argv[1], "report") == 0;
+  const bool explicit_run = argc > 1 && strcmp(argv[1], "run") == 0;
+  o.command = report ? Command::Report : Command::Run;
+
+  CLI::App app(report ? "cuaudit report: analyze a recorded run directory again (no GPU needed)"
+                      : "cuaudit: find CUDA memory leaks and misuse in a program",
+               report ? "cuaudit report" : "cuaudit");
+  app.footer(kFooter);
+  app.set_version_flag("--version", std::string("cuaudit ") + CUAUDIT_VERSION);
+  add_output_options(app, o);
+  if (report) {
+    app.add_option("run_dir", o.run_dir, "a directory written by `cuaudit --save DIR`")->required();
+  } else {
+    app.add_option("--save", o.save_dir, "keep the recorded run in DIR, for `cuaudit report DIR` later");
+    app.add_option("--injection-path", o.injection_path, "the libcuaudit-injection.so to load into the program");
+    app.add_option("--require-cuda-init", o.require_cuda_init,
+                   "yes: exit 122 when the program never initialized CUDA; no: accept it")
+        ->check(CLI::IsMember({"yes", "no"}))
+        ->default_str("yes");
+    // Everything from the program's name on belongs to the program.
+    app.prefix_command();
+  }
+
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= (report || explicit_run ? 2 : 1); --i) args.emplace_back(argv[i]);
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForVersion&) {
+    std::cout << "cuaudit " << CUAUDIT_VERSION << '\n';
+    return 0;
+  } catch (const CLI::Success& e) {
+    app.exit(e);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "cuaudit: " << e.what() << "\nRun `" << app.get_name() << " --help` for the options.\n";
+    return kExitUsage;
+  }
+  if (!report) {
+    o.program = app.remaining();
+    if (!o.program.empty() && o.program.front() == "--") o.program.erase(o.program.begin());
+    if (o.program.empty()) {
+      std::cerr << "cuaudit: no program given\nUsage: cuaudit [options] [--] program [args...]\n"
+                   "       cuaudit report [options] RUN_DIR\nRun `cuaudit --help` for the options.\n";
+      return kExitUsage;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace cuaudit

@@ -1,0 +1,39 @@
+// The command line, declared once: cuaudit [run] [options] [--] program [args...]
+//                                   cuaudit report [options] RUN_DIR
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "text_report.h"
+
+namespace cuaudit {
+
+enum class Command { Run, Report };
+
+struct Options {
+  Command command = Command::Run;
+  // Analysis and output, for both commands.
+  std::string leak_check = "full";  // full | summary | no
+  std::optional<int> error_exitcode;
+  std::string log_file;
+  std::string json_file;
+  size_t print_limit = 100;
+  size_t num_callers = 0;
+  // run
+  std::vector<std::string> program;  // program and its arguments
+  std::string save_dir;
+  std::string injection_path;
+  std::string require_cuda_init = "yes";
+  // report
+  std::string run_dir;
+};
+
+// Parses argv. On --help/--version or a usage error prints what is needed and returns the exit
+// status to end with; otherwise returns nullopt with `options` filled.
+std::optional<int> parse_command_line(int argc, char** argv, Options& options);
+
+report::LeakDetail leak_detail(const Options& options);
+
+}  // namespace cuaudit

@@ -1,0 +1,75 @@
+#include "output_path.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "exit_codes.h"
+
+namespace cuaudit {
+
+std::string expand_output_path(const std::string& pattern, uint64_t pid) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    const char c = pattern[++i];
+    if (c == 'p') {
+      out += std::to_string(pid);
+    } else if (c == '%') {
+      out += '%';
+    } else if (c == 'q' && i + 1 < pattern.size() && pattern[i + 1] == '{') {
+      const size_t close = pattern.find('}', i + 2);
+      if (close == std::string::npos) {
+        out += pattern.substr(i - 1);
+        break;
+      }
+      const std::string name = pattern.substr(i + 2, close - i - 2);
+      if (const char* value = getenv(name.c_str())) out += value;
+      i = close;
+    } else {
+      out += '%';
+      out += c;
+    }
+  }
+  return out;
+}
+
+bool output_path_writable(const std::string& pattern, std::string& why) {
+  const std::string path = expand_output_path(pattern, 0);
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    why = fmt::format("cannot write {}: directory {} does not exist", pattern, dir);
+    return false;
+  }
+  if (access(dir.c_str(), W_OK) != 0) {
+    why = fmt::format("cannot write {}: directory {} is not writable", pattern, dir);
+    return false;
+  }
+  if (stat(path.c_str(), &st) == 0 && (S_ISDIR(st.st_mode) || access(path.c_str(), W_OK) != 0)) {
+    why = fmt::format("cannot write {}: {}", pattern, S_ISDIR(st.st_mode) ? "it is a directory" : "permission denied");
+    return false;
+  }
+  return true;
+}
+
+void write_file_or_fail(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << contents;
+  if (!out) {
+    std::cerr << "cuaudit: error: cannot write " << path << ": " << strerror(errno) << '\n';
+    std::exit(kExitToolFailure);
+  }
+}
+
+}  // namespace cuaudit

@@ -1,0 +1,19 @@
+// Output file names as compute-sanitizer users write them, checked before the program runs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace cuaudit {
+
+// Expands %p (the program's pid), %q{NAME} (environment variable NAME) and %% in `pattern`.
+std::string expand_output_path(const std::string& pattern, uint64_t pid);
+
+// Whether a file can be created or replaced at `pattern` (its directory must be writable);
+// `why` says what is wrong. %-sequences are checked through their directory only.
+bool output_path_writable(const std::string& pattern, std::string& why);
+
+// Writes `contents` to `path` or exits with kExitToolFailure.
+void write_file_or_fail(const std::string& path, const std::string& contents);
+
+}  // namespace cuaudit

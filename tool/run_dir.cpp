@@ -1,0 +1,70 @@
+#include "run_dir.h"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace cuaudit {
+
+bool write_run_info(const std::string& dir, const RunInfo& info, std::string& error) {
+  nlohmann::json doc = {{"schema", "cuaudit.run.v1"},
+                        {"command", info.command},
+                        {"pid", info.pid},
+                        {"exit_code", info.exit_code ? nlohmann::json(*info.exit_code) : nlohmann::json(nullptr)},
+                        {"signal", info.signal ? nlohmann::json(*info.signal) : nlohmann::json(nullptr)},
+                        {"cuaudit_version", info.cuaudit_version}};
+  const std::string path = dir + "/" + kRunInfoFile;
+  std::ofstream out(path);
+  out << doc.dump(2) << '\n';
+  if (!out) {
+    error = fmt::format("cannot write {}", path);
+    return false;
+  }
+  return true;
+}
+
+std::optional<RunInfo> read_run_info(const std::string& dir) {
+  const std::string path = dir + "/" + kRunInfoFile;
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    const auto doc = nlohmann::json::parse(in);
+    RunInfo info;
+    info.command = doc.at("command").get<std::vector<std::string>>();
+    info.pid = doc.at("pid").get<uint64_t>();
+    if (!doc.at("exit_code").is_null()) info.exit_code = doc.at("exit_code").get<int>();
+    if (!doc.at("signal").is_null()) info.signal = doc.at("signal").get<int>();
+    info.cuaudit_version = doc.value("cuaudit_version", "");
+    return info;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{} is damaged: {}", path, e.what()));
+  }
+}
+
+std::vector<std::string> list_traces(const std::string& dir) {
+  std::vector<std::string> traces;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* entry = readdir(d)) {
+      const std::string name = entry->d_name;
+      if (name.size() > 8 && name.compare(name.size() - 8, 8, ".cutrace") == 0) traces.push_back(dir + "/" + name);
+    }
+    closedir(d);
+  }
+  std::sort(traces.begin(), traces.end());
+  return traces;
+}
+
+std::string signal_name(int signal) {
+  if (const char* abbrev = sigabbrev_np(signal)) return fmt::format("SIG{}", abbrev);
+  return fmt::format("signal {}", signal);
+}
+
+}  // namespace cuaudit

@@ -1,0 +1,30 @@
+// Resolves a trace's stack ids to the frames a user reads: symbolized, inlined frames expanded,
+// CUDA-internal frames dropped from the top.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "report_model.h"
+#include "symbolizer.h"
+#include "trace_model.h"
+
+namespace cuaudit {
+
+class StackResolver {
+ public:
+  StackResolver(const ProcessTrace& trace, Symbolizer& symbolizer) : trace_(trace), symbolizer_(symbolizer) {}
+
+  // Empty when the id is unknown (no stack was recorded).
+  const std::vector<report::Frame>& user_stack(uint64_t stack_id);
+
+ private:
+  const ModuleInfo* module_for(uint64_t address) const;
+
+  const ProcessTrace& trace_;
+  Symbolizer& symbolizer_;
+  std::unordered_map<uint64_t, std::vector<report::Frame>> resolved_;
+};
+
+}  // namespace cuaudit

@@ -1,0 +1,191 @@
+#include "symbolizer.h"
+
+#include <backtrace.h>
+#include <cxxabi.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "elf_file.h"
+
+namespace cuaudit {
+
+struct Symbolizer::ModuleState {
+  backtrace_state* state = nullptr;  // null: the file cannot be used
+  // libbacktrace loads the file it is given as "the executable". A position-independent file
+  // (shared library or PIE) is then placed at the load address of *this* process's main
+  // program (libbacktrace's elf.c: elf_add declines ET_DYN executables and phdr_callback adds
+  // them with dlpi_addr of the first object). File offsets are shifted by that address.
+  uint64_t lookup_base = 0;
+  std::string why_unavailable;
+};
+
+namespace {
+
+std::string module_key(const ModuleInfo& m) {
+  return m.build_id.empty() ? "path:" + m.path : "build-id:" + m.build_id;
+}
+
+void ignore_error(void*, const char*, int) {}
+
+int first_object_base(dl_phdr_info* info, size_t, void* out) {
+  *static_cast<uint64_t*>(out) = info->dlpi_addr;
+  return 1;  // the first object is the main program
+}
+
+uint64_t own_main_program_base() {
+  static const uint64_t base = [] {
+    uint64_t b = 0;
+    dl_iterate_phdr(first_object_base, &b);
+    return b;
+  }();
+  return base;
+}
+
+int collect_location(void* data, uintptr_t, const char* file, int line, const char* function) {
+  auto* out = static_cast<std::vector<SourceLocation>*>(data);
+  if (function || file) out->push_back({function ? demangle(function) : std::string(), file ? file : "", line});
+  return 0;
+}
+
+void collect_symbol(void* data, uintptr_t, const char* name, uintptr_t, uintptr_t) {
+  if (name) *static_cast<std::string*>(data) = demangle(name);
+}
+
+}  // namespace
+
+std::string demangle(const char* name) {
+  int status = 0;
+  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || !out) return name;
+  std::string result(out);
+  free(out);
+  return result;
+}
+
+Symbolizer::Symbolizer() = default;
+Symbolizer::~Symbolizer() = default;  // libbacktrace states cannot be freed; they live until exit
+
+Symbolizer::ModuleState* Symbolizer::module_state(const ModuleInfo& module) {
+  auto& slot = states_[module.path];
+  if (slot) return slot.get();
+  slot = std::make_unique<ModuleState>();
+  if (access(module.path.c_str(), R_OK) != 0) {
+    slot->why_unavailable = fmt::format("{} (not found here)", module.path);
+  } else if (!module.build_id.empty() && read_elf_build_id(module.path) != module.build_id) {
+    slot->why_unavailable = fmt::format("{} (rebuilt since the run: build id differs)", module.path);
+  } else {
+    slot->state = backtrace_create_state(module.path.c_str(), 0, ignore_error, nullptr);
+    if (is_position_independent_elf(module.path)) slot->lookup_base = own_main_program_base();
+  }
+  return slot.get();
+}
+
+std::vector<report::Frame> Symbolizer::symbolize(uint64_t return_address, const ModuleInfo* module) {
+  report::Frame base;
+  base.pc = return_address;
+  if (!module) return {base};
+  base.module = module->path;
+
+  // A return address points after the call; the call itself is one byte before.
+  const uint64_t offset = return_address - 1 - module->load_bias;
+  auto& by_offset = cache_[module_key(*module)];
+  auto cached = by_offset.find(offset);
+  if (cached == by_offset.end()) {
+    std::vector<SourceLocation> locations;
+    if (ModuleState* m = module_state(*module); m->state) {
+      const uint64_t address = offset + m->lookup_base;
+      backtrace_pcinfo(m->state, address, collect_location, ignore_error, &locations);
+      // DWARF names internal functions without their parameters ("step"); the symbol table's
+      // demangled name of the function holding the address is what users expect ("step(int)").
+      // Inlined frames (all but the last location) keep their DWARF names.
+      std::string symbol;
+      backtrace_syminfo(m->state, address, collect_symbol, ignore_error, &symbol);
+      if (!symbol.empty()) {
+        if (locations.empty()) locations.push_back({});
+        std::string& name = locations.back().function;
+        if (name.empty() || (name.find('(') == std::string::npos && symbol.find('(') != std::string::npos)) {
+          name = symbol;
+        }
+      }
+    }
+    cached = by_offset.emplace(offset, std::move(locations)).first;
+  }
+  if (cached->second.empty()) return {base};
+  std::vector<report::Frame> frames;
+  for (const SourceLocation& loc : cached->second) {
+    report::Frame f = base;
+    f.function = loc.function;
+    f.file = loc.file;
+    f.line = loc.line;
+    frames.push_back(std::move(f));
+  }
+  return frames;
+}
+
+std::vector<std::string> Symbolizer::unavailable_modules() const {
+  std::vector<std::string> out;
+  for (const auto& [path, state] : states_) {
+    if (state && !state->state) out.push_back(state->why_unavailable);
+  }
+  return out;
+}
+
+bool Symbolizer::load_cache(const std::string& path, std::string& error) {
+  std::ifstream in(path);
+  if (!in) return true;
+  try {
+    const auto doc = nlohmann::json::parse(in);
+    if (doc.value("schema", "") != "cuaudit.symbols.v1") {
+      error = fmt::format("{} is not a cuaudit symbol cache (schema cuaudit.symbols.v1)", path);
+      return false;
+    }
+    for (const auto& [key, offsets] : doc.at("modules").items()) {
+      for (const auto& [offset, locations] : offsets.items()) {
+        std::vector<SourceLocation> list;
+        for (const auto& l : locations) list.push_back({l.at("function"), l.at("file"), l.at("line")});
+        cache_[key][std::stoull(offset, nullptr, 16)] = std::move(list);
+      }
+    }
+  } catch (const std::exception& e) {
+    error = fmt::format("cannot read the symbol cache {}: {}", path, e.what());
+    return false;
+  }
+  return true;
+}
+
+bool Symbolizer::save_cache(const std::string& path, std::string& error) const {
+  nlohmann::json modules = nlohmann::json::object();
+  for (const auto& [key, offsets] : cache_) {
+    nlohmann::json entries = nlohmann::json::object();
+    for (const auto& [offset, locations] : offsets) {
+      if (locations.empty()) continue;  // unresolved here; maybe resolvable elsewhere
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& l : locations) list.push_back({{"function", l.function}, {"file", l.file}, {"line", l.line}});
+      entries[fmt::format("{:x}", offset)] = std::move(list);
+    }
+    if (!entries.empty()) modules[key] = std::move(entries);
+  }
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << nlohmann::json{{"schema", "cuaudit.symbols.v1"}, {"modules", modules}}.dump(1) << '\n';
+    if (!out) {
+      error = fmt::format("cannot write the symbol cache {}", tmp);
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    error = fmt::format("cannot replace the symbol cache {}", path);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace cuaudit

@@ -1,0 +1,55 @@
+// Turns recorded return addresses into function, file and line, after the process is gone.
+//
+// Each address is resolved in the module file the trace recorded (DWARF through libbacktrace),
+// but only when that file still has the build id the process ran with. What was resolved is kept
+// in a symbol cache saved beside the trace (symbols.json), so a recorded run stays readable on a
+// machine that lacks the program's binaries: `cuaudit report` copied anywhere shows the same stacks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "report_model.h"
+#include "trace_model.h"
+
+namespace cuaudit {
+
+struct SourceLocation {
+  std::string function;  // demangled
+  std::string file;
+  int line = 0;
+};
+
+class Symbolizer {
+ public:
+  Symbolizer();
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // Loads a cache written by save_cache; a missing file is not an error. Returns false with
+  // `error` set when the file exists but cannot be used.
+  bool load_cache(const std::string& path, std::string& error);
+  bool save_cache(const std::string& path, std::string& error) const;
+
+  // All frames for one return address, innermost inlined function first. `module` may be null
+  // (an address outside every recorded module).
+  std::vector<report::Frame> symbolize(uint64_t return_address, const ModuleInfo* module);
+
+  // Modules whose file was missing or had another build id: their frames show no source.
+  std::vector<std::string> unavailable_modules() const;
+
+ private:
+  struct ModuleState;
+  ModuleState* module_state(const ModuleInfo& module);
+
+  std::map<std::string, std::map<uint64_t, std::vector<SourceLocation>>> cache_;  // module key -> offset
+  std::map<std::string, std::unique_ptr<ModuleState>> states_;
+};
+
+std::string demangle(const char* name);
+
+}  // namespace cuaudit

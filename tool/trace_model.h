@@ -1,0 +1,53 @@
+// What one process's trace says, decoded: the facts the analysis works on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api_table.h"
+
+namespace cuaudit {
+
+struct ModuleInfo {
+  uint64_t load_bias = 0;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  std::string path;
+  std::string build_id;  // lowercase hex, empty when the object has none
+};
+
+enum class EventKind : uint8_t { Alloc, Free, ContextCreated, ContextDestroyed, ProcessEnd };
+
+struct Event {
+  EventKind kind;
+  Api api = Api::Count;  // Alloc and Free only
+  uint64_t seq = 0;
+  uint64_t time_ns = 0;
+  uint64_t key = 0;
+  uint64_t bytes = 0;
+  uint64_t stack_id = 0;
+  uint32_t tid = 0;
+  uint32_t context_uid = 0;
+  int32_t device = -2;
+  int32_t result = 0;
+};
+
+struct ProcessTrace {
+  std::string file;
+  uint64_t pid = 0;
+  uint64_t parent_pid = 0;
+  std::vector<std::string> command;
+  uint64_t start_realtime_ns = 0;
+  uint64_t start_monotonic_ns = 0;
+  std::vector<ModuleInfo> modules;                                // in recording order
+  std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;     // id -> return addresses
+  std::vector<Event> events;                                      // sorted by seq
+  std::vector<std::string> notices;                               // from the injection
+  bool tracked = true;         // false when the injection could not subscribe
+  bool reached_exit = false;   // a ProcessEnd record was seen
+  std::vector<std::string> problems;  // damage found while reading (truncation, ...)
+};
+
+}  // namespace cuaudit
