@@ -433,7 +433,9 @@ bool subscribe_callbacks(char* error, size_t error_bytes) noexcept {
       snprintf(error, error_bytes,
                "another CUDA tool (%s) already holds the CUPTI subscriber slot (CUPTI error %d); "
                "cuaudit cannot track this process: run it without compute-sanitizer, Nsight or other profilers",
-               other_tool[0] ? other_tool : "compute-sanitizer, Nsight or a profiler", static_cast<int>(rc));
+               // CUPTI writes "<not provided>" when the other tool gave no name.
+               other_tool[0] && other_tool[0] != '<' ? other_tool : "compute-sanitizer, Nsight or a profiler",
+               static_cast<int>(rc));
     } else {
       snprintf(error, error_bytes, "cuptiSubscribe failed: %s (CUPTI error %d)", reason ? reason : "unknown",
                static_cast<int>(rc));

@@ -1,6 +1,8 @@
 #include "analysis.h"
 
 #include <sys/stat.h>
+
+#include <set>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -107,8 +109,16 @@ Analysis analyze_run_dir(const std::string& dir, const AnalysisOptions& options)
               "(no NVIDIA driver or GPU on this machine, or the program made no CUDA call)"
             : "nothing could be tracked: cuaudit could not attach to any process (see the notes above)");
   }
-  for (const auto& missing : symbolizer.unavailable_modules()) {
-    report.notes.push_back("no symbols for " + missing + "; frames in it show addresses only");
+  // Only the modules a reader actually meets in a shown frame without a name are worth a note.
+  std::set<std::string> unnamed;
+  for (const auto& f : report.findings) {
+    for (const auto& frame : f.stack) {
+      if (frame.function.empty() && !frame.module.empty()) unnamed.insert(frame.module);
+    }
+  }
+  for (const auto& module : unnamed) {
+    const std::string why = symbolizer.why_unavailable(module);
+    if (!why.empty()) report.notes.push_back("no symbols for " + why + "; frames in it show addresses only");
   }
   report.summary = report::summarize(report.findings);
 

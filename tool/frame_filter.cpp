@@ -1,6 +1,7 @@
 #include "frame_filter.h"
 
 #include <algorithm>
+#include <string>
 #include <string_view>
 
 namespace cuaudit {
@@ -34,8 +35,13 @@ bool is_cuda_header(std::string_view file) {
   return name == "cuda_runtime.h" || name == "cuda_runtime_api.h" || name == "host_runtime.h";
 }
 
-bool is_below_main(std::string_view fn) {
-  return fn == "_start" || starts_with(fn, "__libc_start_main") || fn == "__libc_start_call_main";
+bool is_main(std::string_view fn) { return fn == "main" || starts_with(fn, "main("); }
+
+// "cudaError cudaMallocHost<float>(float**, unsigned long)" -> "cudaMallocHost"
+std::string bare_name(std::string_view fn) {
+  fn = fn.substr(0, fn.find('('));
+  if (const auto space = fn.rfind(' '); space != std::string_view::npos) fn = fn.substr(space + 1);
+  return std::string(fn.substr(0, fn.find('<')));
 }
 
 }  // namespace
@@ -48,8 +54,15 @@ std::vector<report::Frame> user_frames(std::vector<report::Frame> frames) {
   auto first_user = std::find_if(frames.begin(), frames.end(), [](const report::Frame& f) { return !is_cuda_internal(f); });
   if (first_user == frames.end()) return frames;
   frames.erase(frames.begin(), first_user);
-  while (frames.size() > 1 && is_below_main(frames.back().function)) frames.pop_back();
+  auto main_frame = std::find_if(frames.begin(), frames.end(), [](const report::Frame& f) { return is_main(f.function); });
+  if (main_frame != frames.end()) frames.erase(main_frame + 1, frames.end());
   return frames;
+}
+
+std::string called_function(const std::vector<report::Frame>& frames) {
+  auto first_user = std::find_if(frames.begin(), frames.end(), [](const report::Frame& f) { return !is_cuda_internal(f); });
+  if (first_user == frames.begin() || first_user == frames.end()) return {};
+  return bare_name((first_user - 1)->function);
 }
 
 }  // namespace cuaudit

@@ -11,8 +11,15 @@ namespace cuaudit {
 // CUPTI, the CUDA headers' inline wrappers, or cuaudit's own injection.
 bool is_cuda_internal(const report::Frame& frame);
 
-// Drops CUDA-internal frames from the top, so that #0 is the program's call, and the C runtime's
-// frames below main from the bottom. A stack made only of internal frames is kept whole.
+// Drops CUDA-internal frames from the top, so that #0 is the program's call, and every frame
+// below main (the C runtime's start-up) from the bottom. A stack made only of internal frames is
+// kept whole.
 std::vector<report::Frame> user_frames(std::vector<report::Frame> frames);
+
+// The CUDA function the program itself called: the outermost internal frame, reduced to its
+// bare name ("cudaMallocHost" for "cudaError cudaMallocHost<float>(float**, unsigned long,
+// unsigned int)"). cuda_runtime.h's templates forward to other entry points (cudaMallocHost<T>
+// calls cudaHostAlloc), so this can differ from the API CUPTI saw. Empty when unknown.
+std::string called_function(const std::vector<report::Frame>& frames);
 
 }  // namespace cuaudit

@@ -12,7 +12,7 @@ const ModuleInfo* StackResolver::module_for(uint64_t address) const {
   return nullptr;
 }
 
-const std::vector<report::Frame>& StackResolver::user_stack(uint64_t stack_id) {
+const StackResolver::Resolved& StackResolver::resolve(uint64_t stack_id) {
   auto found = resolved_.find(stack_id);
   if (found != resolved_.end()) return found->second;
   std::vector<report::Frame> frames;
@@ -22,7 +22,25 @@ const std::vector<report::Frame>& StackResolver::user_stack(uint64_t stack_id) {
       for (auto& f : symbolizer_.symbolize(address, module_for(address))) frames.push_back(std::move(f));
     }
   }
-  return resolved_.emplace(stack_id, user_frames(std::move(frames))).first->second;
+  Resolved r{{}, called_function(frames)};
+  r.user_frames = user_frames(std::move(frames));
+  return resolved_.emplace(stack_id, std::move(r)).first->second;
+}
+
+const std::vector<report::Frame>& StackResolver::user_stack(uint64_t stack_id) { return resolve(stack_id).user_frames; }
+
+Api StackResolver::api_called(uint64_t stack_id, Api recorded) {
+  const std::string& name = resolve(stack_id).called_function;
+  if (name.empty() || name == api_info(recorded).name) return recorded;
+  for (size_t i = 0; i < static_cast<size_t>(Api::Count); ++i) {
+    const ApiInfo& candidate = kApiInfo[i];
+    // Only a wrapper of the same role and family renames: never turn a free into an alloc.
+    if (candidate.name == name && candidate.role == api_info(recorded).role &&
+        candidate.family == api_info(recorded).family) {
+      return static_cast<Api>(i);
+    }
+  }
+  return recorded;
 }
 
 }  // namespace cuaudit

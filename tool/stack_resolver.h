@@ -19,12 +19,21 @@ class StackResolver {
   // Empty when the id is unknown (no stack was recorded).
   const std::vector<report::Frame>& user_stack(uint64_t stack_id);
 
+  // The API to name an event by: the one the program called where the stack shows it (a
+  // cuda_runtime.h template forwarding cudaMallocHost to cudaHostAlloc), else `recorded`.
+  Api api_called(uint64_t stack_id, Api recorded);
+
  private:
+  struct Resolved {
+    std::vector<report::Frame> user_frames;
+    std::string called_function;
+  };
+  const Resolved& resolve(uint64_t stack_id);
   const ModuleInfo* module_for(uint64_t address) const;
 
   const ProcessTrace& trace_;
   Symbolizer& symbolizer_;
-  std::unordered_map<uint64_t, std::vector<report::Frame>> resolved_;
+  std::unordered_map<uint64_t, Resolved> resolved_;
 };
 
 }  // namespace cuaudit

@@ -129,12 +129,9 @@ std::vector<report::Frame> Symbolizer::symbolize(uint64_t return_address, const 
   return frames;
 }
 
-std::vector<std::string> Symbolizer::unavailable_modules() const {
-  std::vector<std::string> out;
-  for (const auto& [path, state] : states_) {
-    if (state && !state->state) out.push_back(state->why_unavailable);
-  }
-  return out;
+std::string Symbolizer::why_unavailable(const std::string& module_path) const {
+  auto it = states_.find(module_path);
+  return it == states_.end() || !it->second ? std::string() : it->second->why_unavailable;
 }
 
 bool Symbolizer::load_cache(const std::string& path, std::string& error) {

@@ -39,8 +39,8 @@ class Symbolizer {
   // (an address outside every recorded module).
   std::vector<report::Frame> symbolize(uint64_t return_address, const ModuleInfo* module);
 
-  // Modules whose file was missing or had another build id: their frames show no source.
-  std::vector<std::string> unavailable_modules() const;
+  // Why a module's file could not be used (missing, or another build id); empty if it could.
+  std::string why_unavailable(const std::string& module_path) const;
 
  private:
   struct ModuleState;

@@ -2,6 +2,7 @@
 
 #include "frame_filter.h"
 
+using cuaudit::called_function;
 using cuaudit::user_frames;
 using cuaudit::report::Frame;
 
@@ -43,4 +44,19 @@ TEST_CASE("a user function whose name merely starts with cu is kept") {
 TEST_CASE("a stack made only of internal frames is kept whole rather than emptied") {
   const auto frames = user_frames({frame("", "/usr/lib/libcuda.so.1"), frame("", "/usr/lib/libcuda.so.1")});
   CHECK(frames.size() == 2);
+}
+
+TEST_CASE("frames below main are cut even when the C library has no symbols") {
+  const auto frames = user_frames({frame("", "/usr/lib/libcuda.so.1"), frame("step(int)", "/src/app"),
+                                   frame("main", "/src/app"), frame("", "/lib/libc.so.6"), frame("", "/lib/libc.so.6")});
+  REQUIRE(frames.size() == 2);
+  CHECK(frames[1].function == "main");
+}
+
+TEST_CASE("the function the program called is the outermost internal frame, bare") {
+  CHECK(called_function({frame("", "/usr/lib/libcuda.so.1"), frame("cudaHostAlloc", "/src/app"),
+                         frame("cudaError cudaMallocHost<float>(float**, unsigned long, unsigned int)", "/src/app",
+                               "/usr/local/cuda/include/cuda_runtime.h"),
+                         frame("upload(float const*, int)", "/src/app")}) == "cudaMallocHost");
+  CHECK(called_function({frame("step(int)", "/src/app")}).empty());
 }
