@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what building and testing cuaudit needs on Debian 12, from Debian's packages.
+# The CUDA toolkit (nvcc, CUPTI) is NVIDIA's, not Debian's: it must already be in /usr/local/cuda.
+set -euo pipefail
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+packages=(cmake ninja-build g++ python3 libboost-stacktrace-dev doctest-dev nlohmann-json3-dev libcli11-dev libfmt-dev)
+missing=()
+for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ ! -f /usr/local/cuda/include/cupti.h ] && ! command -v nvcc >/dev/null 2>&1; then
+  echo "error: the CUDA toolkit (with CUPTI) is not installed in /usr/local/cuda; install CUDA 13 from NVIDIA first" >&2
+  exit 1
+fi
