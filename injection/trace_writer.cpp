@@ -104,23 +104,36 @@ ThreadBuffer* acquire_buffer(uint32_t tid) noexcept {
   return b;
 }
 
-// Flushes and hands the buffer back when its thread ends.
-struct ThreadBufferLease {
-  ThreadBuffer* buffer = nullptr;
-  ~ThreadBufferLease() {
-    if (!buffer) return;
-    lock(buffer);
-    write_chunk(buffer);
-    unlock(buffer);
-    buffer->owned.store(false, std::memory_order_release);
-  }
-};
-thread_local ThreadBufferLease tls_lease;
+// The calling thread's buffer. A plain pointer: a thread_local object with a destructor would be
+// destroyed at exit() before the static destructors whose CUDA calls must still be recorded.
+thread_local ThreadBuffer* tls_buffer = nullptr;
+
+// Runs when a thread other than the main one ends (pthread key destructors do not run at exit()):
+// writes its buffer out and hands the buffer to the next thread that needs one.
+void release_thread_buffer(void* value) noexcept {
+  auto* b = static_cast<ThreadBuffer*>(value);
+  lock(b);
+  write_chunk(b);
+  unlock(b);
+  b->owned.store(false, std::memory_order_release);
+  tls_buffer = nullptr;
+}
+
+pthread_key_t thread_exit_key() noexcept {
+  static pthread_key_t key = [] {
+    pthread_key_t k;
+    pthread_key_create(&k, release_thread_buffer);
+    return k;
+  }();
+  return key;
+}
 
 ThreadBuffer* my_buffer() noexcept {
-  ThreadBuffer*& b = tls_lease.buffer;
-  if (!b) b = acquire_buffer(current_tid());
-  return b;
+  if (!tls_buffer) {
+    tls_buffer = acquire_buffer(current_tid());
+    if (tls_buffer) pthread_setspecific(thread_exit_key(), tls_buffer);
+  }
+  return tls_buffer;
 }
 
 void* flusher_main(void*) {

@@ -37,6 +37,12 @@ say "exit status: ${PIPESTATUS[0]}"
 say "== cuaudit report on the recorded run"
 "$bin/cuaudit" report "$out/demo-run" --leak-check summary 2>&1 | tee -a "$log"
 
+say "== without the launcher: CUDA_INJECTION64_PATH alone, then cuaudit report"
+rm -rf "$out/standalone"
+CUDA_INJECTION64_PATH="$PWD/$bin/libcuaudit-injection.so" CUAUDIT_TRACE_DIR="$out/standalone" "$bin/gpu_leak_loop"
+"$bin/cuaudit" report "$out/standalone" --leak-check summary 2>&1 | tee -a "$log"
+rm -rf "$out/standalone"
+
 say "== PyTorch smoke test (caching allocator leaks are expected until issue 7)"
 PYTHONUNBUFFERED=1 timeout 300 "$bin/cuaudit" --leak-check summary -- python3 -c \
   "import torch; x = torch.randn(256, 256, device='cuda'); print('torch ok', float((x @ x).sum()) != 0)" \
