@@ -64,7 +64,7 @@ std::vector<report::Finding> leak_findings(const std::vector<LeakedAllocation>& 
                                            StackResolver& stacks) {
   std::map<std::tuple<uint64_t, uint16_t, uint8_t>, Group> groups;
   for (const LeakedAllocation& leak : leaks) {
-    const Allocation& a = leak.allocation;
+    const Event& a = leak.allocation;
     const Api api = stacks.api_called(a.stack_id, a.api);
     auto [it, inserted] = groups.try_emplace({a.stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end)},
                                              Group{api, leak.end, a.stack_id});

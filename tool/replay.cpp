@@ -31,7 +31,7 @@ class AllocationTable {
     }
     ++result_.allocations;
     // A live entry at the same key means its release went unseen; the new one replaces it.
-    space(e.api)[e.key] = Allocation{e.api, e.key, e.bytes, e.stack_id, e.seq, e.time_ns, e.tid, e.context_uid, e.device};
+    space(e.api)[e.key] = e;
   }
 
   void release(const Event& e) {
@@ -75,7 +75,7 @@ class AllocationTable {
   }
 
  private:
-  std::map<uint64_t, Allocation>& space(Api api) { return spaces_[static_cast<size_t>(api_info(api).space)]; }
+  std::map<uint64_t, Event>& space(Api api) { return spaces_[static_cast<size_t>(api_info(api).space)]; }
 
   void count_release(bool shutdown, uint64_t n) {
     (shutdown ? result_.released_during_shutdown : result_.releases) += n;
@@ -85,7 +85,7 @@ class AllocationTable {
   }
 
   ReplayResult& result_;
-  std::array<std::map<uint64_t, Allocation>, kSpaces> spaces_;
+  std::array<std::map<uint64_t, Event>, kSpaces> spaces_;
 };
 
 }  // namespace

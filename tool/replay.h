@@ -15,20 +15,8 @@ enum class LeakEnd : uint8_t {
   ProcessDied,       // live when the trace ends and the process never reached exit processing
 };
 
-struct Allocation {
-  Api api;
-  uint64_t key = 0;
-  uint64_t bytes = 0;
-  uint64_t stack_id = 0;
-  uint64_t seq = 0;
-  uint64_t time_ns = 0;
-  uint32_t tid = 0;
-  uint32_t context_uid = 0;
-  int32_t device = -2;
-};
-
 struct LeakedAllocation {
-  Allocation allocation;
+  Event allocation;  // the allocation event that made it live
   LeakEnd end;
 };
 

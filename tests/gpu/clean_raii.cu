@@ -4,17 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
+
+#include "cuda_check.h"
 #include <memory>
 #include <vector>
 
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    cudaError_t rc_ = (call);                                                         \
-    if (rc_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(rc_)); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
 
 struct DeviceDeleter {
   void operator()(void* p) const { CHECK(cudaFree(p)); }

@@ -16,14 +16,7 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    cudaError_t rc_ = (call);                                                         \
-    if (rc_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(rc_)); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
+#include "cuda_check.h"
 
 int main() {
   void* p;

@@ -1,0 +1,14 @@
+// The CUDA_CHECK pattern the seed tutorials teach: every runtime call's error checked at once.
+#pragma once
+#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+
+#define CHECK(call)                                                                     \
+  do {                                                                                  \
+    cudaError_t rc_ = (call);                                                           \
+    if (rc_ != cudaSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(rc_)); \
+      std::exit(1);                                                                     \
+    }                                                                                   \
+  } while (0)
