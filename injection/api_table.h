@@ -21,13 +21,14 @@ enum class MemoryFamily : uint8_t {
   VmmPhysical,     // cuMemCreate handles
   VmmReservation,  // virtual address ranges
   VmmMapping,      // a physical handle mapped into a reservation
+  HostHeap,        // malloc/new memory: only its releases appear, when handed CUDA memory
 };
 
 // Which namespace a key (pointer or handle) lives in: a free is looked up in its API's space.
 enum class KeySpace : uint8_t { Address, ArrayHandle, MipmappedHandle, VmmHandle, VmmReservation, VmmMapping };
 
 enum class Api : uint16_t {
-#define CUAUDIT_API(name, role, family, space) name,
+#define CUAUDIT_API(id, name, role, family, space) id,
 #include "api_list.inc"
 #undef CUAUDIT_API
   Count
@@ -41,7 +42,7 @@ struct ApiInfo {
 };
 
 inline constexpr ApiInfo kApiInfo[] = {
-#define CUAUDIT_API(name, role, family, space) {#name, ApiRole::role, MemoryFamily::family, KeySpace::space},
+#define CUAUDIT_API(id, name, role, family, space) {name, ApiRole::role, MemoryFamily::family, KeySpace::space},
 #include "api_list.inc"
 #undef CUAUDIT_API
 };
@@ -52,9 +53,55 @@ inline const ApiInfo* api_info(uint16_t id) {
 }
 inline const ApiInfo& api_info(Api api) { return kApiInfo[static_cast<size_t>(api)]; }
 
+// How a report names memory of a family ("pinned host memory from cudaMallocHost").
+inline const char* family_description(MemoryFamily f) {
+  switch (f) {
+    case MemoryFamily::Device:
+      return "device memory";
+    case MemoryFamily::Managed:
+      return "managed memory";
+    case MemoryFamily::PinnedHost:
+      return "pinned host memory";
+    case MemoryFamily::RegisteredHost:
+      return "registered host memory";
+    case MemoryFamily::StreamOrdered:
+      return "stream-ordered (pool) memory";
+    case MemoryFamily::Array:
+      return "CUDA array";
+    case MemoryFamily::MipmappedArray:
+      return "mipmapped CUDA array";
+    case MemoryFamily::VmmPhysical:
+      return "physical memory handle";
+    case MemoryFamily::VmmReservation:
+      return "virtual address reservation";
+    case MemoryFamily::VmmMapping:
+      return "virtual memory mapping";
+    case MemoryFamily::HostHeap:
+      return "host heap memory";
+  }
+  return "memory";
+}
+
 // Memory that lives on the host: its leaks have no device.
 inline bool is_host_family(MemoryFamily f) {
   return f == MemoryFamily::PinnedHost || f == MemoryFamily::RegisteredHost;
+}
+
+// Whether a release through `release` is the right way to give back memory of `allocated`.
+inline bool releases_family(Api release, MemoryFamily allocated) {
+  const MemoryFamily f = api_info(release).family;
+  switch (f) {
+    case MemoryFamily::Device:  // cudaFree, cuMemFree: device, managed and pool memory alike
+      return allocated == MemoryFamily::Device || allocated == MemoryFamily::Managed ||
+             allocated == MemoryFamily::StreamOrdered;
+    case MemoryFamily::StreamOrdered:  // cudaFreeAsync accepts any device allocation
+      return allocated == MemoryFamily::StreamOrdered || allocated == MemoryFamily::Device ||
+             allocated == MemoryFamily::Managed;
+    case MemoryFamily::HostHeap:  // libc free and delete never release CUDA memory
+      return false;
+    default:
+      return f == allocated;
+  }
 }
 
 // Reservations and mappings are address space, not memory: they are leaks of their own,

@@ -346,6 +346,10 @@ void decode(Api api, const void* params, ApiCall& call) noexcept {
       call.bytes = p->size;
       break;
     }
+    case Api::libc_free:  // host heap releases come from the LD_PRELOAD interposer, not CUPTI
+    case Api::libc_realloc:
+    case Api::cxx_delete:
+    case Api::cxx_delete_array:
     case Api::Count:
       break;
   }

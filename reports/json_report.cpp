@@ -19,6 +19,12 @@ json frame_json(const Frame& f) {
           {"pc", fmt::format("0x{:x}", f.pc)}};
 }
 
+json stack_json(const std::vector<Frame>& frames) {
+  json stack = json::array();
+  for (const Frame& frame : frames) stack.push_back(frame_json(frame));
+  return stack;
+}
+
 }  // namespace
 
 std::string render_json(const Report& report) {
@@ -36,8 +42,10 @@ std::string render_json(const Report& report) {
   }
   json findings = json::array();
   for (const Finding& f : report.findings) {
-    json stack = json::array();
-    for (const Frame& frame : f.stack) stack.push_back(frame_json(frame));
+    json related = json::array();
+    for (const RelatedStack& r : f.related) {
+      related.push_back({{"role", r.role}, {"api", r.api}, {"stack", stack_json(r.stack)}});
+    }
     findings.push_back({{"kind", f.kind},
                         {"severity", severity_name(f.severity)},
                         {"api", f.api},
@@ -47,8 +55,11 @@ std::string render_json(const Report& report) {
                         {"device", optional_int(f.device)},
                         {"message", f.message},
                         {"notes", f.notes},
+                        {"address", f.address ? json(fmt::format("0x{:x}", *f.address)) : json(nullptr)},
+                        {"result", f.result.empty() ? json(nullptr) : json(f.result)},
                         {"suppressed", f.suppressed},
-                        {"stack", stack}});
+                        {"stack", stack_json(f.stack)},
+                        {"related", related}});
   }
   json doc = {{"schema", kSchema},
               {"tool", {{"name", "cuaudit"}, {"version", report.tool_version}}},

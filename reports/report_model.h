@@ -21,6 +21,15 @@ struct Frame {
 enum class Severity { Error, Warning, Info };
 const char* severity_name(Severity s);
 
+// Another stack that explains a finding: where the memory was allocated, where it was first
+// released.
+struct RelatedStack {
+  std::string role;   // "allocation", "first_release"
+  std::string api;
+  std::string title;  // "allocated by cudaMallocHost at:"
+  std::vector<Frame> stack;
+};
+
 struct Finding {
   std::string kind;  // "leak", ... (see docs/JSON.md)
   Severity severity = Severity::Error;
@@ -32,9 +41,12 @@ struct Finding {
   std::string headline;       // one line: what happened
   std::string message;        // the full sentence for JSON consumers
   std::vector<std::string> notes;  // extra lines shown under the stack
+  std::optional<uint64_t> address;  // the pointer or handle the finding is about
+  std::string result;               // what the offending call returned ("cudaErrorInvalidValue")
   bool suppressed = false;
   std::vector<Frame> stack;   // user frames first; CUDA-internal frames already dropped
   uint64_t omitted_frames = 0;
+  std::vector<RelatedStack> related;
 };
 
 struct Process {

@@ -44,6 +44,12 @@ class Writer {
   std::string out_;
 };
 
+void write_stack(Writer& w, const std::vector<Frame>& stack, uint64_t omitted) {
+  for (size_t i = 0; i < stack.size(); ++i) w.line("    " + format_frame(i, stack[i]));
+  if (stack.empty()) w.line("    (no host stack was recorded)");
+  if (omitted) w.line(fmt::format("    Omitting {} more frame(s)", omitted));
+}
+
 std::string describe_end(const Process& p) {
   if (p.signal) return fmt::format("killed by {}", *p.signal);
   if (p.exit_code) return fmt::format("exit code {}", *p.exit_code);
@@ -75,9 +81,11 @@ std::string render_text(const Report& report, const TextOptions& options) {
     }
     ++printed;
     w.line(f.headline);
-    for (size_t i = 0; i < f.stack.size(); ++i) w.line("    " + format_frame(i, f.stack[i]));
-    if (f.stack.empty()) w.line("    (no host stack was recorded)");
-    if (f.omitted_frames) w.line(fmt::format("    Omitting {} more frame(s)", f.omitted_frames));
+    write_stack(w, f.stack, f.omitted_frames);
+    for (const auto& r : f.related) {
+      w.line("  " + r.title);
+      write_stack(w, r.stack, 0);
+    }
     for (const auto& note : f.notes) w.line("    " + note);
     w.line();
   }

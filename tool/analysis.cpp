@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "leak_findings.h"
+#include "release_findings.h"
 #include "replay.h"
 #include "run_dir.h"
 #include "stack_resolver.h"
@@ -81,9 +82,12 @@ Analysis analyze_run_dir(const std::string& dir, const AnalysisOptions& options)
     if (!trace.problems.empty()) analysis.trace_damaged = true;
     if (!trace.tracked) continue;
     ++tracked;
-    if (!options.check_leaks) continue;
     StackResolver stacks(trace, symbolizer);
-    for (auto& f : leak_findings(result.leaks, trace.pid, stacks)) {
+    std::vector<report::Finding> found = release_findings(result.release_findings, trace.pid, stacks);
+    if (options.check_leaks) {
+      for (auto& f : leak_findings(result.leaks, trace.pid, stacks)) found.push_back(std::move(f));
+    }
+    for (auto& f : found) {
       if (options.num_callers && f.stack.size() > options.num_callers) {
         f.omitted_frames = f.stack.size() - options.num_callers;
         f.stack.resize(options.num_callers);

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
+
+#include "release_findings.h"
 
 namespace cuaudit {
 namespace {
@@ -13,37 +16,12 @@ struct Group {
   Api api;
   LeakEnd end;
   uint64_t stack_id;
+  std::optional<Event> failed_release;  // of the first allocation in the group that had one
   uint64_t bytes = 0;
   uint64_t count = 0;
   int32_t device = -2;
   bool mixed_devices = false;
 };
-
-const char* family_words(MemoryFamily f) {
-  switch (f) {
-    case MemoryFamily::Device:
-      return "device memory";
-    case MemoryFamily::Managed:
-      return "managed memory";
-    case MemoryFamily::PinnedHost:
-      return "pinned host memory";
-    case MemoryFamily::RegisteredHost:
-      return "registered host memory";
-    case MemoryFamily::StreamOrdered:
-      return "stream-ordered (pool) memory";
-    case MemoryFamily::Array:
-      return "CUDA array";
-    case MemoryFamily::MipmappedArray:
-      return "mipmapped CUDA array";
-    case MemoryFamily::VmmPhysical:
-      return "physical memory handle";
-    case MemoryFamily::VmmReservation:
-      return "virtual address reservation";
-    case MemoryFamily::VmmMapping:
-      return "virtual memory mapping";
-  }
-  return "memory";
-}
 
 std::vector<std::string> end_notes(LeakEnd end) {
   switch (end) {
@@ -62,12 +40,14 @@ std::vector<std::string> end_notes(LeakEnd end) {
 
 std::vector<report::Finding> leak_findings(const std::vector<LeakedAllocation>& leaks, uint64_t pid,
                                            StackResolver& stacks) {
-  std::map<std::tuple<uint64_t, uint16_t, uint8_t>, Group> groups;
+  std::map<std::tuple<uint64_t, uint16_t, uint8_t, uint64_t>, Group> groups;
   for (const LeakedAllocation& leak : leaks) {
     const Event& a = leak.allocation;
     const Api api = stacks.api_called(a.stack_id, a.api);
-    auto [it, inserted] = groups.try_emplace({a.stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end)},
-                                             Group{api, leak.end, a.stack_id});
+    const uint64_t failed_site = leak.failed_release ? leak.failed_release->stack_id : 0;
+    auto [it, inserted] =
+        groups.try_emplace({a.stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end), failed_site},
+                           Group{api, leak.end, a.stack_id, leak.failed_release});
     Group& g = it->second;
     g.bytes += a.bytes;
     ++g.count;
@@ -97,11 +77,17 @@ std::vector<report::Finding> leak_findings(const std::vector<LeakedAllocation>& 
     if (!g.mixed_devices && g.device >= 0) f.device = g.device;
     f.headline = fmt::format("Leak of {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
     f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were never released", g.bytes,
-                            family_words(info.family), g.count, info.name);
+                            family_description(info.family), g.count, info.name);
     f.notes = end_notes(g.end);
+    if (g.failed_release) {
+      // One story, not two unrelated findings: the wrong release is why this memory leaked.
+      f.notes.push_back(fmt::format("{} at {} did not release it (see the mismatched_free finding); release it with {}",
+                                    api_info(g.failed_release->api).name, stacks.call_site(g.failed_release->stack_id),
+                                    right_release_for(g.api)));
+    }
     if (!owns_memory(info.family)) {
       f.notes.push_back(fmt::format("a {}: its {} byte(s) are address space, not counted in the leaked bytes",
-                                    family_words(info.family), g.bytes));
+                                    family_description(info.family), g.bytes));
     }
     f.stack = stacks.user_stack(g.stack_id);
     findings.push_back(std::move(f));

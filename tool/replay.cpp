@@ -3,12 +3,13 @@
 #include <array>
 #include <iterator>
 #include <map>
+#include <unordered_map>
 
 namespace cuaudit {
 namespace {
 
 // cudaErrorCudartUnloading and CUDA_ERROR_DEINITIALIZED share the value 4: the call came after
-// CUDA began tearing itself down at exit.
+// CUDA began tearing itself down at exit, and CUDA checked nothing.
 constexpr int32_t kShutdownResult = 4;
 
 constexpr size_t kSpaces = static_cast<size_t>(KeySpace::VmmMapping) + 1;
@@ -20,6 +21,13 @@ bool dies_with_context(MemoryFamily f) {
          f != MemoryFamily::VmmMapping;
 }
 
+MemoryFamily family_of(const Event& e) { return api_info(e.api).family; }
+
+struct Released {
+  Event allocation;
+  Event release;
+};
+
 class AllocationTable {
  public:
   explicit AllocationTable(ReplayResult& result) : result_(result) {}
@@ -30,35 +38,74 @@ class AllocationTable {
       return;
     }
     ++result_.allocations;
+    const size_t s = space_index(e.api);
+    // The address lives again: what was released there before is history, not a double free.
+    auto& released = released_[s];
+    released.erase(released.lower_bound(e.key), released.lower_bound(e.key + (e.bytes ? e.bytes : 1)));
     // A live entry at the same key means its release went unseen; the new one replaces it.
-    space(e.api)[e.key] = e;
+    live_[s][e.key] = e;
   }
 
   void release(const Event& e) {
     if (e.key == 0) return;  // cudaFree(nullptr) and friends are legal no-ops
-    const bool shutdown = e.result == kShutdownResult;
-    if (e.result != 0 && !shutdown) return;  // a failed release frees nothing
-    auto& live = space(e.api);
-    if (api_info(e.api).space == KeySpace::VmmMapping) {
-      // cuMemUnmap releases every mapping inside [ptr, ptr + size).
-      auto first = live.lower_bound(e.key);
-      auto last = live.lower_bound(e.key + (e.bytes ? e.bytes : 1));
-      if (first == last) return note_unmatched(shutdown);
-      count_release(shutdown, static_cast<uint64_t>(std::distance(first, last)));
-      live.erase(first, last);
+    if (api_info(e.api).space == KeySpace::VmmMapping) return unmap(e);
+    const bool shutdown = e.result == kShutdownResult && family_of(e) != MemoryFamily::HostHeap;
+    auto& live = live_[space_index(e.api)];
+
+    if (auto it = live.find(e.key); it != live.end()) {
+      const Event allocation = it->second;
+      if (!releases_family(e.api, family_of(allocation))) {
+        if (!shutdown) result_.release_findings.push_back({ReleaseProblem::Mismatched, e, allocation, {}, 0});
+        // libc never releases CUDA memory; a CUDA call that refused it released nothing either.
+        if (e.result == 0 && family_of(e) != MemoryFamily::HostHeap) return erase(live, it, e);
+        failed_releases_.emplace(allocation.seq, e);
+        return;
+      }
+      if (e.result != 0 && !shutdown) return;  // a failed release frees nothing
+      if (shutdown) {
+        ++result_.released_during_shutdown;
+        live.erase(it);
+        return;
+      }
+      return erase(live, it, e);
+    }
+    if (shutdown) return;
+
+    // A pointer or handle of another kind: an array given to cudaFree, a device pointer to cudaFreeArray.
+    for (size_t s = 0; s < kSpaces; ++s) {
+      if (s == space_index(e.api)) continue;
+      if (auto other = live_[s].find(e.key); other != live_[s].end()) {
+        result_.release_findings.push_back({ReleaseProblem::Mismatched, e, other->second, {}, 0});
+        failed_releases_.emplace(other->second.seq, e);
+        return;
+      }
+    }
+    if (family_of(e) == MemoryFamily::HostHeap) return;  // ordinary heap memory: not ours to judge
+
+    if (api_info(e.api).space == KeySpace::Address) {
+      if (const Event* inside = containing(live, e.key)) {
+        result_.release_findings.push_back({ReleaseProblem::Invalid, e, *inside, {}, e.key - inside->key});
+        return;
+      }
+    }
+    if (e.result == 0) {
+      ++result_.unmatched_releases;  // CUDA accepted it: memory cuaudit did not see allocated
       return;
     }
-    auto it = live.find(e.key);
-    if (it == live.end()) return note_unmatched(shutdown);
-    count_release(shutdown, 1);
-    live.erase(it);
+    auto& released = released_[space_index(e.api)];
+    if (auto before = released.find(e.key); before != released.end()) {
+      result_.release_findings.push_back(
+          {ReleaseProblem::Double, e, before->second.allocation, before->second.release, 0});
+      return;
+    }
+    result_.release_findings.push_back({ReleaseProblem::Invalid, e, {}, {}, 0});
   }
 
   void destroy_context(uint32_t context_uid) {
-    for (auto& live : spaces_) {
+    for (auto& live : live_) {
       for (auto it = live.begin(); it != live.end();) {
-        if (it->second.context_uid == context_uid && dies_with_context(api_info(it->second.api).family)) {
-          result_.leaks.push_back({it->second, LeakEnd::ContextDestroyed});
+        if (it->second.context_uid == context_uid && dies_with_context(family_of(it->second))) {
+          result_.leaks.push_back(leaked(it->second, LeakEnd::ContextDestroyed));
           it = live.erase(it);
         } else {
           ++it;
@@ -68,24 +115,54 @@ class AllocationTable {
   }
 
   void finish(LeakEnd end) {
-    for (auto& live : spaces_) {
-      for (auto& [key, allocation] : live) result_.leaks.push_back({allocation, end});
+    for (auto& live : live_) {
+      for (auto& [key, allocation] : live) result_.leaks.push_back(leaked(allocation, end));
       live.clear();
     }
   }
 
  private:
-  std::map<uint64_t, Event>& space(Api api) { return spaces_[static_cast<size_t>(api_info(api).space)]; }
+  using Live = std::map<uint64_t, Event>;
 
-  void count_release(bool shutdown, uint64_t n) {
-    (shutdown ? result_.released_during_shutdown : result_.releases) += n;
+  static size_t space_index(Api api) { return static_cast<size_t>(api_info(api).space); }
+
+  static const Event* containing(const Live& live, uint64_t address) {
+    auto it = live.upper_bound(address);
+    if (it == live.begin()) return nullptr;
+    --it;
+    return address < it->first + it->second.bytes ? &it->second : nullptr;
   }
-  void note_unmatched(bool shutdown) {
-    if (!shutdown) ++result_.unmatched_releases;
+
+  void erase(Live& live, Live::iterator it, const Event& release) {
+    ++result_.releases;
+    released_[space_index(release.api)][it->first] = {it->second, release};
+    live.erase(it);
+  }
+
+  // cuMemUnmap releases every mapping inside [ptr, ptr + size).
+  void unmap(const Event& e) {
+    if (e.result != 0) return;
+    auto& live = live_[space_index(e.api)];
+    auto first = live.lower_bound(e.key);
+    auto last = live.lower_bound(e.key + (e.bytes ? e.bytes : 1));
+    if (first == last) {
+      ++result_.unmatched_releases;
+      return;
+    }
+    result_.releases += static_cast<uint64_t>(std::distance(first, last));
+    live.erase(first, last);
+  }
+
+  LeakedAllocation leaked(const Event& allocation, LeakEnd end) const {
+    LeakedAllocation l{allocation, end, {}};
+    if (auto f = failed_releases_.find(allocation.seq); f != failed_releases_.end()) l.failed_release = f->second;
+    return l;
   }
 
   ReplayResult& result_;
-  std::array<std::map<uint64_t, Event>, kSpaces> spaces_;
+  std::array<Live, kSpaces> live_;
+  std::array<std::map<uint64_t, Released>, kSpaces> released_;
+  std::unordered_map<uint64_t, Event> failed_releases_;  // allocation seq -> the release that failed
 };
 
 }  // namespace

@@ -1,7 +1,9 @@
-// Replays a process's allocations and releases in order and says what was still live at the end.
+// Replays a process's allocations and releases in order: what was still live at the end, and
+// which releases were wrong (mismatched, double, invalid).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "trace_model.h"
@@ -18,17 +20,35 @@ enum class LeakEnd : uint8_t {
 struct LeakedAllocation {
   Event allocation;  // the allocation event that made it live
   LeakEnd end;
+  std::optional<Event> failed_release;  // a mismatched release that did not release it
+};
+
+enum class ReleaseProblem : uint8_t {
+  Mismatched,  // released through an API of another family
+  Double,      // released again after it was released
+  Invalid,     // a pointer or handle no allocator returned (or an interior pointer)
+};
+
+struct ReleaseFinding {
+  ReleaseProblem problem;
+  Event release;                      // the offending call
+  std::optional<Event> allocation;    // the allocation it concerns, when there is one
+  std::optional<Event> first_release; // Double: the release that already released it
+  uint64_t offset = 0;                // Invalid: offset of the pointer inside `allocation`
 };
 
 struct ReplayResult {
   std::vector<LeakedAllocation> leaks;
+  std::vector<ReleaseFinding> release_findings;
   uint64_t allocations = 0;        // successful allocation calls
   uint64_t releases = 0;           // successful release calls
   uint64_t failed_allocations = 0;
   // Releases that CUDA refused because it was already shutting down (cudaErrorCudartUnloading
   // from a static destructor): the program did release them, so they are not its leaks.
   uint64_t released_during_shutdown = 0;
-  uint64_t unmatched_releases = 0;  // successful releases of keys cuaudit never saw allocated
+  // Successful releases of keys cuaudit never saw allocated (memory from an API it does not
+  // track, such as graph memory nodes): not judged.
+  uint64_t unmatched_releases = 0;
 };
 
 ReplayResult replay(const ProcessTrace& trace);

@@ -44,3 +44,15 @@ Api StackResolver::api_called(uint64_t stack_id, Api recorded) {
 }
 
 }  // namespace cuaudit
+
+namespace cuaudit {
+
+std::string StackResolver::call_site(uint64_t stack_id) {
+  const auto& frames = user_stack(stack_id);
+  if (frames.empty()) return "an unknown place";
+  const report::Frame& f = frames.front();
+  if (!f.file.empty()) return f.line > 0 ? f.file + ":" + std::to_string(f.line) : f.file;
+  return f.function.empty() ? "an unknown place" : f.function;
+}
+
+}  // namespace cuaudit

@@ -19,6 +19,9 @@ class StackResolver {
   // Empty when the id is unknown (no stack was recorded).
   const std::vector<report::Frame>& user_stack(uint64_t stack_id);
 
+  // Where a stack's first user frame is, for one-line mentions: "app.cu:12", else the function.
+  std::string call_site(uint64_t stack_id);
+
   // The API to name an event by: the one the program called where the stack shows it (a
   // cuda_runtime.h template forwarding cudaMallocHost to cudaHostAlloc), else `recorded`.
   Api api_called(uint64_t stack_id, Api recorded);

@@ -1,0 +1,143 @@
+#include "release_findings.h"
+
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "result_names.h"
+
+namespace cuaudit {
+namespace {
+
+const char* kind_name(ReleaseProblem p) {
+  switch (p) {
+    case ReleaseProblem::Mismatched:
+      return "mismatched_free";
+    case ReleaseProblem::Double:
+      return "double_free";
+    case ReleaseProblem::Invalid:
+      return "invalid_free";
+  }
+  return "invalid_free";
+}
+
+bool is_driver_api(std::string_view name) { return name.substr(0, 2) == "cu" && name.substr(0, 4) != "cuda"; }
+
+bool is_libc(const Event& e) { return api_info(e.api).family == MemoryFamily::HostHeap; }
+
+// " (returned cudaErrorInvalidValue)"; libc calls are recorded before they run: nothing to say.
+std::string returned(const Event& release) {
+  return is_libc(release) ? std::string() : fmt::format(" (returned {})", result_name(release.api, release.result));
+}
+
+std::string memory_of(const Event& allocation) {
+  return fmt::format("{} from {}", family_description(api_info(allocation.api).family), api_info(allocation.api).name);
+}
+
+struct Group {
+  const ReleaseFinding* first;
+  Api allocation_api;
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+};
+
+report::Finding describe(const Group& g, uint64_t pid, StackResolver& stacks) {
+  const ReleaseFinding& p = *g.first;
+  const std::string_view release = api_info(p.release.api).name;
+  report::Finding f;
+  f.kind = kind_name(p.problem);
+  f.severity = report::Severity::Error;
+  f.api = std::string(release);
+  f.count = g.count;
+  f.bytes = g.bytes;
+  f.pid = pid;
+  f.address = p.release.key;
+  if (!is_libc(p.release)) f.result = result_name(p.release.api, p.release.result);
+  if (p.release.device >= 0) f.device = p.release.device;
+  f.stack = stacks.user_stack(p.release.stack_id);
+
+  const std::string times = g.count > 1 ? fmt::format(" ({} times)", g.count) : std::string();
+  switch (p.problem) {
+    case ReleaseProblem::Mismatched: {
+      const std::string memory = fmt::format("{} from {}", family_description(api_info(g.allocation_api).family),
+                                             api_info(g.allocation_api).name);
+      f.headline = fmt::format("Mismatched free: {} released with {}{}{} at:", memory, release, returned(p.release), times);
+      f.message = fmt::format("{} released with {}; release it with {}", memory, release,
+                              right_release_for(g.allocation_api));
+      if (is_libc(p.release)) {
+        f.notes.push_back(fmt::format("{} does not release CUDA memory; the C library usually aborts the process here",
+                                      release));
+      }
+      break;
+    }
+    case ReleaseProblem::Double:
+      f.headline = fmt::format("Double free: {} released again with {}{}{} at:", memory_of(*p.allocation), release,
+                               returned(p.release), times);
+      f.message = fmt::format("{} was released twice: again with {} after {} had released it", memory_of(*p.allocation),
+                              release, api_info(p.first_release->api).name);
+      break;
+    case ReleaseProblem::Invalid:
+      if (p.allocation) {
+        f.headline = fmt::format("Invalid free: {} of 0x{:x}, {} byte(s) inside a {}-byte allocation of {}{}{} at:",
+                                 release, p.release.key, p.offset, p.allocation->bytes, memory_of(*p.allocation),
+                                 returned(p.release), times);
+        f.message = fmt::format("{} was given a pointer {} byte(s) inside an allocation, not its start", release,
+                                p.offset);
+      } else {
+        f.headline = fmt::format("Invalid free: {} of 0x{:x}, which no CUDA allocator returned{}{} at:", release,
+                                 p.release.key, returned(p.release), times);
+        f.message = fmt::format("{} was given 0x{:x}, which no CUDA allocator returned", release, p.release.key);
+      }
+      break;
+  }
+  if (p.first_release) {
+    f.related.push_back({"first_release", std::string(api_info(p.first_release->api).name),
+                         fmt::format("first released by {} at:", api_info(p.first_release->api).name),
+                         stacks.user_stack(p.first_release->stack_id)});
+  }
+  if (p.allocation) {
+    f.related.push_back({"allocation", std::string(api_info(g.allocation_api).name),
+                         fmt::format("allocated by {} at:", api_info(g.allocation_api).name),
+                         stacks.user_stack(p.allocation->stack_id)});
+  }
+  return f;
+}
+
+}  // namespace
+
+std::string_view right_release_for(Api allocation) {
+  MemoryFamily family = api_info(allocation).family;
+  if (family == MemoryFamily::Managed) family = MemoryFamily::Device;  // cudaFree / cuMemFree
+  const bool driver = is_driver_api(api_info(allocation).name);
+  for (const ApiInfo& candidate : kApiInfo) {
+    if (candidate.role == ApiRole::Free && candidate.family == family && is_driver_api(candidate.name) == driver) {
+      return candidate.name;
+    }
+  }
+  return "the matching release API";
+}
+
+std::vector<report::Finding> release_findings(const std::vector<ReleaseFinding>& problems, uint64_t pid,
+                                              StackResolver& stacks) {
+  // Same problem, same release site, same allocation site: one finding with a count.
+  std::map<std::tuple<uint8_t, uint16_t, uint64_t, uint16_t, uint64_t, uint64_t>, Group> groups;
+  std::vector<decltype(groups)::key_type> order;
+  for (const ReleaseFinding& p : problems) {
+    const Api allocation_api =
+        p.allocation ? stacks.api_called(p.allocation->stack_id, p.allocation->api) : Api::Count;
+    const auto key = std::make_tuple(static_cast<uint8_t>(p.problem), static_cast<uint16_t>(p.release.api),
+                                     p.release.stack_id, static_cast<uint16_t>(allocation_api),
+                                     p.allocation ? p.allocation->stack_id : 0,
+                                     p.first_release ? p.first_release->stack_id : 0);
+    auto [it, inserted] = groups.try_emplace(key, Group{&p, allocation_api});
+    if (inserted) order.push_back(key);
+    ++it->second.count;
+    if (p.allocation) it->second.bytes += p.allocation->bytes;
+  }
+  std::vector<report::Finding> findings;
+  for (const auto& key : order) findings.push_back(describe(groups.at(key), pid, stacks));
+  return findings;
+}
+
+}  // namespace cuaudit
