@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the seeds' allocate/use/free experiment natively, under cuaudit, and (where installed)
-# under compute-sanitizer --leak-check full, and prints the ratios from this one run.
+# under compute-sanitizer --leak-check full, then the host heap churn natively and under cuaudit
+# (the cost of checking free() against CUDA host memory), and prints the ratios from this run.
 # Usage: bench/run_bench.sh BUILD_DIR [PAIRS]
 set -euo pipefail
 build=${1:?usage: bench/run_bench.sh BUILD_DIR [PAIRS]}
@@ -17,3 +18,9 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
   echo "compute-sanitizer --leak-check full: $sanitized us per pair"
   awk -v s="$sanitized" -v n="$native" 'BEGIN { printf "ratio compute-sanitizer/native: %.3f\n", s / n }'
 fi
+
+churn_native=$("$bin/bench_heap_churn" | grep -o '[0-9.]* ns per pair' | cut -d' ' -f1)
+churn_audited=$("$bin/cuaudit" --log-file /dev/null "$bin/bench_heap_churn" | grep -o '[0-9.]* ns per pair' | cut -d' ' -f1)
+echo "heap churn native:  $churn_native ns per malloc/free pair"
+echo "heap churn cuaudit: $churn_audited ns per malloc/free pair (every free checked against live pinned/managed memory)"
+awk -v a="$churn_audited" -v n="$churn_native" 'BEGIN { printf "ratio heap churn cuaudit/native: %.3f\n", a / n }'

@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "host_release_hook.h"
 #include "stack_capture.h"
 #include "trace_format.h"
 #include "trace_writer.h"
@@ -75,6 +76,7 @@ void on_call_exit(const ApiCall& call) noexcept {
   r.result = call.result;
   r.api = static_cast<uint16_t>(call.api);
   trace_writer().append(&r, sizeof r);
+  update_host_pointers(call);
 }
 
 void on_context_created(uint32_t context_uid, int32_t device) noexcept {
@@ -83,6 +85,7 @@ void on_context_created(uint32_t context_uid, int32_t device) noexcept {
 
 void on_context_destroyed(uint32_t context_uid, int32_t device) noexcept {
   write_context_record(trace::RecordType::ContextDestroyed, context_uid, device);
+  forget_host_pointers();
 }
 
 void on_process_end() noexcept {

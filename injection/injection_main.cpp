@@ -14,6 +14,7 @@
 
 #include "call_recorder.h"
 #include "cupti_subscriber.h"
+#include "host_release_hook.h"
 #include "in_target_log.h"
 #include "module_map.h"
 #include "trace_format.h"
@@ -116,6 +117,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     trace_writer().disable();
     return 1;
   }
+  connect_host_release_interposer();
   atexit(at_exit);
   pthread_atfork(nullptr, nullptr, in_forked_child);
   trace_writer().start_flusher(flush_interval_ms());

@@ -114,6 +114,11 @@ std::string find_injection_library(const std::string& explicit_path) {
   return path;
 }
 
+std::string find_preload_library(const std::string& injection_path) {
+  const std::string path = injection_path.substr(0, injection_path.rfind('/') + 1) + "libcuaudit-preload.so";
+  return is_regular_file(path) ? path : std::string();
+}
+
 RunInfo run_program(const LaunchRequest& request) {
   RunInfo info;
   info.command = request.argv;
@@ -145,6 +150,13 @@ RunInfo run_program(const LaunchRequest& request) {
     sigaction(SIGQUIT, &old_quit, nullptr);
     setenv("CUDA_INJECTION64_PATH", request.injection_path.c_str(), 1);
     setenv("CUAUDIT_TRACE_DIR", request.run_dir.c_str(), 1);
+    if (!request.preload_path.empty()) {
+      // Ahead of what the user preloads, so that free() is checked before any other interposer.
+      const char* existing = getenv("LD_PRELOAD");
+      const std::string preload =
+          existing && *existing ? request.preload_path + ":" + existing : request.preload_path;
+      setenv("LD_PRELOAD", preload.c_str(), 1);
+    }
     execv(request.program_path.c_str(), argv.data());
     const int err = errno;
     ssize_t ignored = write(report_pipe[1], &err, sizeof err);

@@ -30,8 +30,12 @@ struct LaunchRequest {
   std::vector<std::string> argv;  // argv[0] as the user typed it
   std::string program_path;       // resolved
   std::string injection_path;
+  std::string preload_path;       // libcuaudit-preload.so for LD_PRELOAD; empty: none
   std::string run_dir;            // the trace directory the injection writes into
 };
+
+// libcuaudit-preload.so beside the injection library, or empty when it is not there.
+std::string find_preload_library(const std::string& injection_path);
 
 // Runs the program to completion. Ctrl-C reaches the program, not cuaudit, so the report still
 // comes out. Returns how it ended.

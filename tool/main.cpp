@@ -103,7 +103,7 @@ int run_command(const Options& o) {
   const std::string run_dir = prepare_run_dir(o, temporary);
   RunInfo run;
   try {
-    run = run_program({o.program, program_path, injection, run_dir});
+    run = run_program({o.program, program_path, injection, find_preload_library(injection), run_dir});
   } catch (const LaunchError& e) {
     if (temporary) remove_run_dir(run_dir);
     fail(e.exit_code, e.what());

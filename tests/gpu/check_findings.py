@@ -6,10 +6,12 @@ comments, in the spirit of LLVM's lit:
   // EXPECT: leak api=cudaMalloc bytes=409600 count=100 at=@temp-alloc
   // EXPECT-EXIT: 0                               cuaudit's exit status
   // EXPECT-NOTE: text                            a process note must contain text
+  // EXPECT-SIGNAL: SIGABRT                       the program was killed by this signal
   ... cudaMalloc(&p, n);  // @temp-alloc         the line a finding's first frame must name
 
 Every EXPECT must match exactly one finding and every finding must be expected.
-`bytes=*` accepts any size. Exit status 0 means the program's findings were as expected.
+`bytes=*` accepts any size. Release findings also take alloc_api=API, alloc_at=@marker (the
+allocation stack's first frame), first_at=@marker (the first release's) and result=NAME. Exit status 0 means the program's findings were as expected.
 """
 import argparse
 import json
@@ -28,14 +30,15 @@ def parse_expectations(source):
         for name in re.findall(r"//.*?(@[\w-]+)\s*$", line):
             if "EXPECT" not in line:
                 markers[name] = number
-    expects, args, exit_code, notes = [], [], None, []
+    expects, args, exit_code, notes, signal = [], [], None, [], None
     for line in text:
         m = re.match(r"\s*// EXPECT: (\w+)((?: \w+=\S+)*)\s*$", line)
         if m:
             fields = dict(f.split("=", 1) for f in m.group(2).split())
             fields["kind"] = m.group(1)
-            if "at" in fields:
-                fields["line"] = markers[fields.pop("at")]
+            for key in ("at", "alloc_at", "first_at"):
+                if key in fields:
+                    fields[key] = markers[fields[key]]
             expects.append(fields)
         m = re.match(r"\s*// CUAUDIT-ARGS: (.*)$", line)
         if m:
@@ -43,22 +46,39 @@ def parse_expectations(source):
         m = re.match(r"\s*// EXPECT-EXIT: (\d+)", line)
         if m:
             exit_code = int(m.group(1))
+        m = re.match(r"\s*// EXPECT-SIGNAL: ([\w|]+)", line)
+        if m:
+            signal = m.group(1)
         m = re.match(r"\s*// EXPECT-NOTE: (.*)$", line)
         if m:
             notes.append(m.group(1).strip())
-    return expects, args, exit_code, notes
+    return expects, args, exit_code, notes, signal
+
+
+def at_line(stack, line, source):
+    top = stack[0] if stack else {}
+    return top.get("line") == line and (top.get("file") or "").endswith(os.path.basename(source))
+
+
+def related(finding, role):
+    return next((r for r in finding.get("related", []) if r["role"] == role), None)
 
 
 def matches(expect, finding, source):
     if finding["kind"] != expect["kind"]:
         return False
-    for key in ("api", "bytes", "count"):
+    for key in ("api", "bytes", "count", "result"):
         if key in expect and expect[key] != "*" and str(finding.get(key)) != expect[key]:
             return False
-    if "line" in expect:
-        top = finding["stack"][0] if finding["stack"] else {}
-        if top.get("line") != expect["line"] or not (top.get("file") or "").endswith(os.path.basename(source)):
-            return False
+    if "at" in expect and not at_line(finding["stack"], expect["at"], source):
+        return False
+    allocation, first = related(finding, "allocation"), related(finding, "first_release")
+    if "alloc_api" in expect and (not allocation or allocation["api"] != expect["alloc_api"]):
+        return False
+    if "alloc_at" in expect and (not allocation or not at_line(allocation["stack"], expect["alloc_at"], source)):
+        return False
+    if "first_at" in expect and (not first or not at_line(first["stack"], expect["first_at"], source)):
+        return False
     return True
 
 
@@ -77,7 +97,7 @@ def main():
     ap.add_argument("--log", help="append cuaudit's text report here")
     opts = ap.parse_args()
 
-    expects, args, expected_exit, notes = parse_expectations(opts.source)
+    expects, args, expected_exit, notes, expected_signal = parse_expectations(opts.source)
     with tempfile.TemporaryDirectory() as tmp:
         json_path = os.path.join(tmp, "report.json")
         cmd = [opts.cuaudit, "--json", json_path] + args
@@ -111,6 +131,8 @@ def main():
     for note in notes:
         if note not in all_notes:
             failures.append("no process note mentions %r (notes: %s)" % (note, all_notes))
+    if expected_signal and report["processes"] and report["processes"][0]["signal"] not in expected_signal.split("|"):
+        failures.append("the program ended with %s, expected %s" % (report["processes"][0]["signal"], expected_signal))
     if not report["processes"] or not report["processes"][0]["tracked"]:
         failures.append("the process was not tracked")
 

@@ -1,0 +1,66 @@
+#include "host_release_hook.h"
+
+#include <dlfcn.h>
+
+#include "in_target_log.h"
+#include "trace_writer.h"
+
+namespace cuaudit::inject {
+namespace {
+
+struct Interposer {
+  int (*track)(void*) = nullptr;
+  void (*untrack)(void*) = nullptr;
+  void (*forget_all)() = nullptr;
+};
+Interposer g_interposer;  // written once at initialization, before any callback
+
+// Called by the interposer, inside free/realloc/delete, before the call goes on.
+void record_libc_release(int api, void* pointer) noexcept {
+  const Api which = static_cast<Api>(api);
+  on_call_enter(which);
+  ApiCall call{which};
+  call.key = reinterpret_cast<uint64_t>(pointer);
+  call.device = -1;
+  on_call_exit(call);
+  trace_writer().flush_all();  // the C library is about to abort the process
+}
+
+}  // namespace
+
+void connect_host_release_interposer() noexcept {
+  auto connect = reinterpret_cast<void (*)(void (*)(int, void*))>(dlsym(RTLD_DEFAULT, "cuaudit_preload_connect"));
+  if (!connect) return;
+  g_interposer.track = reinterpret_cast<int (*)(void*)>(dlsym(RTLD_DEFAULT, "cuaudit_preload_track"));
+  g_interposer.untrack = reinterpret_cast<void (*)(void*)>(dlsym(RTLD_DEFAULT, "cuaudit_preload_untrack"));
+  g_interposer.forget_all = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "cuaudit_preload_forget_all"));
+  if (!g_interposer.track || !g_interposer.untrack || !g_interposer.forget_all) {
+    g_interposer = {};
+    return;
+  }
+  connect(record_libc_release);
+}
+
+void update_host_pointers(const ApiCall& call) noexcept {
+  if (!g_interposer.track || call.result != 0 || call.key == 0) return;
+  const ApiInfo& info = api_info(call.api);
+  if (info.role == ApiRole::Alloc) {
+    if (info.family == MemoryFamily::PinnedHost || info.family == MemoryFamily::Managed) {
+      if (!g_interposer.track(reinterpret_cast<void*>(call.key))) {
+        static bool warned = false;
+        if (!warned) {
+          warned = true;
+          log_warning("too many live pinned and managed allocations to check every free() against them");
+        }
+      }
+    }
+  } else if (info.family != MemoryFamily::HostHeap) {
+    g_interposer.untrack(reinterpret_cast<void*>(call.key));
+  }
+}
+
+void forget_host_pointers() noexcept {
+  if (g_interposer.forget_all) g_interposer.forget_all();
+}
+
+}  // namespace cuaudit::inject
