@@ -26,66 +26,76 @@ using Reporter = void (*)(int api, void* pointer);
 HostPointerSet g_pointers;  // static storage, zero-initialized: usable before any constructor
 std::atomic<Reporter> g_reporter{nullptr};
 
-// Set while this thread resolves the next definitions or reports, so that calls made meanwhile
-// (dlsym and the recorder may allocate and free) pass through without recursion.
-thread_local bool tls_busy = false;
+// Until this library's constructor has run, the dynamic loader may already route its own frees
+// here (glibc 2.39 does so while it is still relocating, before thread-local storage exists), so
+// nothing here may touch TLS or call dlsym. Such early blocks are leaked, which is safe whatever
+// allocator made them; early reallocs go to glibc's own.
+std::atomic<bool> g_ready{false};
 
-template <typename Fn>
-Fn next(const char* name, std::atomic<Fn>& slot) {
-  Fn fn = slot.load(std::memory_order_acquire);
-  if (!fn && !tls_busy) {
-    tls_busy = true;
-    fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-    tls_busy = false;
-    slot.store(fn, std::memory_order_release);
-  }
-  return fn;
-}
+// Static TLS (this library is preloaded): no __tls_get_addr, no lazy allocation.
+#define CUAUDIT_TLS thread_local __attribute__((tls_model("initial-exec")))
 
-std::atomic<void (*)(void*)> g_free{nullptr};
-std::atomic<void* (*)(void*, size_t)> g_realloc{nullptr};
-std::atomic<void (*)(void*)> g_delete{nullptr};
-std::atomic<void (*)(void*)> g_delete_array{nullptr};
-std::atomic<void (*)(void*, size_t)> g_sized_delete{nullptr};
-std::atomic<void (*)(void*, size_t)> g_sized_delete_array{nullptr};
-
+// Set while this thread reports, so that the recorder's own heap calls pass straight through.
+CUAUDIT_TLS bool tls_reporting = false;
 // Set while a checked call is forwarded: libstdc++'s sized delete calls the unsized one, which
 // calls free, all of which resolve back here. They are the same release, reported once.
-thread_local int tls_forwarding = 0;
+CUAUDIT_TLS int tls_forwarding = 0;
 struct Forwarding {
   Forwarding() { ++tls_forwarding; }
   ~Forwarding() { --tls_forwarding; }
 };
 
-void check(Api api, void* p) noexcept {
-  if (tls_forwarding || tls_busy || !g_pointers.contains(reinterpret_cast<uintptr_t>(p))) return;
-  if (Reporter report = g_reporter.load(std::memory_order_acquire)) {
-    tls_busy = true;
-    report(static_cast<int>(api), p);
-    tls_busy = false;
-  }
+// The next definitions in lookup order (glibc's, or another allocator's), resolved once.
+void (*g_free)(void*) = nullptr;
+void* (*g_realloc)(void*, size_t) = nullptr;
+void (*g_delete)(void*) = nullptr;
+void (*g_delete_array)(void*) = nullptr;
+void (*g_sized_delete)(void*, size_t) = nullptr;
+void (*g_sized_delete_array)(void*, size_t) = nullptr;
+
+template <typename Fn>
+void resolve(Fn& slot, const char* name) {
+  slot = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
-void pass_to_free(void* p) noexcept {
-  // While free itself is being resolved (dlsym may free), the block is left alone: a few bytes
-  // leaked once beat calling the wrong allocator.
-  if (auto fn = next("free", g_free)) fn(p);
+__attribute__((constructor(101))) void resolve_next_definitions() {
+  resolve(g_free, "free");
+  resolve(g_realloc, "realloc");
+  resolve(g_delete, "_ZdlPv");
+  resolve(g_delete_array, "_ZdaPv");
+  resolve(g_sized_delete, "_ZdlPvm");
+  resolve(g_sized_delete_array, "_ZdaPvm");
+  g_ready.store(g_free != nullptr && g_realloc != nullptr, std::memory_order_release);
+}
+
+bool ready() noexcept { return g_ready.load(std::memory_order_acquire); }
+
+void check(Api api, void* p) noexcept {
+  if (!g_pointers.contains(reinterpret_cast<uintptr_t>(p)) || tls_forwarding || tls_reporting) return;
+  if (Reporter report = g_reporter.load(std::memory_order_acquire)) {
+    tls_reporting = true;
+    report(static_cast<int>(api), p);
+    tls_reporting = false;
+  }
 }
 
 }  // namespace
 
+extern "C" void* __libc_realloc(void*, size_t);
+
 extern "C" {
 
 __attribute__((visibility("default"))) void free(void* p) {
+  if (!ready()) return;  // leaked: see g_ready
   check(Api::libc_free, p);
-  pass_to_free(p);
+  g_free(p);
 }
 
 __attribute__((visibility("default"))) void* realloc(void* p, size_t size) {
+  if (!ready()) return __libc_realloc(p, size);
   check(Api::libc_realloc, p);
   Forwarding forwarding;
-  auto fn = next("realloc", g_realloc);
-  return fn ? fn(p, size) : nullptr;
+  return g_realloc(p, size);
 }
 
 // The injection's side of the contract (resolved with dlsym(RTLD_DEFAULT, ...)).
@@ -105,26 +115,30 @@ __attribute__((visibility("default"))) void cuaudit_preload_forget_all() { g_poi
 // Replaceable global deallocation functions: each checks, then calls the next definition
 // (libstdc++'s), or free when the program has none.
 __attribute__((visibility("default"))) void operator delete(void* p) noexcept {
+  if (!ready()) return;  // leaked: see g_ready
   check(Api::cxx_delete, p);
   Forwarding forwarding;
-  if (auto fn = next("_ZdlPv", g_delete)) return fn(p);
-  pass_to_free(p);
+  if (g_delete) return g_delete(p);
+  g_free(p);  // a program without libstdc++'s definition
 }
 __attribute__((visibility("default"))) void operator delete[](void* p) noexcept {
+  if (!ready()) return;  // leaked: see g_ready
   check(Api::cxx_delete_array, p);
   Forwarding forwarding;
-  if (auto fn = next("_ZdaPv", g_delete_array)) return fn(p);
-  pass_to_free(p);
+  if (g_delete_array) return g_delete_array(p);
+  g_free(p);  // a program without libstdc++'s definition
 }
 __attribute__((visibility("default"))) void operator delete(void* p, size_t size) noexcept {
+  if (!ready()) return;  // leaked: see g_ready
   check(Api::cxx_delete, p);
   Forwarding forwarding;
-  if (auto fn = next("_ZdlPvm", g_sized_delete)) return fn(p, size);
-  pass_to_free(p);
+  if (g_sized_delete) return g_sized_delete(p, size);
+  g_free(p);  // a program without libstdc++'s definition
 }
 __attribute__((visibility("default"))) void operator delete[](void* p, size_t size) noexcept {
+  if (!ready()) return;  // leaked: see g_ready
   check(Api::cxx_delete_array, p);
   Forwarding forwarding;
-  if (auto fn = next("_ZdaPvm", g_sized_delete_array)) return fn(p, size);
-  pass_to_free(p);
+  if (g_sized_delete_array) return g_sized_delete_array(p, size);
+  g_free(p);  // a program without libstdc++'s definition
 }
