@@ -17,7 +17,7 @@ std::string_view basename_of(std::string_view path) {
 bool is_internal_module(std::string_view module) {
   const std::string_view name = basename_of(module);
   for (std::string_view prefix : {"libcuda.so", "libcudart.so", "libcupti.so", "libcuaudit-injection.so",
-                                  "libnvidia-", "libcudadebugger.so"}) {
+                                  "libcuaudit-preload.so", "libnvidia-", "libcudadebugger.so"}) {
     if (starts_with(name, prefix)) return true;
   }
   return false;

@@ -8,7 +8,7 @@
 namespace cuaudit {
 
 // A frame inside the CUDA driver, runtime (shared or linked statically into the program),
-// CUPTI, the CUDA headers' inline wrappers, or cuaudit's own injection.
+// CUPTI, the CUDA headers' inline wrappers, or cuaudit's own libraries.
 bool is_cuda_internal(const report::Frame& frame);
 
 // Drops CUDA-internal frames from the top, so that #0 is the program's call, and every frame

@@ -66,7 +66,7 @@ report::Finding describe(const Group& g, uint64_t pid, StackResolver& stacks) {
       f.message = fmt::format("{} released with {}; release it with {}", memory, release,
                               right_release_for(g.allocation_api));
       if (is_libc(p.release)) {
-        f.notes.push_back(fmt::format("{} does not release CUDA memory; the C library usually aborts the process here",
+        f.notes.push_back(fmt::format("{} does not release CUDA memory; the C library usually kills the process right after (abort or segmentation fault)",
                                       release));
       }
       break;

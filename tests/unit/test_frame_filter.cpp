@@ -60,3 +60,14 @@ TEST_CASE("the function the program called is the outermost internal frame, bare
                          frame("upload(float const*, int)", "/src/app")}) == "cudaMallocHost");
   CHECK(called_function({frame("step(int)", "/src/app")}).empty());
 }
+
+TEST_CASE("the libc interposer's own frames are dropped: #0 is the program's free()") {
+  const auto frames = user_frames({frame("cuaudit::inject::(anonymous namespace)::record_libc_release(int, void*)",
+                                         "/opt/cuaudit/libcuaudit-injection.so"),
+                                   frame("(anonymous namespace)::check(cuaudit::Api, void*)",
+                                         "/opt/cuaudit/libcuaudit-preload.so"),
+                                   frame("free", "/opt/cuaudit/libcuaudit-preload.so"),
+                                   frame("main", "/src/app", "/src/app.cu")});
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].function == "main");
+}
