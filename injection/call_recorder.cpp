@@ -1,6 +1,7 @@
 #include "call_recorder.h"
 
 #include <atomic>
+#include <cstring>
 
 #include "host_release_hook.h"
 #include "stack_capture.h"
@@ -37,7 +38,47 @@ void write_context_record(trace::RecordType type, uint32_t context_uid, int32_t 
   trace_writer().append(&r, sizeof r);
 }
 
+// Callback ids whose name is already in the trace (runtime ids are below 1024).
+constexpr uint32_t kMaxNamedCbid = 1024;
+std::atomic<uint64_t> g_named[kMaxNamedCbid / 64];
+
+void write_callback_name(uint32_t domain, uint32_t cbid, const char* name) noexcept {
+  if (cbid >= kMaxNamedCbid || !name) return;
+  const uint64_t bit = uint64_t{1} << (cbid % 64);
+  if (g_named[cbid / 64].fetch_or(bit, std::memory_order_relaxed) & bit) return;
+  struct {
+    trace::CallbackNameRecord record;
+    char name[128];
+  } out{};
+  const size_t name_bytes = strnlen(name, sizeof out.name);
+  const size_t bytes = trace::padded_record_size(sizeof out.record + name_bytes);
+  out.record.header = {static_cast<uint16_t>(trace::RecordType::CallbackName), static_cast<uint16_t>(bytes), 0};
+  out.record.domain = domain;
+  out.record.cbid = cbid;
+  out.record.name_bytes = static_cast<uint32_t>(name_bytes);
+  memcpy(out.name, name, name_bytes);
+  trace_writer().append(&out, bytes);
+}
+
 }  // namespace
+
+void on_runtime_call(CallFact fact, uint32_t domain, uint32_t cbid, const char* name, int32_t result) noexcept {
+  if (tls_active.depth > 0) return;  // made by CUDA itself inside a tracked call
+  write_callback_name(domain, cbid, name);
+  trace::CallRecord r{};
+  const auto type = fact == CallFact::Failed      ? trace::RecordType::FailedCall
+                    : fact == CallFact::LastError ? trace::RecordType::LastError
+                                                  : trace::RecordType::CallSite;
+  r.header = {static_cast<uint16_t>(type), sizeof r, 0};
+  r.stack_id = capture_stack();
+  r.seq = next_sequence();
+  r.time_ns = monotonic_ns();
+  r.tid = current_tid();
+  r.result = result;
+  r.cbid = cbid;
+  r.domain = domain;
+  trace_writer().append(&r, sizeof r);
+}
 
 uint64_t next_sequence() noexcept { return sequence().fetch_add(1, std::memory_order_relaxed); }
 

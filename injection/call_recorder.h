@@ -28,6 +28,12 @@ void on_call_enter(Api api) noexcept;
 // are ignored when nested; an outermost one is recorded without a pre-call sequence number.
 void on_call_exit(const ApiCall& call) noexcept;
 
+// Other runtime calls, by CUPTI callback id: a failure, an error retrieved through
+// cudaGetLastError/cudaPeekAtLastError, or (lint mode) a successful call's site. `name` is the
+// callback's name, written to the trace the first time the id appears.
+enum class CallFact { Failed, LastError, Site };
+void on_runtime_call(CallFact fact, uint32_t domain, uint32_t cbid, const char* name, int32_t result) noexcept;
+
 // Context lifetime: allocations of a destroyed context are gone with it.
 void on_context_created(uint32_t context_uid, int32_t device) noexcept;
 void on_context_destroyed(uint32_t context_uid, int32_t device) noexcept;

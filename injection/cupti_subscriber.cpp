@@ -12,6 +12,7 @@ namespace cuaudit::inject {
 namespace {
 
 CUpti_SubscriberHandle g_subscriber = nullptr;
+bool g_record_call_sites = false;  // --check-api-results
 
 // Re-entrancy guard: CUPTI calls we make (cuptiGetDeviceId) may call the driver, whose
 // callbacks come back here.
@@ -368,9 +369,34 @@ int32_t device_of(CUcontext context, uint32_t context_uid) noexcept {
   return cached_device;
 }
 
+// Every other runtime call: only what it returned matters, and only at exit. Failures are rare
+// and recorded with their stack; successes cost a load and a compare (unless call sites are
+// recorded for --check-api-results).
+void on_other_runtime_call(CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
+  if (data->callbackSite != CUPTI_API_EXIT || !data->functionReturnValue) return;
+  const auto result = static_cast<int32_t>(*static_cast<const cudaError_t*>(data->functionReturnValue));
+  const uint32_t domain = CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020 ||
+      cbid == CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020) {
+    if (result != cudaSuccess) on_runtime_call(CallFact::LastError, domain, cbid, data->functionName, result);
+    return;
+  }
+  if (result != cudaSuccess) {
+    // Polling (cudaStreamQuery, cudaEventQuery) answers "not yet" this way: not a failure, and
+    // frequent enough to flood the trace.
+    if (result != cudaErrorNotReady) on_runtime_call(CallFact::Failed, domain, cbid, data->functionName, result);
+    return;
+  }
+  if (g_record_call_sites) on_runtime_call(CallFact::Site, domain, cbid, data->functionName, result);
+}
+
 void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
+  if (!data) return;
   const int16_t id = lookup(domain, cbid);
-  if (id < 0 || !data) return;
+  if (id < 0) {
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) on_other_runtime_call(cbid, data);
+    return;
+  }
   const Api api = static_cast<Api>(id);
   if (data->callbackSite == CUPTI_API_ENTER) {
     on_call_enter(api);
@@ -416,7 +442,8 @@ void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
 
 }  // namespace
 
-bool subscribe_callbacks(char* error, size_t error_bytes) noexcept {
+bool subscribe_callbacks(bool record_call_sites, char* error, size_t error_bytes) noexcept {
+  g_record_call_sites = record_call_sites;
   memset(&g_lookup, 0xff, sizeof g_lookup);
   for (const CallbackId& t : kTracked) {
     int16_t* slot = t.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_lookup.runtime : g_lookup.driver;
@@ -445,6 +472,11 @@ bool subscribe_callbacks(char* error, size_t error_bytes) noexcept {
                static_cast<int>(rc));
     }
     return false;
+  }
+  // Every runtime entry point: any of them can fail, and failures are what the unchecked-error
+  // check judges. Ids that do not exist in this CUPTI are refused and skipped.
+  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) {
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
   }
   for (const CallbackId& t : kTracked) {
     if (cuptiEnableCallback(1, g_subscriber, t.domain, t.cbid) != CUPTI_SUCCESS) {

@@ -1,5 +1,6 @@
-// The one seam to CUPTI: subscribes cuaudit's callback and enables exactly the callback ids
-// it needs (per id, never whole domains: every enabled id costs the program time).
+// The one seam to CUPTI: subscribes cuaudit's callback and enables the callback ids it needs:
+// the tracked driver allocation and release ids (per id: the driver is called far more often
+// than the program calls it) and every runtime id (any runtime call can fail).
 #pragma once
 
 #include <cstddef>
@@ -8,6 +9,7 @@ namespace cuaudit::inject {
 
 // Returns false with a reason (for the user) when CUPTI refused us, e.g. because another
 // CUPTI tool (compute-sanitizer, Nsight) already holds the single subscriber slot.
-bool subscribe_callbacks(char* error, size_t error_bytes) noexcept;
+// `record_call_sites`: also record the site of every successful runtime call (--check-api-results).
+bool subscribe_callbacks(bool record_call_sites, char* error, size_t error_bytes) noexcept;
 
 }  // namespace cuaudit::inject

@@ -4,6 +4,7 @@
 // Configuration (environment, set by the cuaudit launcher; see docs/INJECTION.md):
 //   CUAUDIT_TRACE_DIR          directory for trace-<pid>.cutrace (default: $TMPDIR/cuaudit-<pid>)
 //   CUAUDIT_FLUSH_INTERVAL_MS  how often buffered events reach the file (default 100; 0 = only when full)
+//   CUAUDIT_CHECK_API_RESULTS  1: record the site of every successful runtime call (lint mode)
 #include <pthread.h>
 #include <unistd.h>
 
@@ -110,7 +111,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   write_process_info();
   record_loaded_modules();
 
-  if (!subscribe_callbacks(error, sizeof error)) {
+  const char* lint = getenv("CUAUDIT_CHECK_API_RESULTS");
+  if (!subscribe_callbacks(lint && strcmp(lint, "1") == 0, error, sizeof error)) {
     log_error("%s", error);
     write_notice(cuaudit::trace::NoticeCode::SubscribeFailed, error);
     trace_writer().flush_all();

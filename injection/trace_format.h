@@ -50,6 +50,10 @@ enum class RecordType : uint16_t {
   ContextDestroyed = 7,
   Notice = 8,       // something the injection wants the user to know (could not subscribe, ...)
   ProcessEnd = 9,   // the process reached exit processing; absent when it died abruptly
+  FailedCall = 10,  // CallRecord: a runtime call that failed (not an allocation or release)
+  LastError = 11,   // CallRecord: cudaGetLastError / cudaPeekAtLastError returned an error
+  CallSite = 12,    // CallRecord: a successful runtime call (--check-api-results only)
+  CallbackName = 13,  // the name of a callback id, written once before its first use
 };
 
 struct RecordHeader {
@@ -114,6 +118,29 @@ struct ApiEventRecord {
   uint32_t reserved32;
 };
 static_assert(sizeof(ApiEventRecord) == 72);
+
+// A runtime API call that is not an allocation or release, identified by its CUPTI callback id.
+struct CallRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  uint64_t stack_id;
+  uint32_t tid;
+  int32_t result;
+  uint32_t cbid;
+  uint32_t domain;  // CUpti_CallbackDomain
+};
+static_assert(sizeof(CallRecord) == 48);
+
+// Followed by name_bytes of the callback's name as CUPTI gives it ("cudaMemcpy_v3020"), no NUL.
+struct CallbackNameRecord {
+  RecordHeader header;
+  uint32_t domain;
+  uint32_t cbid;
+  uint32_t name_bytes;
+  uint32_t reserved;
+};
+static_assert(sizeof(CallbackNameRecord) == 24);
 
 struct ContextRecord {
   RecordHeader header;

@@ -80,6 +80,10 @@ std::string render_text(const Report& report, const TextOptions& options) {
       continue;
     }
     ++printed;
+    if (f.severity == Severity::Info) {  // for the record: one line and where, no story
+      w.line(f.headline + " " + (f.stack.empty() ? std::string("(no stack)") : format_frame(0, f.stack[0])));
+      continue;
+    }
     w.line(f.headline);
     write_stack(w, f.stack, f.omitted_frames);
     for (const auto& r : f.related) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "error_findings.h"
 #include "leak_findings.h"
 #include "release_findings.h"
 #include "replay.h"
@@ -73,6 +74,10 @@ Analysis analyze_run_dir(const std::string& dir, const AnalysisOptions& options)
   const std::string cache_path = dir + "/" + kSymbolCacheFile;
   std::string error;
   if (!symbolizer.load_cache(cache_path, error)) report.notes.push_back(error);
+  CallSiteJudge judge;
+  const std::string call_sites_path = dir + "/" + kCallSiteCacheFile;
+  if (!judge.load_cache(call_sites_path, error)) report.notes.push_back(error);
+  bool call_sites_recorded = false;
 
   size_t tracked = 0;
   for (const std::string& file : traces) {
@@ -84,6 +89,10 @@ Analysis analyze_run_dir(const std::string& dir, const AnalysisOptions& options)
     ++tracked;
     StackResolver stacks(trace, symbolizer);
     std::vector<report::Finding> found = release_findings(result.release_findings, trace.pid, stacks);
+    std::set<uint64_t> explained;
+    for (const auto& p : result.release_findings) explained.insert(p.release.seq);
+    for (auto& f : error_findings(trace, explained, stacks, judge, {options.check_api_results})) found.push_back(std::move(f));
+    for (const Event& e : trace.events) call_sites_recorded |= e.kind == EventKind::CallSite;
     if (options.check_leaks) {
       for (auto& f : leak_findings(result.leaks, trace.pid, stacks)) found.push_back(std::move(f));
     }
@@ -126,8 +135,15 @@ Analysis analyze_run_dir(const std::string& dir, const AnalysisOptions& options)
   }
   report.summary = report::summarize(report.findings);
 
+  if (options.check_api_results && !call_sites_recorded && tracked > 0) {
+    report.notes.push_back("--check-api-results: this run recorded no call sites of successful calls (record it with "
+                           "`cuaudit --check-api-results`); only allocations and releases were linted");
+  }
   // Keep what was resolved beside the trace, so the run reads the same on another machine.
-  if (access(dir.c_str(), W_OK) == 0 && !symbolizer.save_cache(cache_path, error)) report.notes.push_back(error);
+  if (access(dir.c_str(), W_OK) == 0) {
+    if (!symbolizer.save_cache(cache_path, error)) report.notes.push_back(error);
+    if (!judge.save_cache(call_sites_path, error)) report.notes.push_back(error);
+  }
   return analysis;
 }
 

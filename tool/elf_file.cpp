@@ -1,6 +1,7 @@
 #include "elf_file.h"
 
 #include <elf.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
@@ -48,6 +49,14 @@ bool is_position_independent_elf(const std::string& path) {
   Elf64_Ehdr eh;
   if (!in.read(reinterpret_cast<char*>(&eh), sizeof eh)) return false;
   return memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_type == ET_DYN;
+}
+
+std::string module_file_problem(const ModuleInfo& module) {
+  if (access(module.path.c_str(), R_OK) != 0) return fmt::format("{} (not found here)", module.path);
+  if (!module.build_id.empty() && read_elf_build_id(module.path) != module.build_id) {
+    return fmt::format("{} (rebuilt since the run: build id differs)", module.path);
+  }
+  return {};
 }
 
 }  // namespace cuaudit

@@ -24,15 +24,20 @@ bool is_internal_module(std::string_view module) {
 }
 
 bool is_internal_function(std::string_view fn) {
-  if (starts_with(fn, "__cuda") || starts_with(fn, "libcudart_static_") || starts_with(fn, "cuaudit::inject::"))
+  if (starts_with(fn, "__cuda") || starts_with(fn, "libcudart_static_") || starts_with(fn, "cuaudit::inject::") ||
+      starts_with(fn, "__device_stub__"))
     return true;
   // Runtime API entry points and the templates of cuda_runtime.h (cudaMalloc<float>(...)).
   return fn.size() > 4 && starts_with(fn, "cuda") && fn[4] >= 'A' && fn[4] <= 'Z';
 }
 
+// The runtime's headers, and the launch stubs nvcc generates for <<<>>> (x.cudafe1.stub.c), so
+// that a launch's first frame is the <<<>>> line.
 bool is_cuda_header(std::string_view file) {
   const std::string_view name = basename_of(file);
-  return name == "cuda_runtime.h" || name == "cuda_runtime_api.h" || name == "host_runtime.h";
+  constexpr std::string_view stub = ".cudafe1.stub.c";
+  return name == "cuda_runtime.h" || name == "cuda_runtime_api.h" || name == "host_runtime.h" ||
+         (name.size() > stub.size() && name.substr(name.size() - stub.size()) == stub);
 }
 
 bool is_main(std::string_view fn) { return fn == "main" || starts_with(fn, "main("); }

@@ -150,6 +150,7 @@ RunInfo run_program(const LaunchRequest& request) {
     sigaction(SIGQUIT, &old_quit, nullptr);
     setenv("CUDA_INJECTION64_PATH", request.injection_path.c_str(), 1);
     setenv("CUAUDIT_TRACE_DIR", request.run_dir.c_str(), 1);
+    if (request.record_call_sites) setenv("CUAUDIT_CHECK_API_RESULTS", "1", 1);
     if (!request.preload_path.empty()) {
       // Ahead of what the user preloads, so that free() is checked before any other interposer.
       const char* existing = getenv("LD_PRELOAD");

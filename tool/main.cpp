@@ -48,7 +48,7 @@ void write_outputs(const Options& o, const Analysis& a, uint64_t pid) {
   if (!o.json_file.empty()) write_file_or_fail(expand_output_path(o.json_file, pid), report::render_json(a.report));
 }
 
-AnalysisOptions analysis_options(const Options& o) { return {o.leak_check != "no", o.num_callers}; }
+AnalysisOptions analysis_options(const Options& o) { return {o.leak_check != "no", o.num_callers, o.check_api_results}; }
 
 // Where the injection writes: the --save directory (created, must hold no earlier run) or a
 // private temporary one.
@@ -79,6 +79,7 @@ void remove_run_dir(const std::string& dir) {
   for (const auto& trace : list_traces(dir)) unlink(trace.c_str());
   unlink((dir + "/" + kRunInfoFile).c_str());
   unlink((dir + "/" + kSymbolCacheFile).c_str());
+  unlink((dir + "/" + kCallSiteCacheFile).c_str());
   rmdir(dir.c_str());
 }
 
@@ -103,7 +104,8 @@ int run_command(const Options& o) {
   const std::string run_dir = prepare_run_dir(o, temporary);
   RunInfo run;
   try {
-    run = run_program({o.program, program_path, injection, find_preload_library(injection), run_dir});
+    run = run_program({o.program, program_path, injection, find_preload_library(injection), run_dir,
+                       o.check_api_results});
   } catch (const LaunchError& e) {
     if (temporary) remove_run_dir(run_dir);
     fail(e.exit_code, e.what());

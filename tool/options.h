@@ -21,6 +21,7 @@ struct Options {
   std::string json_file;
   size_t print_limit = 100;
   size_t num_callers = 0;
+  bool check_api_results = false;
   // run
   std::vector<std::string> program;  // program and its arguments
   std::string save_dir;

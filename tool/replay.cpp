@@ -183,6 +183,9 @@ ReplayResult replay(const ProcessTrace& trace) {
         break;
       case EventKind::ContextCreated:
       case EventKind::ProcessEnd:
+      case EventKind::FailedCall:
+      case EventKind::LastError:
+      case EventKind::CallSite:
         break;
     }
   }

@@ -5,40 +5,65 @@
 namespace cuaudit {
 namespace {
 
-const char* runtime_name(int32_t value) {
+struct Known {
+  const char* name;
+  const char* text;
+};
+
+Known runtime_result(int32_t value) {
   switch (value) {
-#define CUAUDIT_RUNTIME_RESULT(value, name) \
-  case value:                               \
-    return name;
-#define CUAUDIT_DRIVER_RESULT(value, name)
+#define CUAUDIT_RUNTIME_RESULT(value, name, text) \
+  case value:                                     \
+    return {name, text};
+#define CUAUDIT_DRIVER_RESULT(value, name, text)
 #include "cuda_result_names.inc"
 #undef CUAUDIT_RUNTIME_RESULT
 #undef CUAUDIT_DRIVER_RESULT
   }
-  return nullptr;
+  return {nullptr, nullptr};
 }
 
-const char* driver_name(int32_t value) {
+Known driver_result(int32_t value) {
   switch (value) {
-#define CUAUDIT_RUNTIME_RESULT(value, name)
-#define CUAUDIT_DRIVER_RESULT(value, name) \
-  case value:                              \
-    return name;
+#define CUAUDIT_RUNTIME_RESULT(value, name, text)
+#define CUAUDIT_DRIVER_RESULT(value, name, text) \
+  case value:                                    \
+    return {name, text};
 #include "cuda_result_names.inc"
 #undef CUAUDIT_RUNTIME_RESULT
 #undef CUAUDIT_DRIVER_RESULT
   }
-  return nullptr;
+  return {nullptr, nullptr};
+}
+
+Known lookup(ApiLayer layer, int32_t result) {
+  switch (layer) {
+    case ApiLayer::Runtime:
+      return runtime_result(result);
+    case ApiLayer::Driver:
+      return driver_result(result);
+    case ApiLayer::Other:
+      break;
+  }
+  return {result == 0 ? "success" : nullptr, nullptr};
 }
 
 }  // namespace
 
-std::string result_name(Api api, int32_t result) {
-  const std::string_view name = api_info(api).name;
-  const char* known = name.substr(0, 4) == "cuda" ? runtime_name(result)
-                      : name.substr(0, 2) == "cu" ? driver_name(result)
-                                                  : (result == 0 ? "success" : nullptr);
-  return known ? known : fmt::format("error {}", result);
+ApiLayer api_layer(std::string_view name) {
+  if (name.substr(0, 4) == "cuda") return ApiLayer::Runtime;
+  if (name.substr(0, 2) == "cu") return ApiLayer::Driver;
+  return ApiLayer::Other;
+}
+
+std::string result_name(ApiLayer layer, int32_t result) {
+  const Known k = lookup(layer, result);
+  return k.name ? k.name : fmt::format("error {}", result);
+}
+
+std::string result_text(ApiLayer layer, int32_t result) {
+  const Known k = lookup(layer, result);
+  return k.text ? k.text : "";
 }
 
 }  // namespace cuaudit

@@ -2,6 +2,7 @@
 //   trace-<pid>.cutrace  one per tracked process (written by the injection)
 //   run.json             the launcher's account: command and how the program ended
 //   symbols.json         stack symbols resolved so far, so the run can be read anywhere
+//   call_sites.json      what each failing call's site did with the result (from the machine code)
 #pragma once
 
 #include <optional>
@@ -20,6 +21,7 @@ struct RunInfo {
 
 inline constexpr const char* kRunInfoFile = "run.json";
 inline constexpr const char* kSymbolCacheFile = "symbols.json";
+inline constexpr const char* kCallSiteCacheFile = "call_sites.json";
 
 bool write_run_info(const std::string& dir, const RunInfo& info, std::string& error);
 // Returns nullopt when the file is absent; throws std::runtime_error when it is unreadable.

@@ -16,18 +16,27 @@ const StackResolver::Resolved& StackResolver::resolve(uint64_t stack_id) {
   auto found = resolved_.find(stack_id);
   if (found != resolved_.end()) return found->second;
   std::vector<report::Frame> frames;
+  std::vector<RawFrame> raw_user;
   auto raw = trace_.stacks.find(stack_id);
   if (raw != trace_.stacks.end()) {
     for (uint64_t address : raw->second) {
-      for (auto& f : symbolizer_.symbolize(address, module_for(address))) frames.push_back(std::move(f));
+      const ModuleInfo* module = module_for(address);
+      auto located = symbolizer_.symbolize(address, module);
+      // The outermost location holds the call instruction; inlined CUDA wrappers sit above it.
+      if (!raw_user.empty() || !is_cuda_internal(located.back())) raw_user.push_back({address, module});
+      for (auto& f : located) frames.push_back(std::move(f));
     }
   }
-  Resolved r{{}, called_function(frames)};
+  Resolved r{{}, called_function(frames), std::move(raw_user)};
   r.user_frames = user_frames(std::move(frames));
   return resolved_.emplace(stack_id, std::move(r)).first->second;
 }
 
 const std::vector<report::Frame>& StackResolver::user_stack(uint64_t stack_id) { return resolve(stack_id).user_frames; }
+
+const std::vector<RawFrame>& StackResolver::user_raw_frames(uint64_t stack_id) {
+  return resolve(stack_id).user_raw_frames;
+}
 
 Api StackResolver::api_called(uint64_t stack_id, Api recorded) {
   const std::string& name = resolve(stack_id).called_function;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "report_model.h"
+#include "result_use.h"
 #include "symbolizer.h"
 #include "trace_model.h"
 
@@ -19,6 +20,10 @@ class StackResolver {
   // Empty when the id is unknown (no stack was recorded).
   const std::vector<report::Frame>& user_stack(uint64_t stack_id);
 
+  // The stack's return addresses from the program's own call outwards (the first whose outermost
+  // source location is not CUDA's), for judging what the call site did with a result.
+  const std::vector<RawFrame>& user_raw_frames(uint64_t stack_id);
+
   // Where a stack's first user frame is, for one-line mentions: "app.cu:12", else the function.
   std::string call_site(uint64_t stack_id);
 
@@ -30,6 +35,7 @@ class StackResolver {
   struct Resolved {
     std::vector<report::Frame> user_frames;
     std::string called_function;
+    std::vector<RawFrame> user_raw_frames;
   };
   const Resolved& resolve(uint64_t stack_id);
   const ModuleInfo* module_for(uint64_t address) const;

@@ -28,10 +28,6 @@ struct Symbolizer::ModuleState {
 
 namespace {
 
-std::string module_key(const ModuleInfo& m) {
-  return m.build_id.empty() ? "path:" + m.path : "build-id:" + m.build_id;
-}
-
 void ignore_error(void*, const char*, int) {}
 
 int first_object_base(dl_phdr_info* info, size_t, void* out) {
@@ -76,11 +72,8 @@ Symbolizer::ModuleState* Symbolizer::module_state(const ModuleInfo& module) {
   auto& slot = states_[module.path];
   if (slot) return slot.get();
   slot = std::make_unique<ModuleState>();
-  if (access(module.path.c_str(), R_OK) != 0) {
-    slot->why_unavailable = fmt::format("{} (not found here)", module.path);
-  } else if (!module.build_id.empty() && read_elf_build_id(module.path) != module.build_id) {
-    slot->why_unavailable = fmt::format("{} (rebuilt since the run: build id differs)", module.path);
-  } else {
+  slot->why_unavailable = module_file_problem(module);
+  if (slot->why_unavailable.empty()) {
     slot->state = backtrace_create_state(module.path.c_str(), 0, ignore_error, nullptr);
     if (is_position_independent_elf(module.path)) slot->lookup_base = own_main_program_base();
   }
@@ -95,7 +88,7 @@ std::vector<report::Frame> Symbolizer::symbolize(uint64_t return_address, const 
 
   // A return address points after the call; the call itself is one byte before.
   const uint64_t offset = return_address - 1 - module->load_bias;
-  auto& by_offset = cache_[module_key(*module)];
+  auto& by_offset = cache_[module_cache_key(*module)];
   auto cached = by_offset.find(offset);
   if (cached == by_offset.end()) {
     std::vector<SourceLocation> locations;

@@ -18,7 +18,16 @@ struct ModuleInfo {
   std::string build_id;  // lowercase hex, empty when the object has none
 };
 
-enum class EventKind : uint8_t { Alloc, Free, ContextCreated, ContextDestroyed, ProcessEnd };
+enum class EventKind : uint8_t {
+  Alloc,
+  Free,
+  ContextCreated,
+  ContextDestroyed,
+  ProcessEnd,
+  FailedCall,  // another runtime call failed (cbid names it)
+  LastError,   // cudaGetLastError / cudaPeekAtLastError returned an error
+  CallSite,    // a successful runtime call (recorded with --check-api-results)
+};
 
 struct Event {
   EventKind kind;
@@ -32,6 +41,7 @@ struct Event {
   uint32_t context_uid = 0;
   int32_t device = -2;
   int32_t result = 0;
+  uint32_t cbid = 0;  // FailedCall, LastError, CallSite: the runtime callback id
 };
 
 struct ProcessTrace {
@@ -44,10 +54,21 @@ struct ProcessTrace {
   std::vector<ModuleInfo> modules;                                // in recording order
   std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;     // id -> return addresses
   std::vector<Event> events;                                      // sorted by seq
+  std::unordered_map<uint32_t, std::string> runtime_names;         // cbid -> "cudaMemcpy_v3020"
   std::vector<std::string> notices;                               // from the injection
   bool tracked = true;         // false when the injection could not subscribe
   bool reached_exit = false;   // a ProcessEnd record was seen
   std::vector<std::string> problems;  // damage found while reading (truncation, ...)
 };
+
+// How caches beside a trace name a module: by build id, which survives copying and renaming, or
+// by path when the object has none.
+inline std::string module_cache_key(const ModuleInfo& m) {
+  return m.build_id.empty() ? "path:" + m.path : "build-id:" + m.build_id;
+}
+
+// The name users know for an event's API: "cudaMalloc", "cudaMemcpy" (CUPTI's "_v3020" and
+// per-thread-stream "_ptsz"/"_ptds" suffixes removed).
+std::string event_api_name(const ProcessTrace& trace, const Event& e);
 
 }  // namespace cuaudit

@@ -119,6 +119,31 @@ class RecordParser {
         if (r.code == static_cast<uint32_t>(NoticeCode::SubscribeFailed)) out_.tracked = false;
         return true;
       }
+      case RecordType::FailedCall:
+      case RecordType::LastError:
+      case RecordType::CallSite: {
+        if (size < sizeof(CallRecord)) return false;
+        const auto r = load<CallRecord>(p);
+        const auto type = static_cast<RecordType>(header.type);
+        Event e{type == RecordType::FailedCall  ? EventKind::FailedCall
+                : type == RecordType::LastError ? EventKind::LastError
+                                                : EventKind::CallSite};
+        e.seq = r.seq;
+        e.time_ns = r.time_ns;
+        e.stack_id = r.stack_id;
+        e.tid = r.tid;
+        e.result = r.result;
+        e.cbid = r.cbid;
+        out_.events.push_back(e);
+        return true;
+      }
+      case RecordType::CallbackName: {
+        if (size < sizeof(CallbackNameRecord)) return false;
+        const auto r = load<CallbackNameRecord>(p);
+        if (sizeof r + r.name_bytes > size) return false;
+        out_.runtime_names[r.cbid] = std::string(p + sizeof r, r.name_bytes);
+        return true;
+      }
       case RecordType::ProcessEnd: {
         if (size < sizeof(ProcessEndRecord)) return false;
         const auto r = load<ProcessEndRecord>(p);
@@ -141,6 +166,21 @@ class RecordParser {
 };
 
 }  // namespace
+
+std::string event_api_name(const ProcessTrace& trace, const Event& e) {
+  if (e.kind == EventKind::Alloc || e.kind == EventKind::Free) return std::string(api_info(e.api).name);
+  auto it = trace.runtime_names.find(e.cbid);
+  if (it == trace.runtime_names.end()) return fmt::format("runtime call #{}", e.cbid);
+  std::string name = it->second;  // "cudaMemcpyAsync_ptsz_v7000"
+  if (auto v = name.rfind("_v"); v != std::string::npos && v + 2 < name.size() &&
+                                 name.find_first_not_of("0123456789", v + 2) == std::string::npos) {
+    name.erase(v);
+  }
+  for (const char* suffix : {"_ptsz", "_ptds"}) {
+    if (auto at = name.rfind(suffix); at != std::string::npos && at + strlen(suffix) == name.size()) name.erase(at);
+  }
+  return name;
+}
 
 ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
   if (bytes.size() < sizeof(FileHeader) || memcmp(bytes.data(), kFileMagic, sizeof kFileMagic) != 0) {

@@ -1,0 +1,162 @@
+#include "error_findings.h"
+
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "result_names.h"
+
+namespace cuaudit {
+namespace {
+
+// Not failures a program must handle: shutdown (cudaErrorCudartUnloading and
+// CUDA_ERROR_DEINITIALIZED, both 4), polling's "not yet" (600), and peer access already
+// enabled / not enabled (704, 705), which compute-sanitizer exempts too.
+bool is_exempt(int32_t result) { return result == 4 || result == 600 || result == 704 || result == 705; }
+
+bool is_failure(const Event& e) {
+  switch (e.kind) {
+    case EventKind::Alloc:
+    case EventKind::Free:
+    case EventKind::FailedCall:
+      return e.result != 0 && !is_exempt(e.result);
+    default:
+      return false;
+  }
+}
+
+bool is_launch(const std::string& api) { return api.rfind("cudaLaunch", 0) == 0; }
+
+struct Judged {
+  const Event* event;
+  std::string api;
+  ErrorHandling handling;
+  bool replaced;  // launch errors: another error came before any retrieval (else the program ended)
+};
+
+// Per thread, in order: was each runtime failure retrieved by a last-error call before the next
+// runtime failure replaced it?
+std::unordered_map<uint64_t, std::pair<bool, bool>> retrievals(const ProcessTrace& trace) {
+  std::unordered_map<uint64_t, std::pair<bool, bool>> out;  // seq -> {retrieved, replaced}
+  std::unordered_map<uint32_t, uint64_t> pending;           // tid -> seq of its last runtime failure
+  for (const Event& e : trace.events) {
+    if (e.kind == EventKind::LastError) {
+      if (auto it = pending.find(e.tid); it != pending.end()) {
+        out[it->second].first = true;
+        pending.erase(it);
+      }
+    } else if (is_failure(e) && api_layer(event_api_name(trace, e)) == ApiLayer::Runtime) {
+      if (auto it = pending.find(e.tid); it != pending.end()) out[it->second].second = true;
+      pending[e.tid] = e.seq;
+      out[e.seq];
+    }
+  }
+  return out;
+}
+
+std::string times(uint64_t count) { return count > 1 ? fmt::format(" ({} times)", count) : std::string(); }
+
+report::Finding describe(const Judged& j, uint64_t count, uint64_t pid, StackResolver& stacks) {
+  const Event& e = *j.event;
+  const ApiLayer layer = api_layer(j.api);
+  const std::string name = result_name(layer, e.result);
+  const std::string text = result_text(layer, e.result);
+  report::Finding f;
+  f.api = j.api;
+  f.count = count;
+  f.pid = pid;
+  f.result = name;
+  if (e.device >= 0) f.device = e.device;
+  f.stack = stacks.user_stack(e.stack_id);
+  if (j.handling == ErrorHandling::Unchecked) {
+    f.kind = "unchecked_error";
+    f.severity = report::Severity::Error;
+    f.headline = fmt::format("Unchecked error: {} returned {} and the program never looked at it{}, at:", j.api, name,
+                             times(count));
+    const std::string why =
+        is_launch(j.api)
+            ? fmt::format("a launch's error is seen only through cudaGetLastError or cudaPeekAtLastError, and none "
+                          "retrieved it before {}",
+                          j.replaced ? "another error replaced it" : "the program ended")
+            : "the call site discards the return value, and no cudaGetLastError or cudaPeekAtLastError retrieved it";
+    f.message = fmt::format("{} failed with {} and the program never looked at the result: {}", j.api, name, why);
+    f.notes.push_back(why);
+  } else {
+    f.kind = "api_error";
+    f.severity = report::Severity::Info;
+    f.headline = fmt::format("Handled error: {} returned {}{} at:", j.api, name, times(count));
+    const char* how = j.handling == ErrorHandling::CheckedAtCallSite ? "the program checked the result at the call site"
+                      : j.handling == ErrorHandling::RetrievedLater
+                          ? "the program retrieved it with cudaGetLastError or cudaPeekAtLastError"
+                          : "cuaudit could not follow the machine code at the call site, so it does not call it unchecked";
+    f.message = fmt::format("{} failed with {}; {}", j.api, name, how);
+    f.notes.push_back(how);
+  }
+  if (!text.empty()) f.notes.push_back(fmt::format("{}: {}", name, text));
+  return f;
+}
+
+}  // namespace
+
+ErrorHandling decide_error_handling(bool launch, bool runtime_api, ResultUse call_site, bool retrieved_later) {
+  if (call_site == ResultUse::Used) return ErrorHandling::CheckedAtCallSite;
+  if (runtime_api && retrieved_later) return ErrorHandling::RetrievedLater;
+  if (launch) return ErrorHandling::Unchecked;  // the last-error rule is the whole story for launches
+  if (call_site == ResultUse::Discarded) return ErrorHandling::Unchecked;
+  return ErrorHandling::Undecided;  // never guess "unchecked"
+}
+
+std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std::set<uint64_t>& explained,
+                                            StackResolver& stacks, CallSiteJudge& judge,
+                                            const ErrorCheckOptions& options) {
+  const auto retrieved = retrievals(trace);
+  // Same outcome, same API, same error, same stack: one finding with a count, in first-seen order.
+  std::map<std::tuple<int, std::string, int32_t, uint64_t>, std::pair<Judged, uint64_t>> groups;
+  std::vector<decltype(groups)::key_type> order;
+  auto add = [&](const Judged& j) {
+    const auto key = std::make_tuple(static_cast<int>(j.handling), j.api, j.event->result, j.event->stack_id);
+    auto [it, inserted] = groups.try_emplace(key, j, 0);
+    if (inserted) order.push_back(key);
+    ++it->second.second;
+  };
+
+  std::map<uint64_t, std::string> lint_sites;  // stack -> api, for --check-api-results
+  for (const Event& e : trace.events) {
+    std::string api = event_api_name(trace, e);
+    if (e.kind == EventKind::Alloc || e.kind == EventKind::Free) api = api_info(stacks.api_called(e.stack_id, e.api)).name;
+    if (options.check_api_results && !is_launch(api) &&
+        (e.kind == EventKind::CallSite || ((e.kind == EventKind::Alloc || e.kind == EventKind::Free) && e.result == 0))) {
+      lint_sites.emplace(e.stack_id, api);
+    }
+    if (!is_failure(e) || explained.count(e.seq)) continue;
+    const bool runtime = api_layer(api) == ApiLayer::Runtime;
+    const auto r = retrieved.find(e.seq);
+    const bool got = r != retrieved.end() && r->second.first;
+    const ResultUse site = judge.for_call(stacks.user_raw_frames(e.stack_id));
+    add({&e, api, decide_error_handling(is_launch(api), runtime, site, got), r != retrieved.end() && r->second.second});
+  }
+
+  std::vector<report::Finding> findings;
+  for (const auto& key : order) {
+    const auto& [judged, count] = groups.at(key);
+    findings.push_back(describe(judged, count, trace.pid, stacks));
+  }
+  for (const auto& [stack_id, api] : lint_sites) {
+    if (judge.for_call(stacks.user_raw_frames(stack_id)) != ResultUse::Discarded) continue;
+    report::Finding f;
+    f.kind = "unchecked_error";
+    f.severity = report::Severity::Warning;
+    f.api = api;
+    f.count = 1;
+    f.pid = trace.pid;
+    f.headline = fmt::format("Unchecked result: the value {} returns is discarded at:", api);
+    f.message = fmt::format("the call site discards what {} returns; check every CUDA call's result", api);
+    f.stack = stacks.user_stack(stack_id);
+    findings.push_back(std::move(f));
+  }
+  return findings;
+}
+
+}  // namespace cuaudit

@@ -1,0 +1,38 @@
+// Failing CUDA calls, judged: did the program look at the error? `unchecked_error` when it did
+// not, `api_error` (info) when it did; with --check-api-results, call sites that discard a CUDA
+// result even on success (warnings).
+#pragma once
+
+#include <set>
+#include <vector>
+
+#include "report_model.h"
+#include "result_use.h"
+#include "stack_resolver.h"
+#include "trace_model.h"
+
+namespace cuaudit {
+
+struct ErrorCheckOptions {
+  bool check_api_results = false;
+};
+
+// How a failing call was (or was not) looked at.
+enum class ErrorHandling {
+  CheckedAtCallSite,   // the machine code reads the result
+  RetrievedLater,      // cudaGetLastError / cudaPeekAtLastError returned it before another error
+  Unchecked,           // neither
+  Undecided,           // the machine code could not be followed and nothing retrieved it
+};
+
+// The decision rule, on its own so that it is tested without traces: `launch` errors are only
+// seen through the last-error functions; other calls by their call site first.
+ErrorHandling decide_error_handling(bool launch, bool runtime_api, ResultUse call_site, bool retrieved_later);
+
+// `explained`: sequence numbers of failures already reported otherwise (a double free's refused
+// cudaFree is that finding, not also an unchecked error).
+std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std::set<uint64_t>& explained,
+                                            StackResolver& stacks, CallSiteJudge& judge,
+                                            const ErrorCheckOptions& options);
+
+}  // namespace cuaudit
