@@ -17,17 +17,26 @@ say "== machine"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee -a "$log"
 
 say "== CUDA test programs"
-for src in tests/gpu/*.cu; do
-  name=$(basename "$src" .cu)
-  if python3 tests/gpu/check_findings.py --cuaudit "$bin/cuaudit" --program "$bin/gpu_$name" --source "$src" \
-       --log "$log" >>"$log.tmp" 2>&1; then
+for program in "$bin"/gpu_*; do
+  name=$(basename "$program")
+  src="tests/gpu/$(sed -E 's/^gpu_//; s/_O[02]$//' <<<"$name").cu"
+  if python3 tests/gpu/check_findings.py --cuaudit "$bin/cuaudit" --program "$program" --source "$src" \
+       --log "$log" >"$log.tmp" 2>&1; then
     passed=$((passed + 1))
   else
     failed=$((failed + 1))
   fi
-  tail -n 20 "$log.tmp" | grep -E '^(PASS|FAIL|  )' | tee -a "$log"
+  grep -E '^(PASS|FAIL|  )' "$log.tmp" | sed "s/^PASS [^:]*:/PASS $name:/; s/^FAIL [^:]*:/FAIL $name:/" | tee -a "$log"
   rm -f "$log.tmp"
 done
+
+say "== PyTorch training under cuaudit: tracked, no unchecked_error"
+if PYTHONUNBUFFERED=1 timeout 300 python3 tests/gpu/check_torch.py --cuaudit "$bin/cuaudit" \
+     --script tests/gpu/torch_training.py --log "$log" 2>&1 | tee -a "$log" | grep -q '^PASS'; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+fi
 
 say "== demo run, kept as the golden trace"
 rm -rf "$out/demo-run"
@@ -42,11 +51,6 @@ rm -rf "$out/standalone"
 CUDA_INJECTION64_PATH="$PWD/$bin/libcuaudit-injection.so" CUAUDIT_TRACE_DIR="$out/standalone" "$bin/gpu_leak_loop"
 "$bin/cuaudit" report "$out/standalone" --leak-check summary 2>&1 | tee -a "$log"
 rm -rf "$out/standalone"
-
-say "== PyTorch smoke test (caching allocator leaks are expected until issue 7)"
-PYTHONUNBUFFERED=1 timeout 300 "$bin/cuaudit" --leak-check summary -- python3 -c \
-  "import torch; x = torch.randn(256, 256, device='cuda'); print('torch ok', float((x @ x).sum()) != 0)" \
-  2>&1 | tail -n 8 | tee -a "$log"
 
 say "== under compute-sanitizer (one CUPTI subscriber only)"
 timeout 300 compute-sanitizer --print-limit 3 "$bin/cuaudit" "$bin/gpu_leak_exitcode" 2>&1 | tail -n 12 | tee -a "$log"

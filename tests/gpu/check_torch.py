@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Runs a PyTorch script under cuaudit and checks that PyTorch's normal operation is tracked and
+gives no unchecked_error (its caching allocator's memory is still reported as leaks until the
+framework rules of issue 7 exist; they are not checked here)."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cuaudit", required=True)
+    ap.add_argument("--script", required=True)
+    ap.add_argument("--log")
+    opts = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "report.json")
+        cmd = [opts.cuaudit, "--json", out, "--leak-check", "summary", "--", sys.executable, opts.script]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if opts.log:
+            with open(opts.log, "a") as log:
+                log.write("$ " + " ".join(cmd) + "\n" + proc.stdout + proc.stderr + "exit %d\n\n" % proc.returncode)
+        report = json.load(open(out))
+    failures = []
+    if proc.returncode != 0:
+        failures.append("exit status %d" % proc.returncode)
+    if not report["processes"] or not report["processes"][0]["tracked"]:
+        failures.append("the process was not tracked")
+    unchecked = [f for f in report["findings"] if f["kind"] == "unchecked_error"]
+    for f in unchecked:
+        top = f["stack"][0] if f["stack"] else {}
+        failures.append("unchecked_error: %s %s at %s" % (f["api"], f["result"], top.get("function")))
+    kinds = sorted({f["kind"] for f in report["findings"]})
+    if failures:
+        print("FAIL %s:\n  %s" % (os.path.basename(opts.script), "\n  ".join(failures)))
+        return 1
+    print("PASS %s: tracked, no unchecked_error (finding kinds: %s)" % (os.path.basename(opts.script), ", ".join(kinds)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+// The same two failures, handled: the cudaMalloc result is checked, the launch error retrieved
+// with cudaGetLastError. Only api_error info entries. Built at -O0 and -O2.
+// EXPECT: api_error api=cudaMalloc result=cudaErrorMemoryAllocation at=@oom
+// EXPECT: api_error api=cudaLaunchKernel result=cudaErrorInvalidConfiguration at=@launch
+// EXPECT-EXIT: 0
+#include <cstdio>
+#include <cuda_runtime.h>
+
+__global__ void scale(float* x, float s) { x[threadIdx.x] *= s; }
+
+int main() {
+  float* huge = nullptr;
+  if (cudaMalloc(&huge, size_t{1} << 50) != cudaSuccess) {  // @oom
+    std::printf("out of memory, as expected\n");
+  }
+  float* x = nullptr;
+  if (cudaMalloc(&x, 256 * sizeof(float)) != cudaSuccess) return 1;
+  scale<<<1, 4096>>>(x, 2.0f);  // @launch
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) std::printf("launch failed: %s\n", cudaGetErrorString(e));
+  cudaDeviceSynchronize();
+  return cudaFree(x) == cudaSuccess ? 0 : 1;
+}

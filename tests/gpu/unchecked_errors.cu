@@ -1,0 +1,18 @@
+// Two failures the program never looks at: an out-of-memory cudaMalloc whose result is ignored,
+// and a launch with a bad configuration never followed by cudaGetLastError. Built at -O0 and -O2.
+// EXPECT: unchecked_error api=cudaMalloc result=cudaErrorMemoryAllocation at=@oom
+// EXPECT: unchecked_error api=cudaLaunchKernel result=cudaErrorInvalidConfiguration at=@launch
+// EXPECT-EXIT: 0
+#include <cuda_runtime.h>
+
+__global__ void scale(float* x, float s) { x[threadIdx.x] *= s; }
+
+int main() {
+  float* huge = nullptr;
+  cudaMalloc(&huge, size_t{1} << 50);  // @oom
+  float* x = nullptr;
+  if (cudaMalloc(&x, 256 * sizeof(float)) != cudaSuccess) return 1;
+  scale<<<1, 4096>>>(x, 2.0f);  // @launch
+  cudaDeviceSynchronize();
+  return cudaFree(x) == cudaSuccess ? 0 : 1;
+}
