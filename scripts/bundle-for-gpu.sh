@@ -8,9 +8,9 @@ build=${1:-build}
 rm -rf .gpu && mkdir -p .gpu/bin
 for f in "$build"/bin/*; do
   case "$(basename "$f")" in
-    cuaudit_unit_tests) ;;                      # runs here, not there
     cuaudit) strip --strip-debug -o .gpu/bin/cuaudit "$f" ;;
-    *) cp "$f" .gpu/bin/ ;;
+    lib*.so | gpu_* | demo_* | bench_*) cp "$f" .gpu/bin/ ;;
+    *) ;;  # unit and self tests run here, not there
   esac
 done
 du -sh .gpu
