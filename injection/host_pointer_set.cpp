@@ -17,6 +17,8 @@ bool HostPointerSet::probe(uintptr_t p) const noexcept {
 
 bool HostPointerSet::contains(uintptr_t p) const noexcept {
   if (count_.load(std::memory_order_relaxed) == 0 || p == 0) return false;
+  const size_t bit = filter_bit_of(p);
+  if (!(filter_[bit / 64].load(std::memory_order_relaxed) & (uint64_t{1} << (bit % 64)))) return false;
   for (;;) {
     const uint32_t before = version_.load(std::memory_order_acquire);
     if (before & 1) {
@@ -44,6 +46,10 @@ bool HostPointerSet::insert(uintptr_t p) noexcept {
   lock();
   bool inserted = false;
   if (count_.load(std::memory_order_relaxed) < kSlots * 3 / 4) {
+    // Before the slot: a reader that sees the pointer can only be freeing it after this call
+    // returned it to the program, so it also sees the bit.
+    const size_t bit = filter_bit_of(p);
+    filter_[bit / 64].fetch_or(uint64_t{1} << (bit % 64), std::memory_order_relaxed);
     for (size_t i = slot_of(p);; i = (i + 1) % kSlots) {
       const uintptr_t v = slots_[i].load(std::memory_order_relaxed);
       if (v == p) {
@@ -90,13 +96,32 @@ void HostPointerSet::erase(uintptr_t p) noexcept {
     }
   }
   count_.fetch_sub(1, std::memory_order_relaxed);
+  if (++erased_since_rebuild_ > kFilterBits / 8) rebuild_filter();
   unlock();
+}
+
+// Drops the bits of erased pointers. Each word goes from its old value to a subset of it that
+// keeps every present pointer's bit, so a concurrent reader never misses a present pointer.
+// Called with the writer flag held.
+void HostPointerSet::rebuild_filter() noexcept {
+  static uint64_t fresh[kFilterBits / 64];  // only the writer touches it
+  for (auto& w : fresh) w = 0;
+  for (const auto& slot : slots_) {
+    if (const uintptr_t v = slot.load(std::memory_order_relaxed)) {
+      const size_t bit = filter_bit_of(v);
+      fresh[bit / 64] |= uint64_t{1} << (bit % 64);
+    }
+  }
+  for (size_t i = 0; i < kFilterBits / 64; ++i) filter_[i].store(fresh[i], std::memory_order_relaxed);
+  erased_since_rebuild_ = 0;
 }
 
 void HostPointerSet::clear() noexcept {
   lock();
   for (auto& s : slots_) s.store(0, std::memory_order_relaxed);
+  for (auto& w : filter_) w.store(0, std::memory_order_relaxed);
   count_.store(0, std::memory_order_relaxed);
+  erased_since_rebuild_ = 0;
   unlock();
 }
 

@@ -55,19 +55,39 @@ bool is_cuda_internal(const report::Frame& frame) {
   return is_internal_module(frame.module) || is_internal_function(frame.function) || is_cuda_header(frame.file);
 }
 
+std::vector<bool> internal_frames(const std::vector<report::Frame>& frames) {
+  std::vector<bool> internal(frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    internal[i] = is_cuda_internal(frames[i]) ||
+                  (i > 0 && starts_with(frames[i - 1].function, "__device_stub__") && !frames[i].function.empty() &&
+                   frames[i].function != "main");
+  }
+  return internal;
+}
+
+namespace {
+// Index of the first frame that is the program's own, or frames.size() when there is none.
+size_t first_user_index(const std::vector<report::Frame>& frames) {
+  const std::vector<bool> internal = internal_frames(frames);
+  size_t i = 0;
+  while (i < frames.size() && internal[i]) ++i;
+  return i;
+}
+}  // namespace
+
 std::vector<report::Frame> user_frames(std::vector<report::Frame> frames) {
-  auto first_user = std::find_if(frames.begin(), frames.end(), [](const report::Frame& f) { return !is_cuda_internal(f); });
-  if (first_user == frames.end()) return frames;
-  frames.erase(frames.begin(), first_user);
+  const size_t first = first_user_index(frames);
+  if (first == frames.size()) return frames;
+  frames.erase(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(first));
   auto main_frame = std::find_if(frames.begin(), frames.end(), [](const report::Frame& f) { return is_main(f.function); });
   if (main_frame != frames.end()) frames.erase(main_frame + 1, frames.end());
   return frames;
 }
 
 std::string called_function(const std::vector<report::Frame>& frames) {
-  auto first_user = std::find_if(frames.begin(), frames.end(), [](const report::Frame& f) { return !is_cuda_internal(f); });
-  if (first_user == frames.begin() || first_user == frames.end()) return {};
-  return bare_name((first_user - 1)->function);
+  const size_t first = first_user_index(frames);
+  if (first == 0 || first == frames.size()) return {};
+  return bare_name(frames[first - 1].function);
 }
 
 }  // namespace cuaudit

@@ -16,16 +16,23 @@ const StackResolver::Resolved& StackResolver::resolve(uint64_t stack_id) {
   auto found = resolved_.find(stack_id);
   if (found != resolved_.end()) return found->second;
   std::vector<report::Frame> frames;
-  std::vector<RawFrame> raw_user;
+  std::vector<RawFrame> raw_frames;
+  std::vector<size_t> outermost;  // per raw frame: index of its outermost location in `frames`
   auto raw = trace_.stacks.find(stack_id);
   if (raw != trace_.stacks.end()) {
     for (uint64_t address : raw->second) {
       const ModuleInfo* module = module_for(address);
-      auto located = symbolizer_.symbolize(address, module);
-      // The outermost location holds the call instruction; inlined CUDA wrappers sit above it.
-      if (!raw_user.empty() || !is_cuda_internal(located.back())) raw_user.push_back({address, module});
-      for (auto& f : located) frames.push_back(std::move(f));
+      for (auto& f : symbolizer_.symbolize(address, module)) frames.push_back(std::move(f));
+      raw_frames.push_back({address, module});
+      outermost.push_back(frames.size() - 1);
     }
+  }
+  // The outermost location of a return address holds the call instruction; inlined CUDA
+  // wrappers sit above it. The judge starts at the first return address that is the program's.
+  const std::vector<bool> internal = internal_frames(frames);
+  std::vector<RawFrame> raw_user;
+  for (size_t i = 0; i < raw_frames.size(); ++i) {
+    if (!raw_user.empty() || !internal[outermost[i]]) raw_user.push_back(raw_frames[i]);
   }
   Resolved r{{}, called_function(frames), std::move(raw_user)};
   r.user_frames = user_frames(std::move(frames));

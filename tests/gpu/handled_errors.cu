@@ -1,7 +1,7 @@
 // The same two failures, handled: the cudaMalloc result is checked, the launch error retrieved
 // with cudaGetLastError. Only api_error info entries. Built at -O0 and -O2.
 // EXPECT: api_error api=cudaMalloc result=cudaErrorMemoryAllocation at=@oom
-// EXPECT: api_error api=cudaLaunchKernel result=cudaErrorInvalidConfiguration at=@launch
+// EXPECT: api_error api=cudaLaunchKernel result=cudaErrorInvalidValue at=@launch
 // EXPECT-EXIT: 0
 #include <cstdio>
 #include <cuda_runtime.h>

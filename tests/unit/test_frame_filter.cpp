@@ -71,3 +71,12 @@ TEST_CASE("the libc interposer's own frames are dropped: #0 is the program's fre
   REQUIRE(frames.size() == 1);
   CHECK(frames[0].function == "main");
 }
+
+TEST_CASE("a <<<>>> launch starts at the launch line, not at nvcc's generated host wrapper") {
+  const auto frames = user_frames({frame("cudaLaunchKernel", "/src/app"),
+                                   frame("__device_stub__Z5scalePff(float*, float)", "/src/app", "/tmp/x.cudafe1.stub.c"),
+                                   frame("scale(float*, float)", "/src/app", "/src/app.cu"),  // line info of the kernel
+                                   frame("main", "/src/app", "/src/app.cu")});
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].function == "main");
+}

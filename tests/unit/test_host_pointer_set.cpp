@@ -53,3 +53,22 @@ TEST_CASE("a full set refuses more pointers instead of misbehaving") {
   CHECK(set->size() == 0);
   CHECK_FALSE(set->contains(4096));
 }
+
+TEST_CASE("rebuilding the filter after many removals keeps every present pointer") {
+  auto set = std::make_unique<HostPointerSet>();
+  std::vector<uintptr_t> kept;
+  for (uintptr_t i = 1; i <= 40000; ++i) {  // well past the rebuild threshold of removals
+    const uintptr_t p = 0x7f0000000000 + i * 4096;
+    REQUIRE(set->insert(p));
+    if (i % 10 == 0) {
+      kept.push_back(p);
+    } else {
+      set->erase(p);
+    }
+  }
+  CHECK(set->size() == kept.size());
+  for (uintptr_t p : kept) CHECK(set->contains(p));
+  size_t stale = 0;
+  for (uintptr_t i = 1; i <= 40000; ++i) stale += i % 10 != 0 && set->contains(0x7f0000000000 + i * 4096);
+  CHECK(stale == 0);
+}
