@@ -3,7 +3,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "host_release_hook.h"
+#include "preload_link.h"
 #include "stack_capture.h"
 #include "trace_format.h"
 #include "trace_writer.h"

@@ -14,8 +14,9 @@
 #include <cstring>
 
 #include "call_recorder.h"
+#include "crash_handler.h"
 #include "cupti_subscriber.h"
-#include "host_release_hook.h"
+#include "preload_link.h"
 #include "in_target_log.h"
 #include "module_map.h"
 #include "trace_format.h"
@@ -25,6 +26,8 @@ namespace cuaudit::inject {
 namespace {
 
 std::atomic<bool> g_initialized{false};
+
+unsigned g_flush_interval_ms = 100;
 
 void write_process_info() noexcept {
   struct {
@@ -43,6 +46,7 @@ void write_process_info() noexcept {
   out.record.start_realtime_ns = realtime_ns();
   out.record.start_monotonic_ns = monotonic_ns();
   out.record.cmdline_bytes = static_cast<uint32_t>(cmdline_bytes);
+  out.record.flush_interval_ms = g_flush_interval_ms;
   trace_writer().append(&out, bytes);
 }
 
@@ -108,6 +112,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     log_error("%s; this process is not tracked", error);
     return 1;  // never fail the program itself
   }
+  g_flush_interval_ms = flush_interval_ms();
   write_process_info();
   record_loaded_modules();
 
@@ -119,9 +124,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     trace_writer().disable();
     return 1;
   }
-  connect_host_release_interposer();
+  connect_preload_library();
+  install_crash_handlers();
   atexit(at_exit);
   pthread_atfork(nullptr, nullptr, in_forked_child);
-  trace_writer().start_flusher(flush_interval_ms());
+  trace_writer().start_flusher(g_flush_interval_ms);
   return 1;
 }

@@ -1,5 +1,6 @@
 // libcuaudit-preload.so: interposes free, realloc and operator delete (LD_PRELOAD, set by the
-// cuaudit launcher) to catch CUDA host memory handed to the C library. The check is a lookup in
+// cuaudit launcher) to catch CUDA host memory handed to the C library, and exit, _exit, _Exit and
+// quick_exit so that a process that ends itself without exit hooks still leaves a whole trace. The check is a lookup in
 // the set of live pinned and managed pointers that the injection keeps here; on a hit the
 // injection records the release *before* the call goes on, because glibc usually aborts the
 // process right after. Everything else passes straight through.
@@ -8,6 +9,8 @@
 // at initialization. Without the injection (no CUDA in the process) the set stays empty and each
 // call costs one atomic load.
 #include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstddef>
@@ -16,6 +19,7 @@
 
 #include "api_table.h"
 #include "host_pointer_set.h"
+#include "trace_format.h"
 
 namespace {
 
@@ -25,6 +29,7 @@ using Reporter = void (*)(int api, void* pointer);
 
 HostPointerSet g_pointers;  // static storage, zero-initialized: usable before any constructor
 std::atomic<Reporter> g_reporter{nullptr};
+std::atomic<void (*)(int, int)> g_exit_reporter{nullptr};
 
 // Until this library's constructor has run, the dynamic loader may already route its own frees
 // here (glibc 2.39 does so while it is still relocating, before thread-local storage exists), so
@@ -52,6 +57,9 @@ void (*g_delete)(void*) = nullptr;
 void (*g_delete_array)(void*) = nullptr;
 void (*g_sized_delete)(void*, size_t) = nullptr;
 void (*g_sized_delete_array)(void*, size_t) = nullptr;
+void (*g_exit)(int) = nullptr;
+void (*g_underscore_exit)(int) = nullptr;
+void (*g_quick_exit)(int) = nullptr;
 
 template <typename Fn>
 void resolve(Fn& slot, const char* name) {
@@ -65,7 +73,10 @@ __attribute__((constructor(101))) void resolve_next_definitions() {
   resolve(g_delete_array, "_ZdaPv");
   resolve(g_sized_delete, "_ZdlPvm");
   resolve(g_sized_delete_array, "_ZdaPvm");
-  g_ready.store(g_free != nullptr && g_realloc != nullptr, std::memory_order_release);
+  resolve(g_exit, "exit");
+  resolve(g_underscore_exit, "_exit");
+  resolve(g_quick_exit, "quick_exit");
+  g_ready.store(g_free && g_realloc && g_exit && g_underscore_exit && g_quick_exit, std::memory_order_release);
 }
 
 bool ready() noexcept { return g_ready.load(std::memory_order_acquire); }
@@ -77,6 +88,15 @@ void check(Api api, void* p) noexcept {
     report(static_cast<int>(api), p);
     tls_reporting = false;
   }
+}
+
+void report_exit(int status, cuaudit::trace::ExitHow how) noexcept {
+  if (auto report = g_exit_reporter.load(std::memory_order_acquire)) report(status, static_cast<int>(how));
+}
+
+// The process ends before this library's constructor ran: end it as _exit does.
+[[noreturn]] void exit_now(int status) noexcept {
+  for (;;) syscall(SYS_exit_group, status);
 }
 
 }  // namespace
@@ -109,6 +129,29 @@ __attribute__((visibility("default"))) void cuaudit_preload_untrack(void* p) {
   g_pointers.erase(reinterpret_cast<uintptr_t>(p));
 }
 __attribute__((visibility("default"))) void cuaudit_preload_forget_all() { g_pointers.clear(); }
+__attribute__((visibility("default"))) void cuaudit_preload_connect_exit(void (*reporter)(int, int)) {
+  g_exit_reporter.store(reporter, std::memory_order_release);
+}
+
+__attribute__((visibility("default"))) __attribute__((noreturn)) void exit(int status) {
+  if (!ready()) exit_now(status);
+  report_exit(status, cuaudit::trace::ExitHow::Exit);
+  g_exit(status);
+  exit_now(status);
+}
+__attribute__((visibility("default"))) __attribute__((noreturn)) void _exit(int status) {
+  if (!ready()) exit_now(status);
+  report_exit(status, cuaudit::trace::ExitHow::UnderscoreExit);
+  g_underscore_exit(status);
+  exit_now(status);
+}
+__attribute__((visibility("default"))) __attribute__((noreturn)) void _Exit(int status) { _exit(status); }
+__attribute__((visibility("default"))) __attribute__((noreturn)) void quick_exit(int status) {
+  if (!ready()) exit_now(status);
+  report_exit(status, cuaudit::trace::ExitHow::QuickExit);
+  g_quick_exit(status);
+  exit_now(status);
+}
 
 }  // extern "C"
 

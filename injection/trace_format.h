@@ -54,6 +54,8 @@ enum class RecordType : uint16_t {
   LastError = 11,   // CallRecord: cudaGetLastError / cudaPeekAtLastError returned an error
   CallSite = 12,    // CallRecord: a successful runtime call (--check-api-results only)
   CallbackName = 13,  // the name of a callback id, written once before its first use
+  Signal = 14,      // SignalRecord: a fatal signal reached the process
+  ExitCall = 15,    // ExitCallRecord: the program called exit, _exit, _Exit or quick_exit
 };
 
 struct RecordHeader {
@@ -71,7 +73,7 @@ struct ProcessInfoRecord {
   uint64_t start_realtime_ns;   // CLOCK_REALTIME at initialization
   uint64_t start_monotonic_ns;  // CLOCK_MONOTONIC at the same moment: event times are monotonic
   uint32_t cmdline_bytes;
-  uint32_t reserved;
+  uint32_t flush_interval_ms;   // at most this much is lost when the process is killed outright
 };
 static_assert(sizeof(ProcessInfoRecord) == 48);
 
@@ -164,6 +166,26 @@ struct NoticeRecord {
   uint32_t text_bytes;
 };
 static_assert(sizeof(NoticeRecord) == 16);
+
+struct SignalRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  int32_t signal;
+  uint32_t tid;
+};
+static_assert(sizeof(SignalRecord) == 32);
+
+enum class ExitHow : uint32_t { Exit = 1, UnderscoreExit = 2, QuickExit = 3 };
+
+struct ExitCallRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  int32_t status;
+  uint32_t how;  // ExitHow
+};
+static_assert(sizeof(ExitCallRecord) == 32);
 
 struct ProcessEndRecord {
   RecordHeader header;

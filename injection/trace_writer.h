@@ -28,6 +28,11 @@ class TraceWriter {
   // thread or thread-exit hook may run again.
   void set_write_through() noexcept;
 
+  // From a signal handler: writes every buffer that can be taken without waiting (a thread
+  // interrupted inside an append holds its own; waiting for it would hang), then `record` as a
+  // chunk of its own, and switches to write-through. Async-signal-safe.
+  void flush_from_signal(const void* record, size_t bytes) noexcept;
+
   // Starts the periodic flusher (interval_ms > 0).
   void start_flusher(unsigned interval_ms) noexcept;
 

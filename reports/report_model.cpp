@@ -14,10 +14,13 @@ const char* severity_name(Severity s) {
   return "error";
 }
 
-Summary summarize(const std::vector<Finding>& findings) {
+Summary summarize(const std::vector<Finding>& findings) { return summarize_process(findings, 0); }
+
+// pid 0: every process.
+Summary summarize_process(const std::vector<Finding>& findings, uint64_t pid) {
   Summary s;
   for (const Finding& f : findings) {
-    if (f.suppressed) continue;
+    if (f.suppressed || (pid != 0 && f.pid != pid)) continue;
     ++s.findings;
     if (f.severity == Severity::Error) ++s.error_findings;
     if (f.kind == "leak") {

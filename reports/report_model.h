@@ -77,7 +77,8 @@ struct Report {
   bool nothing_tracked = false;    // no process could be observed: never a clean result
 };
 
-// Recomputes the summary from the findings.
+// Recomputes the summary from the findings (of one process, for summarize_process).
 Summary summarize(const std::vector<Finding>& findings);
+Summary summarize_process(const std::vector<Finding>& findings, uint64_t pid);
 
 }  // namespace cuaudit::report

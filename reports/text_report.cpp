@@ -60,58 +60,74 @@ std::string describe_end(const Process& p) {
 
 std::string render_text(const Report& report, const TextOptions& options) {
   const uint64_t main_pid = report.processes.empty() ? 0 : report.processes.front().pid;
-  Writer w(fmt::format("=={}==", main_pid));
-  w.line(fmt::format("cuaudit {}: CUDA leak and misuse checker", report.tool_version));
+  std::string out;
+  Writer head(fmt::format("=={}==", main_pid));
+  head.line(fmt::format("cuaudit {}: CUDA leak and misuse checker", report.tool_version));
+  for (const auto& note : report.notes) head.line("note: " + note);
+  out += head.take();
+
+  size_t printed = 0, withheld = 0;
+  auto shown = [&](const Finding& f) {
+    return !f.suppressed && !(f.kind == "leak" && options.leak_detail != LeakDetail::Full);
+  };
+  // One section per process, each line under that process's pid, as valgrind does.
   for (const Process& p : report.processes) {
-    w.line(fmt::format("Process {}: {} ({}; {} allocation(s), {} release(s) tracked)", p.pid, join(p.command),
+    Writer w(fmt::format("=={}==", p.pid));
+    w.line(fmt::format("Process {}{}: {} ({}; {} allocation(s), {} release(s) tracked)", p.pid,
+                       p.parent_pid ? fmt::format(" (parent {})", p.parent_pid) : std::string(), join(p.command),
                        describe_end(p), p.allocations, p.releases));
     for (const auto& note : p.notes) w.line("  note: " + note);
-  }
-  for (const auto& note : report.notes) w.line("note: " + note);
-  w.line();
-
-  size_t printed = 0;
-  size_t withheld = 0;
-  for (const Finding& f : report.findings) {
-    if (f.suppressed) continue;
-    if (f.kind == "leak" && options.leak_detail != LeakDetail::Full) continue;
-    if (options.print_limit && printed == options.print_limit) {
-      ++withheld;
-      continue;
-    }
-    ++printed;
-    if (f.severity == Severity::Info) {  // for the record: one line and where, no story
-      w.line(f.headline + " " + (f.stack.empty() ? std::string("(no stack)") : format_frame(0, f.stack[0])));
-      continue;
-    }
-    w.line(f.headline);
-    write_stack(w, f.stack, f.omitted_frames);
-    for (const auto& r : f.related) {
-      w.line("  " + r.title);
-      write_stack(w, r.stack, 0);
-    }
-    for (const auto& note : f.notes) w.line("    " + note);
     w.line();
+    for (const Finding& f : report.findings) {
+      if (f.pid != p.pid || !shown(f)) continue;
+      if (options.print_limit && printed == options.print_limit) {
+        ++withheld;
+        continue;
+      }
+      ++printed;
+      if (f.severity == Severity::Info) {  // for the record: one line and where, no story
+        w.line(f.headline + " " + (f.stack.empty() ? std::string("(no stack)") : format_frame(0, f.stack[0])));
+        continue;
+      }
+      w.line(f.headline);
+      write_stack(w, f.stack, f.omitted_frames);
+      for (const auto& r : f.related) {
+        w.line("  " + r.title);
+        write_stack(w, r.stack, 0);
+      }
+      for (const auto& note : f.notes) w.line("    " + note);
+      w.line();
+    }
+    if (report.processes.size() > 1) {
+      const Summary s = summarize_process(report.findings, p.pid);
+      w.line(fmt::format("Process {}: {} byte(s) leaked in {} allocation(s); {} finding(s), {} error(s)", p.pid,
+                         s.leaked_bytes, s.leaked_allocations, s.findings, s.error_findings));
+      w.line();
+    }
+    out += w.take();
   }
+
+  Writer w(fmt::format("=={}==", main_pid));
   if (withheld) {
     w.line(fmt::format("{} more finding(s) not shown (--print-limit {}); all of them are in the JSON report", withheld,
                        options.print_limit));
     w.line();
   }
-
   const Summary& s = report.summary;
   if (report.nothing_tracked) {
     w.line("SUMMARY: cuaudit: nothing was tracked; this is not a clean result");
-    return w.take();
+    return out + w.take();
   }
+  const std::string across =
+      report.processes.size() > 1 ? fmt::format(" across {} processes", report.processes.size()) : std::string();
   if (options.leak_detail != LeakDetail::None) {
     size_t sites = 0;
     for (const Finding& f : report.findings) sites += !f.suppressed && f.kind == "leak";
-    w.line(fmt::format("LEAK SUMMARY: {} byte(s) leaked in {} allocation(s) from {} site(s)", s.leaked_bytes,
-                       s.leaked_allocations, sites));
+    w.line(fmt::format("LEAK SUMMARY: {} byte(s) leaked in {} allocation(s) from {} site(s){}", s.leaked_bytes,
+                       s.leaked_allocations, sites, across));
   }
-  w.line(fmt::format("SUMMARY: cuaudit: {} finding(s), {} error(s)", s.findings, s.error_findings));
-  return w.take();
+  w.line(fmt::format("SUMMARY: cuaudit: {} finding(s), {} error(s){}", s.findings, s.error_findings, across));
+  return out + w.take();
 }
 
 }  // namespace cuaudit::report

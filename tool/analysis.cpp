@@ -14,6 +14,7 @@
 #include "run_dir.h"
 #include "stack_resolver.h"
 #include "symbolizer.h"
+#include "trace_format.h"
 #include "trace_reader.h"
 
 #ifndef CUAUDIT_VERSION
@@ -23,6 +24,41 @@
 namespace cuaudit {
 namespace {
 
+// How a process ended, from the launcher's account (authoritative for the process it started)
+// or from the trace's own facts: a fatal signal, an exit call, exit processing, or nothing.
+void describe_end(const ProcessTrace& trace, const std::optional<RunInfo>& run, report::Process& p) {
+  if (run && run->pid == trace.pid) {
+    p.exit_code = run->exit_code;
+    if (run->signal) p.signal = signal_name(*run->signal);
+  }
+  const Event* last = nullptr;  // the last of the ending facts
+  for (const Event& e : trace.events) {
+    if (e.kind == EventKind::Signal || e.kind == EventKind::ExitCall || e.kind == EventKind::ProcessEnd) last = &e;
+  }
+  if (!last) {
+    if (trace.tracked) {
+      p.notes.push_back(fmt::format(
+          "the process ended without exit processing and without a signal cuaudit could catch (SIGKILL, or a "
+          "handler of its own that ended it): events of its last {} ms may be missing",
+          trace.flush_interval_ms ? std::to_string(trace.flush_interval_ms) : std::string("100")));
+    }
+    return;
+  }
+  if (last->kind == EventKind::Signal) {
+    if (!p.signal && !p.exit_code) p.signal = signal_name(last->result);
+    p.notes.push_back(fmt::format("the process received {}; its trace was written from the signal handler, complete "
+                                  "up to that moment, and what was live then is reported as leaked",
+                                  signal_name(last->result)));
+  } else if (last->kind == EventKind::ExitCall) {
+    if (!p.signal && !p.exit_code) p.exit_code = last->result;
+    const auto how = static_cast<trace::ExitHow>(last->cbid);
+    if (how != trace::ExitHow::Exit) {
+      p.notes.push_back(fmt::format("the process ended with {}({}), which skips exit processing; the trace is complete",
+                                    how == trace::ExitHow::QuickExit ? "quick_exit" : "_exit", last->result));
+    }
+  }
+}
+
 report::Process describe_process(const ProcessTrace& trace, const std::optional<RunInfo>& run, const ReplayResult& r) {
   report::Process p;
   p.pid = trace.pid;
@@ -31,20 +67,13 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
   p.tracked = trace.tracked;
   p.allocations = r.allocations;
   p.releases = r.releases;
-  if (run && run->pid == trace.pid) {
-    p.exit_code = run->exit_code;
-    if (run->signal) p.signal = signal_name(*run->signal);
-  }
+  describe_end(trace, run, p);
   for (const auto& notice : trace.notices) p.notes.push_back(notice);
   for (const auto& problem : trace.problems) p.notes.push_back(fmt::format("damaged trace {}: {}", trace.file, problem));
   if (r.released_during_shutdown) {
     p.notes.push_back(fmt::format("{} release(s) came after CUDA had begun shutting down (cudaErrorCudartUnloading, "
                                   "typically from static destructors); they are not counted as leaks",
                                   r.released_during_shutdown));
-  }
-  if (trace.tracked && !trace.reached_exit) {
-    p.notes.push_back("the process never reached exit processing (killed, crashed or _exit): the last moments "
-                      "(up to the flush interval, 100 ms by default) may be missing");
   }
   return p;
 }

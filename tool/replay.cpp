@@ -186,6 +186,8 @@ ReplayResult replay(const ProcessTrace& trace) {
       case EventKind::FailedCall:
       case EventKind::LastError:
       case EventKind::CallSite:
+      case EventKind::Signal:
+      case EventKind::ExitCall:
         break;
     }
   }

@@ -27,6 +27,8 @@ enum class EventKind : uint8_t {
   FailedCall,  // another runtime call failed (cbid names it)
   LastError,   // cudaGetLastError / cudaPeekAtLastError returned an error
   CallSite,    // a successful runtime call (recorded with --check-api-results)
+  Signal,      // a fatal signal reached the process (result: the signal number)
+  ExitCall,    // exit/_exit/_Exit/quick_exit (result: the status; cbid: trace::ExitHow)
 };
 
 struct Event {
@@ -58,6 +60,7 @@ struct ProcessTrace {
   std::vector<std::string> notices;                               // from the injection
   bool tracked = true;         // false when the injection could not subscribe
   bool reached_exit = false;   // a ProcessEnd record was seen
+  uint32_t flush_interval_ms = 0;  // 0: unknown (a trace from before it was recorded)
   std::vector<std::string> problems;  // damage found while reading (truncation, ...)
 };
 

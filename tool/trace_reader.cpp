@@ -57,6 +57,7 @@ class RecordParser {
         out_.start_realtime_ns = r.start_realtime_ns;
         out_.start_monotonic_ns = r.start_monotonic_ns;
         out_.command = split_cmdline(p + sizeof r, r.cmdline_bytes);
+        out_.flush_interval_ms = r.flush_interval_ms;
         return true;
       }
       case RecordType::Module: {
@@ -142,6 +143,28 @@ class RecordParser {
         const auto r = load<CallbackNameRecord>(p);
         if (sizeof r + r.name_bytes > size) return false;
         out_.runtime_names[r.cbid] = std::string(p + sizeof r, r.name_bytes);
+        return true;
+      }
+      case RecordType::Signal: {
+        if (size < sizeof(SignalRecord)) return false;
+        const auto r = load<SignalRecord>(p);
+        Event e{EventKind::Signal};
+        e.seq = r.seq;
+        e.time_ns = r.time_ns;
+        e.result = r.signal;
+        e.tid = r.tid;
+        out_.events.push_back(e);
+        return true;
+      }
+      case RecordType::ExitCall: {
+        if (size < sizeof(ExitCallRecord)) return false;
+        const auto r = load<ExitCallRecord>(p);
+        Event e{EventKind::ExitCall};
+        e.seq = r.seq;
+        e.time_ns = r.time_ns;
+        e.result = r.status;
+        e.cbid = r.how;
+        out_.events.push_back(e);
         return true;
       }
       case RecordType::ProcessEnd: {

@@ -1,8 +1,9 @@
-#include "host_release_hook.h"
+#include "preload_link.h"
 
 #include <dlfcn.h>
 
 #include "in_target_log.h"
+#include "trace_format.h"
 #include "trace_writer.h"
 
 namespace cuaudit::inject {
@@ -26,9 +27,26 @@ void record_libc_release(int api, void* pointer) noexcept {
   trace_writer().flush_all();  // the C library is about to abort the process
 }
 
+// Called by the interposer when the program ends itself. exit() still runs the exit hooks, so
+// only its status is worth keeping; _exit, _Exit and quick_exit skip them: write everything now.
+void record_exit_call(int status, int how) noexcept {
+  trace::ExitCallRecord r{};
+  r.header = {static_cast<uint16_t>(trace::RecordType::ExitCall), sizeof r, 0};
+  r.seq = next_sequence();
+  r.time_ns = monotonic_ns();
+  r.status = status;
+  r.how = static_cast<uint32_t>(how);
+  trace_writer().append(&r, sizeof r);
+  if (how != static_cast<int>(trace::ExitHow::Exit)) trace_writer().set_write_through();
+}
+
 }  // namespace
 
-void connect_host_release_interposer() noexcept {
+void connect_preload_library() noexcept {
+  if (auto connect_exit = reinterpret_cast<void (*)(void (*)(int, int))>(
+          dlsym(RTLD_DEFAULT, "cuaudit_preload_connect_exit"))) {
+    connect_exit(record_exit_call);
+  }
   auto connect = reinterpret_cast<void (*)(void (*)(int, void*))>(dlsym(RTLD_DEFAULT, "cuaudit_preload_connect"));
   if (!connect) return;
   g_interposer.track = reinterpret_cast<int (*)(void*)>(dlsym(RTLD_DEFAULT, "cuaudit_preload_track"));
