@@ -5,6 +5,13 @@
 //   CUAUDIT_TRACE_DIR          directory for trace-<pid>.cutrace (default: $TMPDIR/cuaudit-<pid>)
 //   CUAUDIT_FLUSH_INTERVAL_MS  how often buffered events reach the file (default 100; 0 = only when full)
 //   CUAUDIT_CHECK_API_RESULTS  1: record the site of every successful runtime call (lint mode)
+//   CUAUDIT_TARGET_PROCESSES   all (default) | application-only: track only CUAUDIT_ROOT_PID
+// Without the launcher (CUAUDIT_LAUNCHED unset), the first process sets CUAUDIT_TRACE_DIR and
+// CUAUDIT_ROOT_PID for its children and, at its end, runs `cuaudit report` on the run:
+//   CUAUDIT_REPORT_AT_EXIT     0: do not (default 1)
+//   CUAUDIT_JSON               also write the JSON report here
+//   CUAUDIT_REPORT_ARGS        more `cuaudit report` options, separated by spaces
+//   CUAUDIT_TOOL_PATH          the cuaudit executable (default: beside this library)
 #include <pthread.h>
 #include <unistd.h>
 
@@ -15,10 +22,12 @@
 
 #include "call_recorder.h"
 #include "crash_handler.h"
+#include "standalone_report.h"
 #include "cupti_subscriber.h"
 #include "preload_link.h"
 #include "in_target_log.h"
 #include "module_map.h"
+#include "stack_capture.h"
 #include "trace_format.h"
 #include "trace_writer.h"
 
@@ -72,8 +81,34 @@ void at_exit() noexcept {
   trace_writer().set_write_through();
 }
 
-// A forked child that does not exec must never write into its parent's trace.
-void in_forked_child() noexcept { trace_writer().disable(); }
+bool g_application_only = false;  // --target-processes application-only
+
+// A forked child that does not exec starts a history of its own, in a trace of its own: its
+// parent's allocations are the parent's. (A child that execs loads the injection afresh.)
+void in_forked_child() noexcept {
+  if (g_application_only) {
+    trace_writer().disable();
+    return;
+  }
+  char error[512];
+  if (!trace_writer().restart_in_child(error, sizeof error)) {
+    log_error("%s; this forked process is not tracked", error);
+    return;
+  }
+  forget_recorded_modules();
+  forget_written_stacks();
+  write_process_info();
+  record_loaded_modules();
+}
+
+// --target-processes application-only: only the process the launcher started is tracked.
+bool is_untracked_process() noexcept {
+  const char* mode = getenv("CUAUDIT_TARGET_PROCESSES");
+  g_application_only = mode && strcmp(mode, "application-only") == 0;
+  if (!g_application_only) return false;
+  const char* root = getenv("CUAUDIT_ROOT_PID");
+  return root && strtol(root, nullptr, 10) != static_cast<long>(getpid());
+}
 
 unsigned flush_interval_ms() noexcept {
   const char* v = getenv("CUAUDIT_FLUSH_INTERVAL_MS");
@@ -90,12 +125,17 @@ unsigned flush_interval_ms() noexcept {
 }  // namespace
 }  // namespace cuaudit::inject
 
-// The last thing to run in the process: write what the exiting process still had buffered.
-__attribute__((destructor)) static void cuaudit_flush_at_unload() { cuaudit::inject::trace_writer().flush_all(); }
+// The last thing to run in the process: write what the exiting process still had buffered, then,
+// without the launcher, report.
+__attribute__((destructor)) static void cuaudit_flush_at_unload() {
+  cuaudit::inject::trace_writer().flush_all();
+  cuaudit::inject::report_at_exit_if_standalone();
+}
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
   using namespace cuaudit::inject;
   if (g_initialized.exchange(true)) return 1;
+  if (is_untracked_process()) return 1;
 
   char dir[4096];
   const char* configured = getenv("CUAUDIT_TRACE_DIR");
@@ -106,6 +146,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     snprintf(dir, sizeof dir, "%s/cuaudit-%ld", tmp && *tmp ? tmp : "/tmp", static_cast<long>(getpid()));
     log_warning("CUAUDIT_TRACE_DIR is not set; recording to %s (analyze it with: cuaudit report %s)", dir, dir);
   }
+  adopt_run_as_root_if_standalone(dir);
 
   char error[512];
   if (!trace_writer().open(dir, error, sizeof error)) {

@@ -123,6 +123,8 @@ void record_loaded_modules() noexcept {
   dl_iterate_phdr(record_one, nullptr);
 }
 
+void forget_recorded_modules() noexcept { table().count.store(0, std::memory_order_release); }
+
 void ensure_modules_recorded(const uint64_t* frames, size_t count) noexcept {
   for (size_t i = 0; i < count; ++i) {
     if (!is_known(frames[i])) {

@@ -11,6 +11,9 @@ namespace cuaudit::inject {
 // Records every module loaded now. Called once at initialization.
 void record_loaded_modules() noexcept;
 
+// Forgets which modules were recorded (a forked child starts a trace of its own).
+void forget_recorded_modules() noexcept;
+
 // Makes sure every frame falls inside a recorded module, rescanning if one does not.
 void ensure_modules_recorded(const uint64_t* frames, size_t count) noexcept;
 

@@ -47,6 +47,8 @@ uint64_t hash_frames(const uint64_t* frames, size_t n) noexcept {
 
 }  // namespace
 
+void forget_written_stacks() noexcept { tls_seen = SeenStacks(); }
+
 uint64_t capture_stack() noexcept {
   struct {
     trace::StackRecord record;

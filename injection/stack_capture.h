@@ -10,4 +10,7 @@ namespace cuaudit::inject {
 // id is returned, so every event's stack precedes it in the thread's own chunk order.
 uint64_t capture_stack() noexcept;
 
+// Forgets which stacks this thread wrote (a forked child starts a trace of its own).
+void forget_written_stacks() noexcept;
+
 }  // namespace cuaudit::inject

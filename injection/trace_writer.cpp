@@ -41,6 +41,7 @@ struct WriterState {
   std::atomic<uint64_t> dropped{0};
   std::atomic<bool> write_error_reported{false};
   unsigned flush_interval_ms = 0;
+  char dir[4096] = {};
   char path[4096] = {};
 };
 
@@ -163,9 +164,13 @@ uint64_t realtime_ns() noexcept {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+namespace {
+thread_local uint32_t tls_tid = 0;  // reset in a forked child, whose only thread has a new id
+}
+
 uint32_t current_tid() noexcept {
-  thread_local uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
-  return tid;
+  if (tls_tid == 0) tls_tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return tls_tid;
 }
 
 TraceWriter& trace_writer() noexcept {
@@ -175,6 +180,7 @@ TraceWriter& trace_writer() noexcept {
 
 bool TraceWriter::open(const char* dir, char* error, size_t error_bytes) noexcept {
   WriterState& s = state();
+  if (dir != s.dir) snprintf(s.dir, sizeof s.dir, "%s", dir);
   if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
     snprintf(error, error_bytes, "cannot create trace directory %s: %s", dir, strerror(errno));
     return false;
@@ -271,6 +277,26 @@ void TraceWriter::start_flusher(unsigned interval_ms) noexcept {
     log_warning("cannot start the trace flusher thread; a crash may lose more of the trace");
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+bool TraceWriter::restart_in_child(char* error, size_t error_bytes) noexcept {
+  WriterState& s = state();
+  s.enabled.store(false, std::memory_order_relaxed);
+  const int old = s.fd.exchange(-1);
+  if (old >= 0) ::close(old);
+  // Threads that held a buffer in the parent do not exist here: their buffers (and any flag they
+  // held at the moment of fork) are free, and what they held is the parent's to write.
+  for (ThreadBuffer* b = s.buffers.load(std::memory_order_acquire); b; b = b->next) {
+    b->used = 0;
+    b->busy.clear(std::memory_order_release);
+    if (b != tls_buffer) b->owned.store(false, std::memory_order_release);
+  }
+  tls_tid = 0;
+  if (tls_buffer) tls_buffer->tid = current_tid();
+  s.write_through.store(false, std::memory_order_relaxed);
+  if (!open(s.dir, error, error_bytes)) return false;
+  if (s.flush_interval_ms) start_flusher(s.flush_interval_ms);  // the parent's flusher stayed there
+  return true;
 }
 
 void TraceWriter::disable() noexcept { state().enabled.store(false, std::memory_order_relaxed); }

@@ -36,8 +36,12 @@ class TraceWriter {
   // Starts the periodic flusher (interval_ms > 0).
   void start_flusher(unsigned interval_ms) noexcept;
 
-  // Stops all writing: a forked child must never write into its parent's trace.
+  // Stops all writing (a forked child in application-only mode).
   void disable() noexcept;
+
+  // In a forked child (the only thread left): forgets the parent's buffers and file and starts
+  // this process's own trace in the same directory. Returns false if the file cannot be created.
+  bool restart_in_child(char* error, size_t error_bytes) noexcept;
 
   bool enabled() const noexcept;
   const char* path() const noexcept;

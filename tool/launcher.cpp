@@ -151,6 +151,10 @@ RunInfo run_program(const LaunchRequest& request) {
     setenv("CUDA_INJECTION64_PATH", request.injection_path.c_str(), 1);
     setenv("CUAUDIT_TRACE_DIR", request.run_dir.c_str(), 1);
     if (request.record_call_sites) setenv("CUAUDIT_CHECK_API_RESULTS", "1", 1);
+    // This process is the run's root; cuaudit reports, so the injection must not.
+    setenv("CUAUDIT_LAUNCHED", "1", 1);
+    setenv("CUAUDIT_ROOT_PID", std::to_string(getpid()).c_str(), 1);
+    setenv("CUAUDIT_TARGET_PROCESSES", request.target_processes.c_str(), 1);
     if (!request.preload_path.empty()) {
       // Ahead of what the user preloads, so that free() is checked before any other interposer.
       const char* existing = getenv("LD_PRELOAD");

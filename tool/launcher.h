@@ -33,6 +33,7 @@ struct LaunchRequest {
   std::string preload_path;       // libcuaudit-preload.so for LD_PRELOAD; empty: none
   std::string run_dir;            // the trace directory the injection writes into
   bool record_call_sites = false; // --check-api-results
+  std::string target_processes = "all";  // --target-processes
 };
 
 // libcuaudit-preload.so beside the injection library, or empty when it is not there.

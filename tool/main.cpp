@@ -105,7 +105,7 @@ int run_command(const Options& o) {
   RunInfo run;
   try {
     run = run_program({o.program, program_path, injection, find_preload_library(injection), run_dir,
-                       o.check_api_results});
+                       o.check_api_results, o.target_processes});
   } catch (const LaunchError& e) {
     if (temporary) remove_run_dir(run_dir);
     fail(e.exit_code, e.what());

@@ -62,6 +62,10 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
                    "yes: exit 122 when the program never initialized CUDA; no: accept it")
         ->check(CLI::IsMember({"yes", "no"}))
         ->default_str("yes");
+    app.add_option("--target-processes", o.target_processes,
+                   "all: the program and every process it starts; application-only: the program alone")
+        ->check(CLI::IsMember({"all", "application-only"}))
+        ->default_str("all");
     // Everything from the program's name on belongs to the program.
     app.prefix_command();
   }

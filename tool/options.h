@@ -27,6 +27,7 @@ struct Options {
   std::string save_dir;
   std::string injection_path;
   std::string require_cuda_init = "yes";
+  std::string target_processes = "all";
   // report
   std::string run_dir;
 };
