@@ -90,15 +90,12 @@ void in_forked_child() noexcept {
     trace_writer().disable();
     return;
   }
-  char error[512];
-  if (!trace_writer().restart_in_child(error, sizeof error)) {
-    log_error("%s; this forked process is not tracked", error);
-    return;
-  }
   forget_recorded_modules();
   forget_written_stacks();
-  write_process_info();
-  record_loaded_modules();
+  trace_writer().restart_in_child([] {
+    write_process_info();
+    record_loaded_modules();
+  });
 }
 
 // --target-processes application-only: only the process the launcher started is tracked.

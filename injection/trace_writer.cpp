@@ -40,6 +40,8 @@ struct WriterState {
   std::atomic<ThreadBuffer*> buffers{nullptr};
   std::atomic<uint64_t> dropped{0};
   std::atomic<bool> write_error_reported{false};
+  std::atomic<bool> open_pending{false};  // a forked child's trace, created at its first event
+  void (*on_open)() = nullptr;
   unsigned flush_interval_ms = 0;
   char dir[4096] = {};
   char path[4096] = {};
@@ -49,6 +51,8 @@ WriterState& state() noexcept {
   static WriterState* s = new WriterState();  // immortal
   return *s;
 }
+
+void open_pending_trace() noexcept;
 
 void lock(ThreadBuffer* b) noexcept {
   for (unsigned spins = 0; b->busy.test_and_set(std::memory_order_acquire); ++spins) {
@@ -212,6 +216,7 @@ bool TraceWriter::open(const char* dir, char* error, size_t error_bytes) noexcep
 
 void TraceWriter::append(const void* record, size_t bytes) noexcept {
   WriterState& s = state();
+  if (s.open_pending.load(std::memory_order_acquire)) open_pending_trace();
   if (!s.enabled.load(std::memory_order_relaxed)) return;
   if (bytes > kBufferBytes || bytes > trace::kMaxRecordBytes) {
     s.dropped.fetch_add(1, std::memory_order_relaxed);
@@ -279,9 +284,8 @@ void TraceWriter::start_flusher(unsigned interval_ms) noexcept {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-bool TraceWriter::restart_in_child(char* error, size_t error_bytes) noexcept {
+void TraceWriter::restart_in_child(void (*on_open)()) noexcept {
   WriterState& s = state();
-  s.enabled.store(false, std::memory_order_relaxed);
   const int old = s.fd.exchange(-1);
   if (old >= 0) ::close(old);
   // Threads that held a buffer in the parent do not exist here: their buffers (and any flag they
@@ -294,10 +298,24 @@ bool TraceWriter::restart_in_child(char* error, size_t error_bytes) noexcept {
   tls_tid = 0;
   if (tls_buffer) tls_buffer->tid = current_tid();
   s.write_through.store(false, std::memory_order_relaxed);
-  if (!open(s.dir, error, error_bytes)) return false;
-  if (s.flush_interval_ms) start_flusher(s.flush_interval_ms);  // the parent's flusher stayed there
-  return true;
+  s.on_open = on_open;
+  s.open_pending.store(true, std::memory_order_release);
 }
+
+namespace {
+// The first event of a forked child creates its trace.
+void open_pending_trace() noexcept {
+  WriterState& s = state();
+  if (!s.open_pending.exchange(false, std::memory_order_acq_rel)) return;
+  char error[512];
+  if (!trace_writer().open(s.dir, error, sizeof error)) {
+    log_error("%s; this forked process is not tracked", error);
+    return;
+  }
+  if (s.flush_interval_ms) trace_writer().start_flusher(s.flush_interval_ms);  // the parent's stayed there
+  if (s.on_open) s.on_open();
+}
+}  // namespace
 
 void TraceWriter::disable() noexcept { state().enabled.store(false, std::memory_order_relaxed); }
 

@@ -39,9 +39,10 @@ class TraceWriter {
   // Stops all writing (a forked child in application-only mode).
   void disable() noexcept;
 
-  // In a forked child (the only thread left): forgets the parent's buffers and file and starts
-  // this process's own trace in the same directory. Returns false if the file cannot be created.
-  bool restart_in_child(char* error, size_t error_bytes) noexcept;
+  // In a forked child (the only thread left): forgets the parent's buffers and file. This
+  // process's own trace is created in the same directory at its first event, and `on_open` then
+  // writes what a trace starts with. A child that execs before any event leaves no trace behind.
+  void restart_in_child(void (*on_open)()) noexcept;
 
   bool enabled() const noexcept;
   const char* path() const noexcept;

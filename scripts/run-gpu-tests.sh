@@ -46,11 +46,25 @@ say "exit status: ${PIPESTATUS[0]}"
 say "== cuaudit report on the recorded run"
 "$bin/cuaudit" report "$out/demo-run" --leak-check summary 2>&1 | tee -a "$log"
 
-say "== without the launcher: CUDA_INJECTION64_PATH alone, then cuaudit report"
-rm -rf "$out/standalone"
-CUDA_INJECTION64_PATH="$PWD/$bin/libcuaudit-injection.so" CUAUDIT_TRACE_DIR="$out/standalone" "$bin/gpu_leak_loop"
-"$bin/cuaudit" report "$out/standalone" --leak-check summary 2>&1 | tee -a "$log"
-rm -rf "$out/standalone"
+say "== without the launcher: CUDA_INJECTION64_PATH alone; the process reports at its end"
+if python3 tests/gpu/check_findings.py --standalone --cuaudit "$bin/cuaudit" --program "$bin/gpu_leak_loop" \
+     --source tests/gpu/leak_loop.cu --log "$log" >"$log.tmp" 2>&1; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+fi
+grep -E '^(PASS|FAIL|  )' "$log.tmp" | sed 's/^PASS [^:]*:/PASS standalone leak_loop:/; s/^FAIL [^:]*:/FAIL standalone leak_loop:/' | tee -a "$log"
+rm -f "$log.tmp"
+
+say "== MPI: two ranks, per-rank --output, cuaudit merge"
+if command -v mpirun >/dev/null 2>&1; then
+  rm -rf /tmp/cuaudit-mpi && mkdir -p /tmp/cuaudit-mpi
+  mpirun --allow-run-as-root -n 2 "$bin/cuaudit" --output "/tmp/cuaudit-mpi/run-%q{OMPI_COMM_WORLD_RANK}" \
+    "$bin/gpu_leak_loop" 2>&1 | tail -n 4 | tee -a "$log"
+  "$bin/cuaudit" merge /tmp/cuaudit-mpi/run-0 /tmp/cuaudit-mpi/run-1 2>&1 | tee -a "$log"
+else
+  say "no MPI launcher (mpirun) on this machine: not run"
+fi
 
 say "== under compute-sanitizer (one CUPTI subscriber only)"
 timeout 300 compute-sanitizer --print-limit 3 "$bin/cuaudit" "$bin/gpu_leak_exitcode" 2>&1 | tail -n 12 | tee -a "$log"

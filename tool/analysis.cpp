@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <set>
 #include <unistd.h>
 
@@ -108,9 +109,17 @@ Analysis analyze_run_dir(const std::string& dir, const AnalysisOptions& options)
   if (!judge.load_cache(call_sites_path, error)) report.notes.push_back(error);
   bool call_sites_recorded = false;
 
+  // The process the launcher started first, then the others in the order they started.
+  std::vector<ProcessTrace> loaded;
+  for (const std::string& file : traces) loaded.push_back(read_trace_file(file));
+  std::stable_sort(loaded.begin(), loaded.end(), [&](const ProcessTrace& a, const ProcessTrace& b) {
+    const bool a_root = run && a.pid == run->pid, b_root = run && b.pid == run->pid;
+    if (a_root != b_root) return a_root;
+    return a.start_realtime_ns < b.start_realtime_ns;
+  });
+
   size_t tracked = 0;
-  for (const std::string& file : traces) {
-    const ProcessTrace trace = read_trace_file(file);
+  for (const ProcessTrace& trace : loaded) {
     const ReplayResult result = replay(trace);
     report.processes.push_back(describe_process(trace, run, result));
     if (!trace.problems.empty()) analysis.trace_damaged = true;

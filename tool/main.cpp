@@ -15,6 +15,7 @@
 #include "exit_codes.h"
 #include "json_report.h"
 #include "launcher.h"
+#include "merge.h"
 #include "options.h"
 #include "output_path.h"
 #include "run_dir.h"
@@ -52,8 +53,10 @@ AnalysisOptions analysis_options(const Options& o) { return {o.leak_check != "no
 
 // Where the injection writes: the --save directory (created, must hold no earlier run) or a
 // private temporary one.
-std::string prepare_run_dir(const Options& o, bool& temporary) {
+std::string prepare_run_dir(Options& o, bool& temporary) {
   temporary = o.save_dir.empty();
+  // %p is cuaudit's own pid here: the program has not started yet.
+  o.save_dir = expand_output_path(o.save_dir, static_cast<uint64_t>(getpid()));
   if (temporary) {
     const char* tmp = getenv("TMPDIR");
     std::string pattern = fmt::format("{}/cuaudit-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -83,7 +86,7 @@ void remove_run_dir(const std::string& dir) {
   rmdir(dir.c_str());
 }
 
-int run_command(const Options& o) {
+int run_command(Options o) {
   std::string program_path, injection;
   try {
     program_path = resolve_program(o.program.front());
@@ -91,8 +94,10 @@ int run_command(const Options& o) {
   } catch (const LaunchError& e) {
     fail(e.exit_code, e.what());
   }
-  // Refuse before the program runs, not after it spent an hour.
+  // Refuse before the program runs, not after it spent an hour. (--output's report.json is
+  // created with its directory.)
   for (const std::string* out : {&o.log_file, &o.json_file}) {
+    if (!o.output.empty() && out == &o.json_file && o.json_file == o.output + "/report.json") continue;
     std::string why;
     if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
   }
@@ -130,6 +135,18 @@ int run_command(const Options& o) {
   return exit_status(o, analysis, run);
 }
 
+int merge_command(const Options& o) {
+  nlohmann::json merged;
+  try {
+    merged = merge_reports(o.merge_inputs);
+  } catch (const std::exception& e) {
+    fail(kExitToolFailure, e.what());
+  }
+  std::cerr << render_merged_text(merged);
+  if (!o.json_file.empty()) write_file_or_fail(o.json_file, merged.dump(2) + "\n");
+  return o.error_exitcode && merged["summary"]["errors"].get<uint64_t>() > 0 ? *o.error_exitcode : 0;
+}
+
 int report_command(const Options& o) {
   for (const std::string* out : {&o.log_file, &o.json_file}) {
     std::string why;
@@ -154,5 +171,13 @@ int main(int argc, char** argv) {
   using namespace cuaudit;
   Options options;
   if (auto done = parse_command_line(argc, argv, options)) return *done;
-  return options.command == Command::Report ? report_command(options) : run_command(options);
+  switch (options.command) {
+    case Command::Report:
+      return report_command(options);
+    case Command::Merge:
+      return merge_command(options);
+    case Command::Run:
+      break;
+  }
+  return run_command(options);
 }

@@ -44,19 +44,32 @@ report::LeakDetail leak_detail(const Options& options) {
 
 std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   const bool report = argc > 1 && strcmp(argv[1], "report") == 0;
+  const bool merge = argc > 1 && strcmp(argv[1], "merge") == 0;
   const bool explicit_run = argc > 1 && strcmp(argv[1], "run") == 0;
-  o.command = report ? Command::Report : Command::Run;
+  o.command = report ? Command::Report : merge ? Command::Merge : Command::Run;
 
-  CLI::App app(report ? "cuaudit report: analyze a recorded run directory again (no GPU needed)"
-                      : "cuaudit: find CUDA memory leaks and misuse in a program",
-               report ? "cuaudit report" : "cuaudit");
+  CLI::App app(report  ? "cuaudit report: analyze a recorded run directory again (no GPU needed)"
+               : merge ? "cuaudit merge: one report from the per-rank reports of an MPI or Slurm job"
+                       : "cuaudit: find CUDA memory leaks and misuse in a program",
+               report ? "cuaudit report" : merge ? "cuaudit merge" : "cuaudit");
   app.footer(kFooter);
   app.set_version_flag("--version", std::string("cuaudit ") + CUAUDIT_VERSION);
-  add_output_options(app, o);
+  if (merge) {
+    app.add_option("--json", o.json_file, "write the merged JSON report to FILE");
+    app.add_option("--error-exitcode", o.error_exitcode, "exit with N when the merged report has errors");
+    app.add_option("inputs", o.merge_inputs, "JSON reports, or directories written by --output, in rank order")
+        ->required();
+  } else {
+    add_output_options(app, o);
+  }
   if (report) {
     app.add_option("run_dir", o.run_dir, "a directory written by `cuaudit --save DIR`")->required();
-  } else {
-    app.add_option("--save", o.save_dir, "keep the recorded run in DIR, for `cuaudit report DIR` later");
+  } else if (!merge) {
+    app.add_option("--save", o.save_dir,
+                   "keep the recorded run in DIR, for `cuaudit report DIR` later (%p: cuaudit's pid, %q{ENV})");
+    app.add_option("--output", o.output,
+                   "keep the run in NAME and write NAME/report.json: one name per MPI rank with "
+                   "%q{OMPI_COMM_WORLD_RANK}, combined by `cuaudit merge`");
     app.add_option("--injection-path", o.injection_path, "the libcuaudit-injection.so to load into the program");
     app.add_option("--require-cuda-init", o.require_cuda_init,
                    "yes: exit 122 when the program never initialized CUDA; no: accept it")
@@ -71,7 +84,7 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   }
 
   std::vector<std::string> args;
-  for (int i = argc - 1; i >= (report || explicit_run ? 2 : 1); --i) args.emplace_back(argv[i]);
+  for (int i = argc - 1; i >= (report || merge || explicit_run ? 2 : 1); --i) args.emplace_back(argv[i]);
   try {
     app.parse(args);
   } catch (const CLI::CallForVersion&) {
@@ -84,7 +97,15 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
     std::cerr << "cuaudit: " << e.what() << "\nRun `" << app.get_name() << " --help` for the options.\n";
     return kExitUsage;
   }
-  if (!report) {
+  if (!o.output.empty()) {
+    if (!o.save_dir.empty()) {
+      std::cerr << "cuaudit: --output NAME already saves the run in NAME; give --save or --output, not both\n";
+      return kExitUsage;
+    }
+    o.save_dir = o.output;
+    if (o.json_file.empty()) o.json_file = o.output + "/report.json";
+  }
+  if (!report && !merge) {
     o.program = app.remaining();
     if (!o.program.empty() && o.program.front() == "--") o.program.erase(o.program.begin());
     if (o.program.empty()) {

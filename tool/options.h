@@ -1,5 +1,6 @@
 // The command line, declared once: cuaudit [run] [options] [--] program [args...]
 //                                   cuaudit report [options] RUN_DIR
+//                                   cuaudit merge [options] REPORT...
 #pragma once
 
 #include <optional>
@@ -10,7 +11,7 @@
 
 namespace cuaudit {
 
-enum class Command { Run, Report };
+enum class Command { Run, Report, Merge };
 
 struct Options {
   Command command = Command::Run;
@@ -25,11 +26,14 @@ struct Options {
   // run
   std::vector<std::string> program;  // program and its arguments
   std::string save_dir;
+  std::string output;  // --output NAME: --save NAME --json NAME/report.json
   std::string injection_path;
   std::string require_cuda_init = "yes";
   std::string target_processes = "all";
   // report
   std::string run_dir;
+  // merge
+  std::vector<std::string> merge_inputs;
 };
 
 // Parses argv. On --help/--version or a usage error prints what is needed and returns the exit

@@ -7,10 +7,12 @@ comments, in the spirit of LLVM's lit:
   // EXPECT-EXIT: 0                               cuaudit's exit status
   // EXPECT-NOTE: text                            a process note must contain text
   // EXPECT-SIGNAL: SIGABRT                       the program was killed by this signal
+  // EXPECT-PROCESSES: 3                          how many processes the report has
+  // EXPECT-ALLOCATIONS: N / EXPECT-RELEASES: N   the tracked counts of the main process
   ... cudaMalloc(&p, n);  // @temp-alloc         the line a finding's first frame must name
 
 Every EXPECT must match exactly one finding and every finding must be expected.
-`bytes=*` accepts any size. Release findings also take alloc_api=API, alloc_at=@marker (the
+`bytes=*` accepts any size; process=main|child says whose finding it is. Release findings also take alloc_api=API, alloc_at=@marker (the
 allocation stack's first frame), first_at=@marker (the first release's) and result=NAME. Exit status 0 means the program's findings were as expected.
 """
 import argparse
@@ -30,7 +32,7 @@ def parse_expectations(source):
         for name in re.findall(r"//.*?(@[\w-]+)\s*$", line):
             if "EXPECT" not in line:
                 markers[name] = number
-    expects, args, exit_code, notes, signal = [], [], None, [], None
+    expects, args, exit_code, notes, signal, counts = [], [], None, [], None, {}
     for line in text:
         m = re.match(r"\s*// EXPECT: (\w+)((?: \w+=\S+)*)\s*$", line)
         if m:
@@ -49,10 +51,13 @@ def parse_expectations(source):
         m = re.match(r"\s*// EXPECT-SIGNAL: ([\w|]+)", line)
         if m:
             signal = m.group(1)
+        m = re.match(r"\s*// EXPECT-(PROCESSES|ALLOCATIONS|RELEASES): (\d+)", line)
+        if m:
+            counts[m.group(1).lower()] = int(m.group(2))
         m = re.match(r"\s*// EXPECT-NOTE: (.*)$", line)
         if m:
             notes.append(m.group(1).strip())
-    return expects, args, exit_code, notes, signal
+    return expects, args, exit_code, notes, signal, counts
 
 
 def at_line(stack, line, source):
@@ -64,8 +69,10 @@ def related(finding, role):
     return next((r for r in finding.get("related", []) if r["role"] == role), None)
 
 
-def matches(expect, finding, source):
+def matches(expect, finding, source, main_pid):
     if finding["kind"] != expect["kind"]:
+        return False
+    if "process" in expect and (finding["pid"] == main_pid) != (expect["process"] == "main"):
         return False
     for key in ("api", "bytes", "count", "result"):
         if key in expect and expect[key] != "*" and str(finding.get(key)) != expect[key]:
@@ -95,16 +102,25 @@ def main():
     ap.add_argument("--source", required=True)
     ap.add_argument("--keep-run", help="save the recorded run directory here (golden traces)")
     ap.add_argument("--log", help="append cuaudit's text report here")
+    ap.add_argument("--standalone", action="store_true",
+                    help="no launcher: run the program with CUDA_INJECTION64_PATH alone; it reports at its end")
     opts = ap.parse_args()
 
-    expects, args, expected_exit, notes, expected_signal = parse_expectations(opts.source)
+    expects, args, expected_exit, notes, expected_signal, counts = parse_expectations(opts.source)
     with tempfile.TemporaryDirectory() as tmp:
         json_path = os.path.join(tmp, "report.json")
-        cmd = [opts.cuaudit, "--json", json_path] + args
-        if opts.keep_run:
-            cmd += ["--save", opts.keep_run]
-        cmd += [opts.program]
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env = None
+        if opts.standalone:
+            bin_dir = os.path.dirname(os.path.abspath(opts.cuaudit))
+            env = dict(os.environ, CUDA_INJECTION64_PATH=os.path.join(bin_dir, "libcuaudit-injection.so"),
+                       CUAUDIT_TRACE_DIR=os.path.join(tmp, "run"), CUAUDIT_JSON=json_path)
+            cmd = [opts.program]
+        else:
+            cmd = [opts.cuaudit, "--json", json_path] + args
+            if opts.keep_run:
+                cmd += ["--save", opts.keep_run]
+            cmd += [opts.program]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         if opts.log:
             with open(opts.log, "a") as log:
                 log.write("$ " + " ".join(cmd) + "\n" + proc.stdout + proc.stderr + "exit %d\n\n" % proc.returncode)
@@ -118,9 +134,10 @@ def main():
     if expected_exit is not None and proc.returncode != expected_exit:
         failures.append("exit status %d, expected %d" % (proc.returncode, expected_exit))
     findings = [f for f in report["findings"] if not f["suppressed"]]
+    main_pid = report["processes"][0]["pid"] if report["processes"] else None
     unmatched = list(findings)
     for expect in expects:
-        hits = [f for f in unmatched if matches(expect, f, opts.source)]
+        hits = [f for f in unmatched if matches(expect, f, opts.source, main_pid)]
         if len(hits) != 1:
             failures.append("expected exactly one finding %s, got %d" % (expect, len(hits)))
         for h in hits[:1]:
@@ -133,6 +150,11 @@ def main():
             failures.append("no process note mentions %r (notes: %s)" % (note, all_notes))
     if expected_signal and report["processes"] and report["processes"][0]["signal"] not in expected_signal.split("|"):
         failures.append("the program ended with %s, expected %s" % (report["processes"][0]["signal"], expected_signal))
+    if "processes" in counts and len(report["processes"]) != counts["processes"]:
+        failures.append("%d processes in the report, expected %d" % (len(report["processes"]), counts["processes"]))
+    for key in ("allocations", "releases"):
+        if key in counts and report["processes"] and report["processes"][0][key] != counts[key]:
+            failures.append("%s: %d tracked, the program made %d" % (key, report["processes"][0][key], counts[key]))
     if not report["processes"] or not report["processes"][0]["tracked"]:
         failures.append("the process was not tracked")
 

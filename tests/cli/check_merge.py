@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""cuaudit merge: two ranks' reports of the same bug become one finding listing both ranks, with
+the counts added; a different bug stays apart. Uses the golden run as both ranks' source."""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cuaudit", required=True)
+    ap.add_argument("--golden", required=True)
+    opts = ap.parse_args()
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        reports = []
+        for rank in range(2):
+            run = os.path.join(tmp, "run-%d" % rank)
+            shutil.copytree(opts.golden, run)
+            out = os.path.join(tmp, "rank-%d.json" % rank)
+            subprocess.run([opts.cuaudit, "report", run, "--json", out], check=True, stderr=subprocess.DEVNULL)
+            reports.append(out)
+        # Rank 1 also has a bug rank 0 does not have.
+        doc = json.load(open(reports[1]))
+        extra = json.loads(json.dumps(doc["findings"][0]))
+        extra["api"] = "cudaMallocManaged"
+        doc["findings"].append(extra)
+        json.dump(doc, open(reports[1], "w"))
+        merged_path = os.path.join(tmp, "merged.json")
+        proc = subprocess.run([opts.cuaudit, "merge", reports[0], reports[1], "--json", merged_path,
+                               "--error-exitcode", "5"], stderr=subprocess.PIPE, text=True)
+        print(proc.stderr, end="")
+        merged = json.load(open(merged_path))
+        single = json.load(open(reports[0]))
+    if proc.returncode != 5:
+        failures.append("exit status %d, expected 5 (--error-exitcode)" % proc.returncode)
+    if len(merged["processes"]) != 2 or [p["rank"] for p in merged["processes"]] != [0, 1]:
+        failures.append("processes not listed per rank")
+    if len(merged["findings"]) != len(single["findings"]) + 1:
+        failures.append("%d merged findings, expected %d" % (len(merged["findings"]), len(single["findings"]) + 1))
+    for f, one in zip(merged["findings"], single["findings"]):
+        if f["ranks"] != [0, 1] or f["count"] != 2 * one["count"] or f["bytes"] != 2 * one["bytes"]:
+            failures.append("finding %s %s not merged across ranks: %s" % (f["kind"], f["api"], f["ranks"]))
+    if merged["findings"][-1]["ranks"] != [1]:
+        failures.append("the bug of rank 1 alone lists ranks %s" % merged["findings"][-1]["ranks"])
+    if merged["summary"]["leaked_bytes"] != 2 * single["summary"]["leaked_bytes"] + single["findings"][0]["bytes"]:
+        failures.append("summary leaked_bytes %d is not the sum" % merged["summary"]["leaked_bytes"])
+    bad = subprocess.run([opts.cuaudit, "merge", "/nonexistent.json"], stderr=subprocess.PIPE, text=True)
+    if bad.returncode != 125 or "cannot read" not in bad.stderr:
+        failures.append("a missing input is not refused clearly: %d %s" % (bad.returncode, bad.stderr))
+    print("%d passed, %d failed" % (0 if failures else 1, len(failures)))
+    for f in failures:
+        print("FAIL " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
