@@ -15,10 +15,7 @@ bool HostPointerSet::probe(uintptr_t p) const noexcept {
   return false;
 }
 
-bool HostPointerSet::contains(uintptr_t p) const noexcept {
-  if (count_.load(std::memory_order_relaxed) == 0 || p == 0) return false;
-  const size_t bit = filter_bit_of(p);
-  if (!(filter_[bit / 64].load(std::memory_order_relaxed) & (uint64_t{1} << (bit % 64)))) return false;
+bool HostPointerSet::contains_slow(uintptr_t p) const noexcept {
   for (;;) {
     const uint32_t before = version_.load(std::memory_order_acquire);
     if (before & 1) {

@@ -18,7 +18,13 @@ class HostPointerSet {
  public:
   static constexpr size_t kSlots = size_t{1} << 16;
 
-  bool contains(uintptr_t p) const noexcept;
+  // Inline: this is the whole cost of free() for memory that is not CUDA's.
+  bool contains(uintptr_t p) const noexcept {
+    if (count_.load(std::memory_order_relaxed) == 0) return false;
+    const size_t bit = filter_bit_of(p);
+    if (!(filter_[bit / 64].load(std::memory_order_relaxed) & (uint64_t{1} << (bit % 64)))) return false;
+    return p != 0 && contains_slow(p);
+  }
   bool insert(uintptr_t p) noexcept;  // false when full
   void erase(uintptr_t p) noexcept;
   void clear() noexcept;
@@ -30,6 +36,7 @@ class HostPointerSet {
   static size_t slot_of(uintptr_t p) noexcept { return ((p >> 4) * 0x9E3779B97F4A7C15ull) >> 48; }
   static size_t filter_bit_of(uintptr_t p) noexcept { return ((p >> 4) * 0xFF51AFD7ED558CCDull) >> 48; }
   bool probe(uintptr_t p) const noexcept;
+  bool contains_slow(uintptr_t p) const noexcept;
   void rebuild_filter() noexcept;
   void lock() noexcept;
   void unlock() noexcept;

@@ -81,8 +81,16 @@ __attribute__((constructor(101))) void resolve_next_definitions() {
 
 bool ready() noexcept { return g_ready.load(std::memory_order_acquire); }
 
-void check(Api api, void* p) noexcept {
-  if (!g_pointers.contains(reinterpret_cast<uintptr_t>(p)) || tls_forwarding || tls_reporting) return;
+void report_release(Api api, void* p) noexcept;
+
+// Inline for the same reason: the common answer is "not CUDA's", from the set's inline filter.
+inline void check(Api api, void* p) noexcept {
+  if (__builtin_expect(!g_pointers.contains(reinterpret_cast<uintptr_t>(p)), 1)) return;
+  report_release(api, p);
+}
+
+__attribute__((noinline)) void report_release(Api api, void* p) noexcept {
+  if (tls_forwarding || tls_reporting) return;
   if (Reporter report = g_reporter.load(std::memory_order_acquire)) {
     tls_reporting = true;
     report(static_cast<int>(api), p);
