@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""A process that dies (SIGSEGV, abort, SIGTERM, SIGKILL after the flush interval) still yields its
+report: the signal is named, the leak is there, and the process died of the same signal it would
+have died of without cuaudit (exit status and core dump behaviour unchanged)."""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+CASES = [("segv", signal.SIGSEGV, "received SIGSEGV"), ("abort", signal.SIGABRT, "received SIGABRT"),
+         ("term", signal.SIGTERM, "received SIGTERM"), ("kill", signal.SIGKILL, "without a signal cuaudit could catch")]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cuaudit", required=True)
+    ap.add_argument("--probe", required=True)
+    opts = ap.parse_args()
+    passed, failed = 0, 0
+    for how, sig, note in CASES:
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "run")
+            proc = subprocess.run([opts.probe, run, how], stderr=subprocess.DEVNULL)
+            out = os.path.join(tmp, "report.json")
+            subprocess.run([opts.cuaudit, "report", run, "--json", out], stderr=subprocess.DEVNULL)
+            problems = []
+            if proc.returncode != -sig:
+                problems.append("died with %d, expected signal %d" % (proc.returncode, sig))
+            report = json.load(open(out)) if os.path.exists(out) else None
+            if not report:
+                problems.append("no report")
+            else:
+                leaks = [f for f in report["findings"] if f["kind"] == "leak"]
+                if len(leaks) != 1 or leaks[0]["bytes"] != 4096:
+                    problems.append("expected the one 4096-byte leak, got %s" % [(f["kind"], f["bytes"]) for f in leaks])
+                elif not any("leak_here" in (fr["function"] or "") for fr in leaks[0]["stack"]):
+                    problems.append("the leak's stack does not show leak_here()")
+                notes = " ".join(report["processes"][0]["notes"])
+                if note not in notes:
+                    problems.append("no note says %r (notes: %s)" % (note, notes))
+            print("%s %s%s" % ("FAIL" if problems else "PASS", how, ": " + "; ".join(problems) if problems else ""))
+            failed += bool(problems)
+            passed += not problems
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
