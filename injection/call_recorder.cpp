@@ -46,18 +46,13 @@ void write_callback_name(uint32_t domain, uint32_t cbid, const char* name) noexc
   if (cbid >= kMaxNamedCbid || !name) return;
   const uint64_t bit = uint64_t{1} << (cbid % 64);
   if (g_named[cbid / 64].fetch_or(bit, std::memory_order_relaxed) & bit) return;
-  struct {
-    trace::CallbackNameRecord record;
-    char name[128];
-  } out{};
-  const size_t name_bytes = strnlen(name, sizeof out.name);
-  const size_t bytes = trace::padded_record_size(sizeof out.record + name_bytes);
-  out.record.header = {static_cast<uint16_t>(trace::RecordType::CallbackName), static_cast<uint16_t>(bytes), 0};
-  out.record.domain = domain;
-  out.record.cbid = cbid;
-  out.record.name_bytes = static_cast<uint32_t>(name_bytes);
-  memcpy(out.name, name, name_bytes);
-  trace_writer().append(&out, bytes);
+  trace::CallbackNameRecord r{};
+  const size_t name_bytes = strnlen(name, 128);
+  r.header.type = static_cast<uint16_t>(trace::RecordType::CallbackName);
+  r.domain = domain;
+  r.cbid = cbid;
+  r.name_bytes = static_cast<uint32_t>(name_bytes);
+  trace_writer().append_with_tail(&r, sizeof r, name, name_bytes);
 }
 
 }  // namespace

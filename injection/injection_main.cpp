@@ -39,38 +39,30 @@ std::atomic<bool> g_initialized{false};
 unsigned g_flush_interval_ms = 100;
 
 void write_process_info() noexcept {
-  struct {
-    trace::ProcessInfoRecord record;
-    char cmdline[32768];
-  } out{};
+  static char cmdline[32768];  // not on the stack: this also runs in a forked child's first event
   size_t cmdline_bytes = 0;
   if (FILE* f = fopen("/proc/self/cmdline", "rb")) {
-    cmdline_bytes = fread(out.cmdline, 1, sizeof out.cmdline, f);
+    cmdline_bytes = fread(cmdline, 1, sizeof cmdline, f);
     fclose(f);
   }
-  const size_t bytes = trace::padded_record_size(sizeof out.record + cmdline_bytes);
-  out.record.header = {static_cast<uint16_t>(trace::RecordType::ProcessInfo), static_cast<uint16_t>(bytes), 0};
-  out.record.pid = static_cast<uint64_t>(getpid());
-  out.record.parent_pid = static_cast<uint64_t>(getppid());
-  out.record.start_realtime_ns = realtime_ns();
-  out.record.start_monotonic_ns = monotonic_ns();
-  out.record.cmdline_bytes = static_cast<uint32_t>(cmdline_bytes);
-  out.record.flush_interval_ms = g_flush_interval_ms;
-  trace_writer().append(&out, bytes);
+  trace::ProcessInfoRecord r{};
+  r.header.type = static_cast<uint16_t>(trace::RecordType::ProcessInfo);
+  r.pid = static_cast<uint64_t>(getpid());
+  r.parent_pid = static_cast<uint64_t>(getppid());
+  r.start_realtime_ns = realtime_ns();
+  r.start_monotonic_ns = monotonic_ns();
+  r.cmdline_bytes = static_cast<uint32_t>(cmdline_bytes);
+  r.flush_interval_ms = g_flush_interval_ms;
+  trace_writer().append_with_tail(&r, sizeof r, cmdline, cmdline_bytes);
 }
 
 void write_notice(trace::NoticeCode code, const char* text) noexcept {
-  struct {
-    trace::NoticeRecord record;
-    char text[1024];
-  } out{};
-  const size_t text_bytes = strnlen(text, sizeof out.text);
-  const size_t bytes = trace::padded_record_size(sizeof out.record + text_bytes);
-  out.record.header = {static_cast<uint16_t>(trace::RecordType::Notice), static_cast<uint16_t>(bytes), 0};
-  out.record.code = static_cast<uint32_t>(code);
-  out.record.text_bytes = static_cast<uint32_t>(text_bytes);
-  memcpy(out.text, text, text_bytes);
-  trace_writer().append(&out, bytes);
+  trace::NoticeRecord r{};
+  const size_t text_bytes = strnlen(text, 1024);
+  r.header.type = static_cast<uint16_t>(trace::RecordType::Notice);
+  r.code = static_cast<uint32_t>(code);
+  r.text_bytes = static_cast<uint32_t>(text_bytes);
+  trace_writer().append_with_tail(&r, sizeof r, text, text_bytes);
 }
 
 // Runs before the program's static destructors (registered at the first CUDA call, after

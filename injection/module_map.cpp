@@ -94,21 +94,15 @@ int record_one(dl_phdr_info* info, size_t, void*) noexcept {
     if (strncmp(name, "linux-vdso", 10) == 0 || strncmp(name, "linux-gate", 10) == 0) return 0;
   }
 
-  struct {
-    trace::ModuleRecord record;
-    char path[4096];
-  } out{};
-  const size_t path_bytes = std::min<size_t>(strlen(name), sizeof out.path);
-  const size_t bytes = trace::padded_record_size(sizeof out.record + path_bytes);
-  out.record.header.type = static_cast<uint16_t>(trace::RecordType::Module);
-  out.record.header.size = static_cast<uint16_t>(bytes);
-  out.record.load_bias = info->dlpi_addr;
-  out.record.start = lo;
-  out.record.end = hi;
-  out.record.build_id_bytes = static_cast<uint16_t>(read_build_id(info, out.record.build_id, sizeof out.record.build_id));
-  out.record.path_bytes = static_cast<uint16_t>(path_bytes);
-  memcpy(out.path, name, path_bytes);
-  trace_writer().append(&out, bytes);
+  trace::ModuleRecord r{};
+  const size_t path_bytes = std::min<size_t>(strlen(name), 4096);
+  r.header.type = static_cast<uint16_t>(trace::RecordType::Module);
+  r.load_bias = info->dlpi_addr;
+  r.start = lo;
+  r.end = hi;
+  r.build_id_bytes = static_cast<uint16_t>(read_build_id(info, r.build_id, sizeof r.build_id));
+  r.path_bytes = static_cast<uint16_t>(path_bytes);
+  trace_writer().append_with_tail(&r, sizeof r, name, path_bytes);
 
   t.ranges[n] = {lo, hi};
   t.count.store(n + 1, std::memory_order_release);

@@ -214,7 +214,10 @@ bool TraceWriter::open(const char* dir, char* error, size_t error_bytes) noexcep
   return true;
 }
 
-void TraceWriter::append(const void* record, size_t bytes) noexcept {
+namespace {
+// Copies `head` then `tail` then zero padding (up to `bytes` in all) into the calling thread's
+// buffer, as one record.
+void append_parts(const void* head, size_t head_bytes, const void* tail, size_t tail_bytes, size_t bytes) noexcept {
   WriterState& s = state();
   if (s.open_pending.load(std::memory_order_acquire)) open_pending_trace();
   if (!s.enabled.load(std::memory_order_relaxed)) return;
@@ -229,10 +232,30 @@ void TraceWriter::append(const void* record, size_t bytes) noexcept {
   }
   lock(b);
   if (b->used + bytes > kBufferBytes) write_chunk(b);
-  memcpy(b->data + b->used, record, bytes);
+  unsigned char* out = b->data + b->used;
+  memcpy(out, head, head_bytes);
+  if (tail_bytes) memcpy(out + head_bytes, tail, tail_bytes);
+  memset(out + head_bytes + tail_bytes, 0, bytes - head_bytes - tail_bytes);
   b->used += static_cast<uint32_t>(bytes);
   if (s.write_through.load(std::memory_order_relaxed)) write_chunk(b);
   unlock(b);
+}
+}  // namespace
+
+void TraceWriter::append(const void* record, size_t bytes) noexcept { append_parts(record, bytes, nullptr, 0, bytes); }
+
+void TraceWriter::append_with_tail(const void* record, size_t record_bytes, const void* tail,
+                                   size_t tail_bytes) noexcept {
+  alignas(8) unsigned char head[128];  // the fixed part of every record is far smaller
+  if (record_bytes > sizeof head || record_bytes > trace::kMaxRecordBytes) return;
+  if (tail_bytes > trace::kMaxRecordBytes - record_bytes) tail_bytes = trace::kMaxRecordBytes - record_bytes;
+  const size_t bytes = trace::padded_record_size(record_bytes + tail_bytes);
+  memcpy(head, record, record_bytes);
+  trace::RecordHeader header;
+  memcpy(&header, head, sizeof header);
+  header.size = static_cast<uint16_t>(bytes);
+  memcpy(head, &header, sizeof header);
+  append_parts(head, record_bytes, tail, tail_bytes, bytes);
 }
 
 void TraceWriter::flush_all() noexcept {

@@ -21,6 +21,10 @@ class TraceWriter {
   // Appends one complete record (header included) to the calling thread's buffer.
   void append(const void* record, size_t bytes) noexcept;
 
+  // Appends a record followed by `tail_bytes` of variable data (a path, a name, a text): sets the
+  // header's size to the padded total. The record's type must be set; `tail` is cut to fit.
+  void append_with_tail(const void* record, size_t record_bytes, const void* tail, size_t tail_bytes) noexcept;
+
   // Writes every thread's buffer to the file.
   void flush_all() noexcept;
 
