@@ -57,7 +57,8 @@ void write_callback_name(uint32_t domain, uint32_t cbid, const char* name) noexc
 
 }  // namespace
 
-void on_runtime_call(CallFact fact, uint32_t domain, uint32_t cbid, const char* name, int32_t result) noexcept {
+void on_runtime_call(CallFact fact, uint32_t domain, uint32_t cbid, const char* name, int32_t result,
+                     const uint64_t (*pointers)[2]) noexcept {
   if (tls_active.depth > 0) return;  // made by CUDA itself inside a tracked call
   write_callback_name(domain, cbid, name);
   trace::CallRecord r{};
@@ -73,6 +74,14 @@ void on_runtime_call(CallFact fact, uint32_t domain, uint32_t cbid, const char* 
   r.cbid = cbid;
   r.domain = domain;
   trace_writer().append(&r, sizeof r);
+  if (pointers) {
+    trace::CallPointersRecord p{};
+    p.header = {static_cast<uint16_t>(trace::RecordType::CallPointers), sizeof p, 0};
+    p.seq = r.seq;
+    p.pointers[0] = (*pointers)[0];
+    p.pointers[1] = (*pointers)[1];
+    trace_writer().append(&p, sizeof p);
+  }
 }
 
 uint64_t next_sequence() noexcept { return sequence().fetch_add(1, std::memory_order_relaxed); }

@@ -31,8 +31,10 @@ void on_call_exit(const ApiCall& call) noexcept;
 // Other runtime calls, by CUPTI callback id: a failure, an error retrieved through
 // cudaGetLastError/cudaPeekAtLastError, or (lint mode) a successful call's site. `name` is the
 // callback's name, written to the trace the first time the id appears.
+// `pointers`: for a failed copy or memset, the pointers it was given (else null).
 enum class CallFact { Failed, LastError, Site };
-void on_runtime_call(CallFact fact, uint32_t domain, uint32_t cbid, const char* name, int32_t result) noexcept;
+void on_runtime_call(CallFact fact, uint32_t domain, uint32_t cbid, const char* name, int32_t result,
+                     const uint64_t (*pointers)[2] = nullptr) noexcept;
 
 // Context lifetime: allocations of a destroyed context are gone with it.
 void on_context_created(uint32_t context_uid, int32_t device) noexcept;

@@ -369,6 +369,51 @@ int32_t device_of(CUcontext context, uint32_t context_uid) noexcept {
   return cached_device;
 }
 
+// The pointers a failed copy or memset was given, so that the tool can tell when one is the
+// garbage left by a failed allocation. False for other calls.
+bool copy_pointers(CUpti_CallbackId cbid, const void* params, uint64_t (&out)[2]) noexcept {
+  switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000: {
+      auto* p = static_cast<const cudaMemcpy_v3020_params*>(params);
+      out[0] = reinterpret_cast<uint64_t>(p->dst), out[1] = reinterpret_cast<uint64_t>(p->src);
+      return true;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000: {
+      auto* p = static_cast<const cudaMemcpyAsync_v3020_params*>(params);
+      out[0] = reinterpret_cast<uint64_t>(p->dst), out[1] = reinterpret_cast<uint64_t>(p->src);
+      return true;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_ptds_v7000: {
+      auto* p = static_cast<const cudaMemcpy2D_v3020_params*>(params);
+      out[0] = reinterpret_cast<uint64_t>(p->dst), out[1] = reinterpret_cast<uint64_t>(p->src);
+      return true;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_ptsz_v7000: {
+      auto* p = static_cast<const cudaMemcpy2DAsync_v3020_params*>(params);
+      out[0] = reinterpret_cast<uint64_t>(p->dst), out[1] = reinterpret_cast<uint64_t>(p->src);
+      return true;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000: {
+      auto* p = static_cast<const cudaMemset_v3020_params*>(params);
+      out[0] = out[1] = reinterpret_cast<uint64_t>(p->devPtr);
+      return true;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000: {
+      auto* p = static_cast<const cudaMemsetAsync_v3020_params*>(params);
+      out[0] = out[1] = reinterpret_cast<uint64_t>(p->devPtr);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 // Every other runtime call: only what it returned matters, and only at exit. Failures are rare
 // and recorded with their stack; successes cost a load and a compare (unless call sites are
 // recorded for --check-api-results).
@@ -384,7 +429,10 @@ void on_other_runtime_call(CUpti_CallbackId cbid, const CUpti_CallbackData* data
   if (result != cudaSuccess) {
     // Polling (cudaStreamQuery, cudaEventQuery) answers "not yet" this way: not a failure, and
     // frequent enough to flood the trace.
-    if (result != cudaErrorNotReady) on_runtime_call(CallFact::Failed, domain, cbid, data->functionName, result);
+    if (result == cudaErrorNotReady) return;
+    uint64_t pointers[2];
+    const bool copy = data->functionParams && copy_pointers(cbid, data->functionParams, pointers);
+    on_runtime_call(CallFact::Failed, domain, cbid, data->functionName, result, copy ? &pointers : nullptr);
     return;
   }
   if (g_record_call_sites) on_runtime_call(CallFact::Site, domain, cbid, data->functionName, result);

@@ -56,6 +56,7 @@ enum class RecordType : uint16_t {
   CallbackName = 13,  // the name of a callback id, written once before its first use
   Signal = 14,      // SignalRecord: a fatal signal reached the process
   ExitCall = 15,    // ExitCallRecord: the program called exit, _exit, _Exit or quick_exit
+  CallPointers = 16,  // CallPointersRecord: the pointers a failed copy or memset was given
 };
 
 struct RecordHeader {
@@ -133,6 +134,14 @@ struct CallRecord {
   uint32_t domain;  // CUpti_CallbackDomain
 };
 static_assert(sizeof(CallRecord) == 48);
+
+// Follows the FailedCall record of a copy or memset: its destination and source (or set) pointers.
+struct CallPointersRecord {
+  RecordHeader header;
+  uint64_t seq;  // the failed call's
+  uint64_t pointers[2];
+};
+static_assert(sizeof(CallPointersRecord) == 32);
 
 // Followed by name_bytes of the callback's name as CUPTI gives it ("cudaMemcpy_v3020"), no NUL.
 struct CallbackNameRecord {

@@ -34,7 +34,24 @@ struct Judged {
   std::string api;
   ErrorHandling handling;
   bool replaced;  // launch errors: another error came before any retrieval (else the program ended)
+  std::string garbage_use;  // failed allocations: where the pointer they left was used next
 };
+
+// A failed allocation leaves whatever was in the pointer (nullptr, or garbage): the first failed
+// copy or memset on the same thread that was given that value is where the program used it.
+std::string garbage_use(const ProcessTrace& trace, const Event& failed_allocation, StackResolver& stacks) {
+  if (failed_allocation.kind != EventKind::Alloc) return {};
+  for (const Event& e : trace.events) {
+    if (e.seq <= failed_allocation.seq || e.kind != EventKind::FailedCall || e.tid != failed_allocation.tid) continue;
+    auto p = trace.call_pointers.find(e.seq);
+    if (p == trace.call_pointers.end()) continue;
+    if (p->second[0] != failed_allocation.key && p->second[1] != failed_allocation.key) continue;
+    return fmt::format("the pointer it left behind (0x{:x}) was then given to {} at {}, which failed with {}",
+                       failed_allocation.key, event_api_name(trace, e), stacks.call_site(e.stack_id),
+                       result_name(ApiLayer::Runtime, e.result));
+  }
+  return {};
+}
 
 // Per thread, in order: was each runtime failure retrieved by a last-error call before the next
 // runtime failure replaced it?
@@ -94,6 +111,7 @@ report::Finding describe(const Judged& j, uint64_t count, uint64_t pid, StackRes
     f.message = fmt::format("{} failed with {}; {}", j.api, name, how);
     f.notes.push_back(how);
   }
+  if (!j.garbage_use.empty()) f.notes.push_back(j.garbage_use);
   if (!text.empty()) f.notes.push_back(fmt::format("{}: {}", name, text));
   return f;
 }
@@ -135,7 +153,8 @@ std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std
     const auto r = retrieved.find(e.seq);
     const bool got = r != retrieved.end() && r->second.first;
     const ResultUse site = judge.for_call(stacks.user_raw_frames(e.stack_id));
-    add({&e, api, decide_error_handling(is_launch(api), runtime, site, got), r != retrieved.end() && r->second.second});
+    add({&e, api, decide_error_handling(is_launch(api), runtime, site, got), r != retrieved.end() && r->second.second,
+         garbage_use(trace, e, stacks)});
   }
 
   std::vector<report::Finding> findings;

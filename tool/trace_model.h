@@ -1,6 +1,7 @@
 // What one process's trace says, decoded: the facts the analysis works on.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -57,6 +58,7 @@ struct ProcessTrace {
   std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;     // id -> return addresses
   std::vector<Event> events;                                      // sorted by seq
   std::unordered_map<uint32_t, std::string> runtime_names;         // cbid -> "cudaMemcpy_v3020"
+  std::unordered_map<uint64_t, std::array<uint64_t, 2>> call_pointers;  // failed copy's seq -> its pointers
   std::vector<std::string> notices;                               // from the injection
   bool tracked = true;         // false when the injection could not subscribe
   bool reached_exit = false;   // a ProcessEnd record was seen

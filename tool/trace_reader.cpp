@@ -138,6 +138,12 @@ class RecordParser {
         out_.events.push_back(e);
         return true;
       }
+      case RecordType::CallPointers: {
+        if (size < sizeof(CallPointersRecord)) return false;
+        const auto r = load<CallPointersRecord>(p);
+        out_.call_pointers[r.seq] = {r.pointers[0], r.pointers[1]};
+        return true;
+      }
       case RecordType::CallbackName: {
         if (size < sizeof(CallbackNameRecord)) return false;
         const auto r = load<CallbackNameRecord>(p);

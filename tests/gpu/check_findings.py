@@ -13,7 +13,8 @@ comments, in the spirit of LLVM's lit:
 
 Every EXPECT must match exactly one finding and every finding must be expected.
 `bytes=*` accepts any size; process=main|child says whose finding it is. Release findings also take alloc_api=API, alloc_at=@marker (the
-allocation stack's first frame), first_at=@marker (the first release's) and result=NAME. Exit status 0 means the program's findings were as expected.
+allocation stack's first frame), first_at=@marker (the first release's) and result=NAME; note=TEXT
+asks for a note containing TEXT. Exit status 0 means the program's findings were as expected.
 """
 import argparse
 import json
@@ -77,6 +78,8 @@ def matches(expect, finding, source, main_pid):
     for key in ("api", "bytes", "count", "result"):
         if key in expect and expect[key] != "*" and str(finding.get(key)) != expect[key]:
             return False
+    if "note" in expect and not any(expect["note"] in n for n in finding.get("notes", [])):
+        return False
     if "at" in expect and not at_line(finding["stack"], expect["at"], source):
         return False
     allocation, first = related(finding, "allocation"), related(finding, "first_release")

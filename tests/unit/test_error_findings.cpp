@@ -88,3 +88,30 @@ TEST_CASE("the same failure at the same site is one entry with a count") {
   CHECK(f[0].count == 3);
   CHECK(f[0].headline.find("(3 times)") != std::string::npos);
 }
+
+TEST_CASE("a failed allocation's pointer later given to a failing copy on the same thread is named") {
+  ProcessTrace t;
+  t.pid = 9;
+  t.runtime_names = {{kMemcpyCbid, "cudaMemcpy_v3020"}};
+  Event oom{EventKind::Alloc};
+  oom.api = Api::cudaMalloc;
+  oom.seq = 1;
+  oom.result = 2;  // cudaErrorMemoryAllocation
+  oom.key = 0;     // what the program's pointer held: nullptr
+  oom.tid = 1;
+  oom.stack_id = 7;
+  Event other_thread = call(EventKind::FailedCall, 2, kMemcpyCbid, 1, /*tid=*/2, 8);
+  Event copy = call(EventKind::FailedCall, 3, kMemcpyCbid, 1, /*tid=*/1, 9);
+  t.events = {oom, other_thread, copy};
+  t.call_pointers = {{2, {0, 0x1000}}, {3, {0, 0x2000}}};
+  Symbolizer symbolizer;
+  StackResolver stacks(t, symbolizer);
+  CallSiteJudge site_judge;
+  const auto f = error_findings(t, {}, stacks, site_judge, {});
+  REQUIRE(f.size() == 3);
+  CHECK(f[0].api == "cudaMalloc");
+  bool named = false;
+  for (const auto& note : f[0].notes) named |= note.find("was then given to cudaMemcpy") != std::string::npos;
+  CHECK(named);
+  for (const auto& note : f[1].notes) CHECK(note.find("was then given") == std::string::npos);
+}
