@@ -32,7 +32,7 @@ done
 
 say "== PyTorch training under cuaudit: tracked, no unchecked_error"
 if PYTHONUNBUFFERED=1 timeout 300 python3 tests/gpu/check_torch.py --cuaudit "$bin/cuaudit" \
-     --script tests/gpu/torch_training.py --log "$log" 2>&1 | tee -a "$log" | grep -q '^PASS'; then
+     --script tests/gpu/torch_training.py --log "$log" --keep-json "$out/torch-report.json" 2>&1 | tee -a "$log" | grep -q '^PASS'; then
   passed=$((passed + 1))
 else
   failed=$((failed + 1))

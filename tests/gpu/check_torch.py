@@ -15,6 +15,7 @@ def main():
     ap.add_argument("--cuaudit", required=True)
     ap.add_argument("--script", required=True)
     ap.add_argument("--log")
+    ap.add_argument("--keep-json", help="copy the JSON report here")
     opts = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "report.json")
@@ -24,6 +25,9 @@ def main():
             with open(opts.log, "a") as log:
                 log.write("$ " + " ".join(cmd) + "\n" + proc.stdout + proc.stderr + "exit %d\n\n" % proc.returncode)
         report = json.load(open(out))
+        if opts.keep_json:
+            with open(opts.keep_json, "w") as copy:
+                json.dump(report, copy, indent=1)
     failures = []
     if proc.returncode != 0:
         failures.append("exit status %d" % proc.returncode)
