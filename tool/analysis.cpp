@@ -71,6 +71,11 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
   describe_end(trace, run, p);
   for (const auto& notice : trace.notices) p.notes.push_back(notice);
   for (const auto& problem : trace.problems) p.notes.push_back(fmt::format("damaged trace {}: {}", trace.file, problem));
+  if (r.unmatched_releases) {
+    p.notes.push_back(fmt::format("{} successful release(s) of memory cuaudit did not see allocated (for instance "
+                                  "graph memory nodes); they are not judged",
+                                  r.unmatched_releases));
+  }
   if (r.released_during_shutdown) {
     p.notes.push_back(fmt::format("{} release(s) came after CUDA had begun shutting down (cudaErrorCudartUnloading, "
                                   "typically from static destructors); they are not counted as leaks",
@@ -81,7 +86,7 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
 
 }  // namespace
 
-Analysis analyze_run_dir(const std::string& dir, const AnalysisOptions& options) {
+report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& options) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     throw std::runtime_error(fmt::format("{} is not a directory; give `cuaudit report` the directory that "
@@ -96,8 +101,7 @@ Analysis analyze_run_dir(const std::string& dir, const AnalysisOptions& options)
                                          dir));
   }
 
-  Analysis analysis;
-  report::Report& report = analysis.report;
+  report::Report report;
   report.tool_version = CUAUDIT_VERSION;
 
   Symbolizer symbolizer;
@@ -122,7 +126,6 @@ Analysis analyze_run_dir(const std::string& dir, const AnalysisOptions& options)
   for (const ProcessTrace& trace : loaded) {
     const ReplayResult result = replay(trace);
     report.processes.push_back(describe_process(trace, run, result));
-    if (!trace.problems.empty()) analysis.trace_damaged = true;
     if (!trace.tracked) continue;
     ++tracked;
     StackResolver stacks(trace, symbolizer);
@@ -182,7 +185,7 @@ Analysis analyze_run_dir(const std::string& dir, const AnalysisOptions& options)
     if (!symbolizer.save_cache(cache_path, error)) report.notes.push_back(error);
     if (!judge.save_cache(call_sites_path, error)) report.notes.push_back(error);
   }
-  return analysis;
+  return report;
 }
 
 }  // namespace cuaudit

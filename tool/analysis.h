@@ -14,13 +14,9 @@ struct AnalysisOptions {
   bool check_api_results = false;  // also lint discarded results of successful calls
 };
 
-struct Analysis {
-  report::Report report;  // report.nothing_tracked: no process could be observed
-  bool trace_damaged = false;
-};
-
-// Throws std::runtime_error when the directory cannot be analyzed at all (not a run directory,
-// a foreign or unreadable trace). Damage that leaves part of a trace readable is a report note.
-Analysis analyze_run_dir(const std::string& dir, const AnalysisOptions& options);
+// The report of a run directory (report.nothing_tracked: no process could be observed). Throws
+// std::runtime_error when the directory cannot be analyzed at all (not a run directory, a foreign
+// or unreadable trace); damage that leaves part of a trace readable is a note in the report.
+report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& options);
 
 }  // namespace cuaudit

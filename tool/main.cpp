@@ -1,12 +1,10 @@
 // cuaudit: run a program under the injection, analyze what it recorded, report, gate.
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -20,7 +18,6 @@
 #include "output_path.h"
 #include "run_dir.h"
 #include "text_report.h"
-#include "trace_reader.h"
 
 namespace cuaudit {
 namespace {
@@ -30,23 +27,23 @@ namespace {
   std::exit(code);
 }
 
-int exit_status(const Options& o, const Analysis& a, const std::optional<RunInfo>& run) {
-  if (a.report.nothing_tracked && !(o.command == Command::Run && o.require_cuda_init == "no")) return kExitNothingTracked;
-  if (o.error_exitcode && a.report.summary.error_findings > 0) return *o.error_exitcode;
+int exit_status(const Options& o, const report::Report& a, const std::optional<RunInfo>& run) {
+  if (a.nothing_tracked && !(o.command == Command::Run && o.require_cuda_init == "no")) return kExitNothingTracked;
+  if (o.error_exitcode && a.summary.error_findings > 0) return *o.error_exitcode;
   if (!run) return 0;
   if (run->signal) return 128 + *run->signal;
   return run->exit_code.value_or(0);
 }
 
-void write_outputs(const Options& o, const Analysis& a, uint64_t pid) {
+void write_outputs(const Options& o, const report::Report& a, uint64_t pid) {
   report::TextOptions text_options{leak_detail(o), o.print_limit};
-  const std::string text = report::render_text(a.report, text_options);
+  const std::string text = report::render_text(a, text_options);
   if (o.log_file.empty()) {
     std::cerr << text;
   } else {
     write_file_or_fail(expand_output_path(o.log_file, pid), text);
   }
-  if (!o.json_file.empty()) write_file_or_fail(expand_output_path(o.json_file, pid), report::render_json(a.report));
+  if (!o.json_file.empty()) write_file_or_fail(expand_output_path(o.json_file, pid), report::render_json(a));
 }
 
 AnalysisOptions analysis_options(const Options& o) { return {o.leak_check != "no", o.num_callers, o.check_api_results}; }
@@ -119,7 +116,7 @@ int run_command(Options o) {
   std::string error;
   if (!write_run_info(run_dir, run, error)) std::cerr << "cuaudit: warning: " << error << '\n';
 
-  Analysis analysis;
+  report::Report analysis;
   try {
     analysis = analyze_run_dir(run_dir, analysis_options(o));
   } catch (const std::exception& e) {
@@ -152,7 +149,7 @@ int report_command(const Options& o) {
     std::string why;
     if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
   }
-  Analysis analysis;
+  report::Report analysis;
   std::optional<RunInfo> run;
   try {
     run = read_run_info(o.run_dir);
