@@ -61,6 +61,10 @@ std::string render_json(const Report& report) {
                         {"stack", stack_json(f.stack)},
                         {"related", related}});
   }
+  json suppressions = json::array();
+  for (const SuppressionUse& u : report.suppressions) {
+    suppressions.push_back({{"rule", u.rule}, {"file", u.file}, {"line", u.line}, {"hits", u.hits}, {"bytes", u.bytes}});
+  }
   json doc = {{"schema", kSchema},
               {"tool", {{"name", "cuaudit"}, {"version", report.tool_version}}},
               {"processes", processes},
@@ -71,6 +75,7 @@ std::string render_json(const Report& report) {
                 {"findings", report.summary.findings},
                 {"errors", report.summary.error_findings}}},
               {"notes", report.notes},
+              {"suppressions", suppressions},
               {"nothing_tracked", report.nothing_tracked}};
   return doc.dump(2) + "\n";
 }

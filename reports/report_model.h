@@ -68,6 +68,15 @@ struct Summary {
   uint64_t error_findings = 0;    // unsuppressed findings of severity error
 };
 
+// A suppression rule and what it silenced in this run.
+struct SuppressionUse {
+  std::string rule;  // "leak:CUDACachingAllocator"
+  std::string file;
+  int line = 0;
+  uint64_t hits = 0;
+  uint64_t bytes = 0;
+};
+
 struct Report {
   std::string tool_version;
   std::vector<Process> processes;
@@ -75,6 +84,7 @@ struct Report {
   Summary summary;
   std::vector<std::string> notes;  // run-wide remarks (nothing tracked, damaged trace, ...)
   bool nothing_tracked = false;    // no process could be observed: never a clean result
+  std::vector<SuppressionUse> suppressions;  // every rule given, with its hits
 };
 
 // Recomputes the summary from the findings (of one process, for summarize_process).

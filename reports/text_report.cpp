@@ -96,6 +96,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
         write_stack(w, r.stack, 0);
       }
       for (const auto& note : f.notes) w.line("    " + note);
+      if (options.suggest_suppression) w.line("  suppression: " + options.suggest_suppression(f));
       w.line();
     }
     if (report.processes.size() > 1) {
@@ -111,6 +112,14 @@ std::string render_text(const Report& report, const TextOptions& options) {
   if (withheld) {
     w.line(fmt::format("{} more finding(s) not shown (--print-limit {}); all of them are in the JSON report", withheld,
                        options.print_limit));
+    w.line();
+  }
+  if (!report.suppressions.empty()) {  // as LeakSanitizer prints it
+    w.line("Suppressions used:");
+    w.line(fmt::format("  {:>6} {:>12}  {}", "count", "bytes", "rule"));
+    for (const SuppressionUse& u : report.suppressions) {
+      w.line(fmt::format("  {:>6} {:>12}  {}   ({}:{})", u.hits, u.bytes, u.rule, u.file, u.line));
+    }
     w.line();
   }
   const Summary& s = report.summary;

@@ -12,6 +12,8 @@ enum class LeakDetail { Full, Summary, None };
 struct TextOptions {
   LeakDetail leak_detail = LeakDetail::Full;
   size_t print_limit = 100;  // findings printed in full; 0 = no limit
+  // --gen-suppressions: under each finding, a rule that would suppress it.
+  std::string (*suggest_suppression)(const Finding&) = nullptr;
 };
 
 std::string render_text(const Report& report, const TextOptions& options);

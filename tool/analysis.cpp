@@ -174,6 +174,11 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     const std::string why = symbolizer.why_unavailable(module);
     if (!why.empty()) report.notes.push_back("no symbols for " + why + "; frames in it show addresses only");
   }
+  Suppressions suppressions = options.suppressions;
+  suppressions.apply(report.findings);
+  for (const SuppressionRule& r : suppressions.rules()) {
+    report.suppressions.push_back({r.kind + ":" + r.pattern, r.file, r.line, r.hits, r.bytes});
+  }
   report.summary = report::summarize(report.findings);
 
   if (options.check_api_results && !call_sites_recorded && tracked > 0) {

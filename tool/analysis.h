@@ -5,6 +5,7 @@
 #include <string>
 
 #include "report_model.h"
+#include "suppressions.h"
 
 namespace cuaudit {
 
@@ -12,6 +13,7 @@ struct AnalysisOptions {
   bool check_leaks = true;   // --leak-check no turns leak findings off
   size_t num_callers = 0;    // frames kept per stack; 0 = all
   bool check_api_results = false;  // also lint discarded results of successful calls
+  Suppressions suppressions;       // --suppressions rules, already loaded
 };
 
 // The report of a run directory (report.nothing_tracked: no process could be observed). Throws

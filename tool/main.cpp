@@ -36,7 +36,7 @@ int exit_status(const Options& o, const report::Report& a, const std::optional<R
 }
 
 void write_outputs(const Options& o, const report::Report& a, uint64_t pid) {
-  report::TextOptions text_options{leak_detail(o), o.print_limit};
+  report::TextOptions text_options{leak_detail(o), o.print_limit, o.gen_suppressions ? suggest_suppression : nullptr};
   const std::string text = report::render_text(a, text_options);
   if (o.log_file.empty()) {
     std::cerr << text;
@@ -46,7 +46,16 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid) {
   if (!o.json_file.empty()) write_file_or_fail(expand_output_path(o.json_file, pid), report::render_json(a));
 }
 
-AnalysisOptions analysis_options(const Options& o) { return {o.leak_check != "no", o.num_callers, o.check_api_results}; }
+// Reads the suppression files now: a bad rule is refused before any program runs.
+AnalysisOptions analysis_options(const Options& o) {
+  AnalysisOptions a{o.leak_check != "no", o.num_callers, o.check_api_results, {}};
+  try {
+    for (const auto& file : o.suppression_files) a.suppressions.load_file(file);
+  } catch (const std::exception& e) {
+    fail(kExitUsage, e.what());
+  }
+  return a;
+}
 
 // Where the injection writes: the --save directory (created, must hold no earlier run) or a
 // private temporary one.
@@ -102,6 +111,7 @@ int run_command(Options o) {
     std::cerr << "cuaudit: warning: replacing CUDA_INJECTION64_PATH=" << other << " with cuaudit's injection\n";
   }
 
+  const AnalysisOptions analysis = analysis_options(o);
   bool temporary = false;
   const std::string run_dir = prepare_run_dir(o, temporary);
   RunInfo run;
@@ -116,20 +126,20 @@ int run_command(Options o) {
   std::string error;
   if (!write_run_info(run_dir, run, error)) std::cerr << "cuaudit: warning: " << error << '\n';
 
-  report::Report analysis;
+  report::Report result;
   try {
-    analysis = analyze_run_dir(run_dir, analysis_options(o));
+    result = analyze_run_dir(run_dir, analysis);
   } catch (const std::exception& e) {
     fail(kExitToolFailure, fmt::format("cannot analyze the run in {}: {}", run_dir, e.what()));
   }
-  write_outputs(o, analysis, run.pid);
+  write_outputs(o, result, run.pid);
   if (temporary) {
     remove_run_dir(run_dir);
   } else {
     std::cerr << "cuaudit: the recorded run is in " << run_dir << " (analyze it again with: cuaudit report "
               << run_dir << ")\n";
   }
-  return exit_status(o, analysis, run);
+  return exit_status(o, result, run);
 }
 
 int merge_command(const Options& o) {

@@ -25,6 +25,11 @@ void add_output_options(CLI::App& app, Options& o) {
   app.add_option("--print-limit", o.print_limit, "print at most N findings in the text report (0: all)")
       ->default_str("100");
   app.add_option("--num-callers", o.num_callers, "frames shown per stack (0: all)")->default_str("0");
+  app.add_option("--suppressions", o.suppression_files,
+                 "suppress the findings a rule in FILE matches (KIND:PATTERN per line; repeatable)")
+      ->take_all()
+      ->allow_extra_args(false);
+  app.add_flag("--gen-suppressions", o.gen_suppressions, "print under each finding a rule that would suppress it");
   app.add_flag("--check-api-results", o.check_api_results,
                "also warn, once per call site, where a CUDA call's result is discarded even when it succeeded");
 }

@@ -23,6 +23,8 @@ struct Options {
   size_t print_limit = 100;
   size_t num_callers = 0;
   bool check_api_results = false;
+  std::vector<std::string> suppression_files;
+  bool gen_suppressions = false;
   // run
   std::vector<std::string> program;  // program and its arguments
   std::string save_dir;

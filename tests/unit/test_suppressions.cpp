@@ -1,0 +1,100 @@
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "suppressions.h"
+
+using namespace cuaudit;
+
+namespace {
+
+report::Finding finding(std::string kind, std::string function, std::string file, uint64_t bytes = 100) {
+  report::Finding f;
+  f.kind = std::move(kind);
+  f.bytes = bytes;
+  report::Frame fr;
+  fr.function = std::move(function);
+  fr.file = std::move(file);
+  fr.module = "/opt/app/bin/app";
+  f.stack = {fr};
+  return f;
+}
+
+std::string write_file(const std::string& text) {
+  char path[] = "/tmp/cuaudit-supp-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  close(fd);
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("patterns follow LeakSanitizer: substring, * wildcard, ^ and $ anchors") {
+  CHECK(matches_suppression_pattern("CachingAllocator", "c10::cuda::CUDACachingAllocator::malloc"));
+  CHECK(matches_suppression_pattern("c10::*::malloc", "c10::cuda::CUDACachingAllocator::malloc"));
+  CHECK(matches_suppression_pattern("^c10::", "c10::cuda::x"));
+  CHECK_FALSE(matches_suppression_pattern("^cuda::", "c10::cuda::x"));
+  CHECK(matches_suppression_pattern("::x$", "c10::cuda::x"));
+  CHECK_FALSE(matches_suppression_pattern("::x$", "c10::cuda::xy"));
+  CHECK(matches_suppression_pattern("^step(int)$", "step(int)"));
+  CHECK_FALSE(matches_suppression_pattern("^step$", "step(int)"));
+  CHECK(matches_suppression_pattern("app.cu", "/src/app.cu"));
+  CHECK_FALSE(matches_suppression_pattern("", "anything"));
+}
+
+TEST_CASE("a rule suppresses exactly what it names, counting hits and bytes") {
+  Suppressions s;
+  s.load_file(write_file("# third-party code we cannot fix\nleak:vendor_init\n*:^legacy/\nmismatched_free:nothing_here\n"));
+  std::vector<report::Finding> findings = {finding("leak", "vendor_init()", "vendor.cu", 64),
+                                           finding("leak", "step(int)", "app.cu", 32),
+                                           finding("double_free", "f()", "legacy/old.cu", 8),
+                                           finding("double_free", "vendor_init()", "vendor.cu", 16)};
+  s.apply(findings);
+  CHECK(findings[0].suppressed);
+  CHECK_FALSE(findings[1].suppressed);
+  CHECK(findings[2].suppressed);          // *: any kind, by file
+  CHECK_FALSE(findings[3].suppressed);    // leak: rules do not touch other kinds
+  REQUIRE(s.rules().size() == 3);
+  CHECK(s.rules()[0].hits == 1);
+  CHECK(s.rules()[0].bytes == 64);
+  CHECK(s.rules()[0].line == 2);
+  CHECK(s.rules()[1].hits == 1);
+  CHECK(s.rules()[2].hits == 0);
+  const auto summary = report::summarize(findings);
+  CHECK(summary.findings == 2);
+}
+
+TEST_CASE("related stacks count: a double free is matched by its allocation site too") {
+  Suppressions s;
+  s.add({"double_free", "pool_alloc", "inline", 1});
+  report::Finding f = finding("double_free", "release()", "a.cu");
+  f.related.push_back({"allocation", "cudaMalloc", "allocated by cudaMalloc at:", finding("x", "pool_alloc()", "p.cu").stack});
+  std::vector<report::Finding> findings = {f};
+  s.apply(findings);
+  CHECK(findings[0].suppressed);
+}
+
+TEST_CASE("a bad rule is refused with its file and line") {
+  Suppressions s;
+  const std::string path = write_file("leak:ok\n\nlek:typo\n");
+  const std::string where = path + ":3";
+  CHECK_THROWS_WITH(s.load_file(path), doctest::Contains(where.c_str()));
+  CHECK_THROWS_WITH(Suppressions().load_file("/nonexistent.supp"), doctest::Contains("cannot read"));
+}
+
+TEST_CASE("a generated rule suppresses the finding it was generated from") {
+  report::Finding f = finding("leak", "process_batch(float const*, int, int)", "demo.cu");
+  Suppressions s;
+  const std::string rule = suggest_suppression(f);
+  CHECK(rule == "leak:^process_batch(float const*, int, int)$");
+  s.add({"leak", rule.substr(5), "generated", 1});
+  std::vector<report::Finding> findings = {f, finding("leak", "process_batch_other()", "demo.cu")};
+  s.apply(findings);
+  CHECK(findings[0].suppressed);
+  CHECK_FALSE(findings[1].suppressed);
+}

@@ -1,0 +1,117 @@
+#include "suppressions.h"
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace cuaudit {
+namespace {
+
+// Does `pattern` (with `*` wildcards, no anchors) match all of `text`?
+bool glob_matches(std::string_view pattern, std::string_view text) {
+  size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = t;
+    } else if (p < pattern.size() && pattern[p] == text[t]) {
+      ++p, ++t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+std::string trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return {};
+  const auto last = s.find_last_not_of(" \t\r");
+  return std::string(s.substr(first, last - first + 1));
+}
+
+bool rule_matches(const SuppressionRule& rule, const report::Finding& f) {
+  if (rule.kind != "*" && rule.kind != f.kind) return false;
+  auto frames_match = [&](const std::vector<report::Frame>& stack) {
+    return std::any_of(stack.begin(), stack.end(), [&](const report::Frame& fr) {
+      return matches_suppression_pattern(rule.pattern, fr.function) ||
+             matches_suppression_pattern(rule.pattern, fr.file) || matches_suppression_pattern(rule.pattern, fr.module);
+    });
+  };
+  if (frames_match(f.stack)) return true;
+  return std::any_of(f.related.begin(), f.related.end(), [&](const report::RelatedStack& r) { return frames_match(r.stack); });
+}
+
+}  // namespace
+
+const std::vector<std::string>& suppressible_kinds() {
+  static const std::vector<std::string> kinds = {
+      "leak",       "mismatched_free",     "double_free",       "invalid_free",    "misaligned_param",
+      "stale_pointer_param", "host_pointer_param", "unchecked_error", "api_error"};
+  return kinds;
+}
+
+bool matches_suppression_pattern(std::string_view pattern, std::string_view text) {
+  if (pattern.empty() || text.empty()) return false;
+  const bool anchored_start = pattern.front() == '^';
+  const bool anchored_end = pattern.size() > 1 && pattern.back() == '$';
+  std::string glob(pattern.substr(anchored_start ? 1 : 0,
+                                  pattern.size() - (anchored_start ? 1 : 0) - (anchored_end ? 1 : 0)));
+  if (!anchored_start) glob.insert(glob.begin(), '*');
+  if (!anchored_end) glob.push_back('*');
+  return glob_matches(glob, text);
+}
+
+void Suppressions::load_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("cannot read suppression file {}", path));
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::string text = trim(line.substr(0, line.find('#')));
+    if (text.empty()) continue;
+    const auto colon = text.find(':');
+    const std::string kind = colon == std::string::npos ? std::string() : trim(text.substr(0, colon));
+    const std::string pattern = colon == std::string::npos ? std::string() : trim(text.substr(colon + 1));
+    const auto& kinds = suppressible_kinds();
+    if (colon == std::string::npos || pattern.empty() ||
+        (kind != "*" && std::find(kinds.begin(), kinds.end(), kind) == kinds.end())) {
+      std::string known;
+      for (const auto& k : kinds) known += k + ", ";
+      throw std::runtime_error(fmt::format("{}:{}: `{}` is not a suppression; write KIND:PATTERN with KIND one of "
+                                           "{}or *",
+                                           path, number, text, known));
+    }
+    add({kind, pattern, path, number});
+  }
+}
+
+void Suppressions::add(SuppressionRule rule) { rules_.push_back(std::move(rule)); }
+
+void Suppressions::apply(std::vector<report::Finding>& findings) {
+  for (report::Finding& f : findings) {
+    if (f.suppressed) continue;
+    for (SuppressionRule& rule : rules_) {
+      if (!rule_matches(rule, f)) continue;
+      f.suppressed = true;
+      ++rule.hits;
+      rule.bytes += f.bytes;
+      break;
+    }
+  }
+}
+
+std::string suggest_suppression(const report::Finding& f) {
+  for (const report::Frame& frame : f.stack) {
+    if (!frame.function.empty()) return fmt::format("{}:^{}$", f.kind, frame.function);
+    if (!frame.file.empty()) return fmt::format("{}:{}", f.kind, frame.file);
+  }
+  return fmt::format("{}:{}", f.kind, f.api);
+}
+
+}  // namespace cuaudit
