@@ -58,6 +58,7 @@ std::string render_json(const Report& report) {
                         {"address", f.address ? json(fmt::format("0x{:x}", *f.address)) : json(nullptr)},
                         {"result", f.result.empty() ? json(nullptr) : json(f.result)},
                         {"suppressed", f.suppressed},
+                        {"baseline", f.baseline.empty() ? json(nullptr) : json(f.baseline)},
                         {"stack", stack_json(f.stack)},
                         {"related", related}});
   }
@@ -76,6 +77,11 @@ std::string render_json(const Report& report) {
                 {"errors", report.summary.error_findings}}},
               {"notes", report.notes},
               {"suppressions", suppressions},
+              {"baseline", report.baseline ? json{{"file", report.baseline->file},
+                                                  {"new", report.baseline->new_findings},
+                                                  {"still_present", report.baseline->still_present},
+                                                  {"fixed", report.baseline->fixed}}
+                                           : json(nullptr)},
               {"nothing_tracked", report.nothing_tracked}};
   return doc.dump(2) + "\n";
 }

@@ -22,7 +22,7 @@ Summary summarize_process(const std::vector<Finding>& findings, uint64_t pid) {
   for (const Finding& f : findings) {
     if (f.suppressed || (pid != 0 && f.pid != pid)) continue;
     ++s.findings;
-    if (f.severity == Severity::Error) ++s.error_findings;
+    if (f.severity == Severity::Error && f.baseline != "still_present") ++s.error_findings;
     if (f.kind == "leak") {
       s.leaked_bytes += f.bytes;
       s.leaked_allocations += f.count;

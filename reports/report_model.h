@@ -47,6 +47,7 @@ struct Finding {
   std::vector<Frame> stack;   // user frames first; CUDA-internal frames already dropped
   uint64_t omitted_frames = 0;
   std::vector<RelatedStack> related;
+  std::string baseline;  // with --baseline: "new" or "still_present" (still-present ones do not gate)
 };
 
 struct Process {
@@ -65,7 +66,7 @@ struct Summary {
   uint64_t leaked_bytes = 0;
   uint64_t leaked_allocations = 0;
   uint64_t findings = 0;          // unsuppressed findings
-  uint64_t error_findings = 0;    // unsuppressed findings of severity error
+  uint64_t error_findings = 0;    // unsuppressed findings of severity error (with a baseline: new ones)
 };
 
 // A suppression rule and what it silenced in this run.
@@ -77,6 +78,14 @@ struct SuppressionUse {
   uint64_t bytes = 0;
 };
 
+// What --baseline found: only new findings gate.
+struct BaselineResult {
+  std::string file;
+  uint64_t new_findings = 0;
+  uint64_t still_present = 0;
+  std::vector<std::string> fixed;  // one line per baseline finding that is gone
+};
+
 struct Report {
   std::string tool_version;
   std::vector<Process> processes;
@@ -85,6 +94,7 @@ struct Report {
   std::vector<std::string> notes;  // run-wide remarks (nothing tracked, damaged trace, ...)
   bool nothing_tracked = false;    // no process could be observed: never a clean result
   std::vector<SuppressionUse> suppressions;  // every rule given, with its hits
+  std::optional<BaselineResult> baseline;
 };
 
 // Recomputes the summary from the findings (of one process, for summarize_process).

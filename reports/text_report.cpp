@@ -89,7 +89,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
         w.line(f.headline + " " + (f.stack.empty() ? std::string("(no stack)") : format_frame(0, f.stack[0])));
         continue;
       }
-      w.line(f.headline);
+      w.line((f.baseline == "still_present" ? "[in baseline] " : f.baseline == "new" ? "[new] " : "") + f.headline);
       write_stack(w, f.stack, f.omitted_frames);
       for (const auto& r : f.related) {
         w.line("  " + r.title);
@@ -120,6 +120,13 @@ std::string render_text(const Report& report, const TextOptions& options) {
     for (const SuppressionUse& u : report.suppressions) {
       w.line(fmt::format("  {:>6} {:>12}  {}   ({}:{})", u.hits, u.bytes, u.rule, u.file, u.line));
     }
+    w.line();
+  }
+  if (report.baseline) {
+    const BaselineResult& b = *report.baseline;
+    w.line(fmt::format("Baseline {}: {} new finding(s), {} still present (not gating), {} fixed", b.file,
+                       b.new_findings, b.still_present, b.fixed.size()));
+    for (const auto& fixed : b.fixed) w.line("  fixed: " + fixed);
     w.line();
   }
   const Summary& s = report.summary;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "analysis.h"
+#include "baseline.h"
 #include "exit_codes.h"
 #include "json_report.h"
 #include "launcher.h"
@@ -44,6 +45,16 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid) {
     write_file_or_fail(expand_output_path(o.log_file, pid), text);
   }
   if (!o.json_file.empty()) write_file_or_fail(expand_output_path(o.json_file, pid), report::render_json(a));
+}
+
+// The baseline report, read before any program runs; null without --baseline.
+nlohmann::json load_baseline(const Options& o) {
+  if (o.baseline_file.empty()) return nullptr;
+  try {
+    return read_json_report(o.baseline_file);
+  } catch (const std::exception& e) {
+    fail(kExitToolFailure, fmt::format("--baseline: {}", e.what()));
+  }
 }
 
 // Reads the suppression files now: a bad rule is refused before any program runs.
@@ -112,6 +123,7 @@ int run_command(Options o) {
   }
 
   const AnalysisOptions analysis = analysis_options(o);
+  const nlohmann::json baseline = load_baseline(o);
   bool temporary = false;
   const std::string run_dir = prepare_run_dir(o, temporary);
   RunInfo run;
@@ -132,6 +144,7 @@ int run_command(Options o) {
   } catch (const std::exception& e) {
     fail(kExitToolFailure, fmt::format("cannot analyze the run in {}: {}", run_dir, e.what()));
   }
+  if (!baseline.is_null()) apply_baseline(o.baseline_file, baseline, result);
   write_outputs(o, result, run.pid);
   if (temporary) {
     remove_run_dir(run_dir);
@@ -154,6 +167,24 @@ int merge_command(const Options& o) {
   return o.error_exitcode && merged["summary"]["errors"].get<uint64_t>() > 0 ? *o.error_exitcode : 0;
 }
 
+int diff_command(const Options& o) {
+  nlohmann::json before, after;
+  try {
+    before = read_json_report(o.baseline_file);
+    after = read_json_report(o.run_dir);
+  } catch (const std::exception& e) {
+    fail(kExitToolFailure, e.what());
+  }
+  const BaselineComparison c = compare_with_baseline(before, after);
+  std::cerr << render_baseline_diff(after, c);
+  size_t new_errors = 0;
+  for (size_t i = 0; i < after["findings"].size(); ++i) {
+    const auto& f = after["findings"][i];
+    new_errors += c.status[i] == "new" && !f.value("suppressed", false) && f.value("severity", "") == "error";
+  }
+  return o.error_exitcode && new_errors > 0 ? *o.error_exitcode : 0;
+}
+
 int report_command(const Options& o) {
   for (const std::string* out : {&o.log_file, &o.json_file}) {
     std::string why;
@@ -161,12 +192,14 @@ int report_command(const Options& o) {
   }
   report::Report analysis;
   std::optional<RunInfo> run;
+  const nlohmann::json baseline = load_baseline(o);
   try {
     run = read_run_info(o.run_dir);
     analysis = analyze_run_dir(o.run_dir, analysis_options(o));
   } catch (const std::exception& e) {
     fail(kExitToolFailure, e.what());
   }
+  if (!baseline.is_null()) apply_baseline(o.baseline_file, baseline, analysis);
   write_outputs(o, analysis, run ? run->pid : 0);
   return exit_status(o, analysis, std::nullopt);
 }
@@ -183,6 +216,8 @@ int main(int argc, char** argv) {
       return report_command(options);
     case Command::Merge:
       return merge_command(options);
+    case Command::Diff:
+      return diff_command(options);
     case Command::Run:
       break;
   }

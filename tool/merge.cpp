@@ -1,5 +1,7 @@
 #include "merge.h"
 
+#include "fingerprint.h"
+
 #include <sys/stat.h>
 
 #include <fstream>
@@ -9,11 +11,10 @@
 #include <fmt/format.h>
 
 namespace cuaudit {
-namespace {
 
 using nlohmann::json;
 
-json read_report(const std::string& input) {
+json read_json_report(const std::string& input) {
   struct stat st;
   const std::string path = stat(input.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? input + "/report.json" : input;
   std::ifstream in(path);
@@ -30,27 +31,13 @@ json read_report(const std::string& input) {
   return doc;
 }
 
-std::string frame_key(const json& frame) {
-  auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : std::string(); };
-  return text(frame.value("function", json())) + "@" + text(frame.value("file", json()));
-}
-
-}  // namespace
-
-std::string finding_fingerprint(const json& f) {
-  std::string key = f.value("kind", "") + "|" + f.value("api", "") + "|" +
-                    (f.contains("result") && f["result"].is_string() ? f["result"].get<std::string>() : "") + "|";
-  for (const auto& frame : f.value("stack", json::array())) key += frame_key(frame) + ";";
-  return key;
-}
-
 json merge_reports(const std::vector<std::string>& inputs) {
   json processes = json::array();
   json findings = json::array();
   std::map<std::string, size_t> index;  // fingerprint -> position in findings
   json sources = json::array();
   for (size_t rank = 0; rank < inputs.size(); ++rank) {
-    const json doc = read_report(inputs[rank]);
+    const json doc = read_json_report(inputs[rank]);
     sources.push_back(inputs[rank]);
     for (json p : doc.at("processes")) {
       p["rank"] = rank;

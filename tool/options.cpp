@@ -29,6 +29,9 @@ void add_output_options(CLI::App& app, Options& o) {
                  "suppress the findings a rule in FILE matches (KIND:PATTERN per line; repeatable)")
       ->take_all()
       ->allow_extra_args(false);
+  app.add_option("--baseline", o.baseline_file,
+                 "a JSON report of an earlier run: only findings not in it fail the gate (new, still present "
+                 "and fixed are listed)");
   app.add_flag("--gen-suppressions", o.gen_suppressions, "print under each finding a rule that would suppress it");
   app.add_flag("--check-api-results", o.check_api_results,
                "also warn, once per call site, where a CUDA call's result is discarded even when it succeeded");
@@ -50,16 +53,22 @@ report::LeakDetail leak_detail(const Options& options) {
 std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   const bool report = argc > 1 && strcmp(argv[1], "report") == 0;
   const bool merge = argc > 1 && strcmp(argv[1], "merge") == 0;
+  const bool diff = argc > 1 && strcmp(argv[1], "diff") == 0;
   const bool explicit_run = argc > 1 && strcmp(argv[1], "run") == 0;
-  o.command = report ? Command::Report : merge ? Command::Merge : Command::Run;
+  o.command = report ? Command::Report : merge ? Command::Merge : diff ? Command::Diff : Command::Run;
 
   CLI::App app(report  ? "cuaudit report: analyze a recorded run directory again (no GPU needed)"
                : merge ? "cuaudit merge: one report from the per-rank reports of an MPI or Slurm job"
+               : diff  ? "cuaudit diff: compare two JSON reports: new, still present and fixed findings"
                        : "cuaudit: find CUDA memory leaks and misuse in a program",
-               report ? "cuaudit report" : merge ? "cuaudit merge" : "cuaudit");
+               report ? "cuaudit report" : merge ? "cuaudit merge" : diff ? "cuaudit diff" : "cuaudit");
   app.footer(kFooter);
   app.set_version_flag("--version", std::string("cuaudit ") + CUAUDIT_VERSION);
-  if (merge) {
+  if (diff) {
+    app.add_option("--error-exitcode", o.error_exitcode, "exit with N when the new report has new errors");
+    app.add_option("old", o.baseline_file, "the earlier JSON report (or --output directory)")->required();
+    app.add_option("new", o.run_dir, "the later JSON report (or --output directory)")->required();
+  } else if (merge) {
     app.add_option("--json", o.json_file, "write the merged JSON report to FILE");
     app.add_option("--error-exitcode", o.error_exitcode, "exit with N when the merged report has errors");
     app.add_option("inputs", o.merge_inputs, "JSON reports, or directories written by --output, in rank order")
@@ -69,7 +78,7 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   }
   if (report) {
     app.add_option("run_dir", o.run_dir, "a directory written by `cuaudit --save DIR`")->required();
-  } else if (!merge) {
+  } else if (!merge && !diff) {
     app.add_option("--save", o.save_dir,
                    "keep the recorded run in DIR, for `cuaudit report DIR` later (%p: cuaudit's pid, %q{ENV})");
     app.add_option("--output", o.output,
@@ -89,7 +98,7 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   }
 
   std::vector<std::string> args;
-  for (int i = argc - 1; i >= (report || merge || explicit_run ? 2 : 1); --i) args.emplace_back(argv[i]);
+  for (int i = argc - 1; i >= (report || merge || diff || explicit_run ? 2 : 1); --i) args.emplace_back(argv[i]);
   try {
     app.parse(args);
   } catch (const CLI::CallForVersion&) {
@@ -110,7 +119,7 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
     o.save_dir = o.output;
     if (o.json_file.empty()) o.json_file = o.output + "/report.json";
   }
-  if (!report && !merge) {
+  if (!report && !merge && !diff) {
     o.program = app.remaining();
     if (!o.program.empty() && o.program.front() == "--") o.program.erase(o.program.begin());
     if (o.program.empty()) {

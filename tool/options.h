@@ -1,6 +1,7 @@
 // The command line, declared once: cuaudit [run] [options] [--] program [args...]
 //                                   cuaudit report [options] RUN_DIR
 //                                   cuaudit merge [options] REPORT...
+//                                   cuaudit diff [options] OLD NEW
 #pragma once
 
 #include <optional>
@@ -11,7 +12,7 @@
 
 namespace cuaudit {
 
-enum class Command { Run, Report, Merge };
+enum class Command { Run, Report, Merge, Diff };
 
 struct Options {
   Command command = Command::Run;
@@ -25,6 +26,7 @@ struct Options {
   bool check_api_results = false;
   std::vector<std::string> suppression_files;
   bool gen_suppressions = false;
+  std::string baseline_file;
   // run
   std::vector<std::string> program;  // program and its arguments
   std::string save_dir;

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Baselines on a run recorded on the H200: findings already in the baseline do not fail the gate,
+a new one does, fixed ones are listed; matching ignores addresses and line numbers. `cuaudit diff`
+prints the same comparison."""
+import argparse
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cuaudit", required=True)
+    ap.add_argument("--golden", required=True)
+    opts = ap.parse_args()
+    cu = opts.cuaudit
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        run = os.path.join(tmp, "run")
+        shutil.copytree(opts.golden, run)
+        full = os.path.join(tmp, "full.json")
+        subprocess.run([cu, "report", run, "--json", full], stderr=subprocess.DEVNULL, check=True)
+        doc = json.load(open(full))
+
+        def report_against(baseline_doc):
+            path = os.path.join(tmp, "baseline.json")
+            json.dump(baseline_doc, open(path, "w"))
+            out = os.path.join(tmp, "now.json")
+            proc = subprocess.run([cu, "report", run, "--json", out, "--baseline", path, "--error-exitcode", "3"],
+                                  stderr=subprocess.PIPE, text=True)
+            return proc, json.load(open(out))
+
+        # Recompiled and edited elsewhere: other addresses and line numbers, same bugs.
+        moved = copy.deepcopy(doc)
+        for f in moved["findings"]:
+            for frame in f["stack"]:
+                frame["pc"] = "0x1234"
+                frame["line"] = (frame["line"] or 0) + 7
+        proc, now = report_against(moved)
+        if proc.returncode != 0 or [f["baseline"] for f in now["findings"]] != ["still_present"] * 2:
+            failures.append("known findings gate or are not matched (exit %d)" % proc.returncode)
+        if now["summary"]["errors"] != 0 or now["baseline"]["still_present"] != 2:
+            failures.append("summary with baseline: %s %s" % (now["summary"], now["baseline"]))
+
+        # The baseline lacks the cudaMalloc leak: it is new and fails the gate, alone.
+        older = copy.deepcopy(doc)
+        older["findings"] = [f for f in older["findings"] if f["api"] != "cudaMalloc"]
+        fixed_bug = copy.deepcopy(doc["findings"][0])
+        fixed_bug["stack"][0]["function"] = "old_bug_since_fixed"
+        older["findings"].append(fixed_bug)
+        proc, now = report_against(older)
+        status = {f["api"]: f["baseline"] for f in now["findings"]}
+        if proc.returncode != 3 or status != {"cudaMalloc": "new", "cudaMallocHost": "still_present"}:
+            failures.append("a new leak must fail the gate alone: exit %d, %s" % (proc.returncode, status))
+        if now["summary"]["errors"] != 1 or len(now["baseline"]["fixed"]) != 1 or \
+                "old_bug_since_fixed" not in now["baseline"]["fixed"][0]:
+            failures.append("new/fixed accounting: %s" % now["baseline"])
+        if "[new] Leak of 327680" not in proc.stderr or "fixed: leak cudaMalloc at old_bug_since_fixed" not in proc.stderr:
+            failures.append("the text report does not mark new and fixed findings")
+
+        old_path = os.path.join(tmp, "baseline.json")
+        diff = subprocess.run([cu, "diff", old_path, full, "--error-exitcode", "4"], stderr=subprocess.PIPE, text=True)
+        if diff.returncode != 4 or "1 new finding(s)" not in diff.stderr or "1 fixed" not in diff.stderr:
+            failures.append("cuaudit diff: exit %d\n%s" % (diff.returncode, diff.stderr))
+
+        bad = subprocess.run([cu, "report", run, "--baseline", "/nonexistent.json"], stderr=subprocess.PIPE, text=True)
+        if bad.returncode != 125 or "--baseline" not in bad.stderr:
+            failures.append("a missing baseline is not refused clearly")
+    for f in failures:
+        print("FAIL " + f)
+    print("%d passed, %d failed" % (0 if failures else 1, len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
