@@ -30,7 +30,7 @@ for program in "$bin"/gpu_*; do
   rm -f "$log.tmp"
 done
 
-say "== PyTorch training under cuaudit: tracked, no unchecked_error"
+say "== PyTorch training under cuaudit: tracked, no unchecked_error, passes the gate"
 if PYTHONUNBUFFERED=1 timeout 300 python3 tests/gpu/check_torch.py --cuaudit "$bin/cuaudit" \
      --script tests/gpu/torch_training.py --log "$log" --keep-json "$out/torch-report.json" 2>&1 | tee -a "$log" | grep -q '^PASS'; then
   passed=$((passed + 1))

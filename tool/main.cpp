@@ -18,6 +18,7 @@
 #include "options.h"
 #include "output_path.h"
 #include "run_dir.h"
+#include "suppressions.h"
 #include "text_report.h"
 
 namespace cuaudit {
@@ -62,6 +63,8 @@ AnalysisOptions analysis_options(const Options& o) {
   AnalysisOptions a{o.leak_check != "no", o.num_callers, o.check_api_results, {}};
   try {
     for (const auto& file : o.suppression_files) a.suppressions.load_file(file);
+    // After the user's: a rule of theirs for the same memory decides first.
+    if (o.builtin_suppressions == "yes") a.suppressions.load_text(builtin_allocator_rules(), "builtin", true);
   } catch (const std::exception& e) {
     fail(kExitUsage, e.what());
   }
@@ -211,6 +214,10 @@ int main(int argc, char** argv) {
   using namespace cuaudit;
   Options options;
   if (auto done = parse_command_line(argc, argv, options)) return *done;
+  if (options.print_builtin_suppressions) {
+    std::cout << builtin_allocator_rules();
+    return 0;
+  }
   switch (options.command) {
     case Command::Report:
       return report_command(options);

@@ -29,6 +29,13 @@ void add_output_options(CLI::App& app, Options& o) {
                  "suppress the findings a rule in FILE matches (KIND:PATTERN per line; repeatable)")
       ->take_all()
       ->allow_extra_args(false);
+  app.add_option("--builtin-suppressions", o.builtin_suppressions,
+                 "yes: memory that known framework allocators (PyTorch, cuBLAS, CuPy, RMM, ...) hold on purpose "
+                 "is reported as held_by_allocator (info), not as leaks; no: as leaks")
+      ->check(CLI::IsMember({"yes", "no"}))
+      ->default_str("yes");
+  app.add_flag("--print-builtin-suppressions", o.print_builtin_suppressions,
+               "print the built-in held_by_allocator rules and exit");
   app.add_option("--baseline", o.baseline_file,
                  "a JSON report of an earlier run: only findings not in it fail the gate (new, still present "
                  "and fixed are listed)");
@@ -119,6 +126,7 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
     o.save_dir = o.output;
     if (o.json_file.empty()) o.json_file = o.output + "/report.json";
   }
+  if (o.print_builtin_suppressions) return std::nullopt;
   if (!report && !merge && !diff) {
     o.program = app.remaining();
     if (!o.program.empty() && o.program.front() == "--") o.program.erase(o.program.begin());

@@ -27,6 +27,8 @@ struct Options {
   std::vector<std::string> suppression_files;
   bool gen_suppressions = false;
   std::string baseline_file;
+  std::string builtin_suppressions = "yes";
+  bool print_builtin_suppressions = false;
   // run
   std::vector<std::string> program;  // program and its arguments
   std::string save_dir;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -37,7 +38,8 @@ std::string trim(std::string_view s) {
 }
 
 bool rule_matches(const SuppressionRule& rule, const report::Finding& f) {
-  if (rule.kind != "*" && rule.kind != f.kind) return false;
+  const bool kind_fits = rule.kind == "held_by_allocator" ? f.kind == "leak" : rule.kind == "*" || rule.kind == f.kind;
+  if (!kind_fits) return false;
   auto frames_match = [&](const std::vector<report::Frame>& stack) {
     return std::any_of(stack.begin(), stack.end(), [&](const report::Frame& fr) {
       return matches_suppression_pattern(rule.pattern, fr.function) ||
@@ -48,7 +50,24 @@ bool rule_matches(const SuppressionRule& rule, const report::Finding& f) {
   return std::any_of(f.related.begin(), f.related.end(), [&](const report::RelatedStack& r) { return frames_match(r.stack); });
 }
 
+// A leak that an allocator holds on purpose: said so, and never gating.
+void mark_held_by_allocator(report::Finding& f, const std::string& allocator) {
+  f.kind = "held_by_allocator";
+  f.severity = report::Severity::Info;
+  f.headline = fmt::format("Held by {}: {} byte(s) in {} allocation(s) ({}) at exit, from:", allocator, f.bytes, f.count,
+                           f.api);
+  f.message = fmt::format("{} byte(s) in {} allocation(s) from {} are held by {} until the process ends; that is "
+                          "its design, not a leak of the program",
+                          f.bytes, f.count, f.api, allocator);
+}
+
+const char kBuiltinRules[] =
+#include "builtin_allocators.inc"
+    ;
+
 }  // namespace
+
+const char* builtin_allocator_rules() { return kBuiltinRules; }
 
 const std::vector<std::string>& suppressible_kinds() {
   static const std::vector<std::string> kinds = {
@@ -71,23 +90,43 @@ bool matches_suppression_pattern(std::string_view pattern, std::string_view text
 void Suppressions::load_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(fmt::format("cannot read suppression file {}", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  load_text(text.str(), path);
+}
+
+void Suppressions::load_text(const std::string& text, const std::string& origin, bool builtin) {
+  std::istringstream in(text);
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
-    const std::string text = trim(line.substr(0, line.find('#')));
-    if (text.empty()) continue;
-    const auto colon = text.find(':');
-    const std::string kind = colon == std::string::npos ? std::string() : trim(text.substr(0, colon));
-    const std::string pattern = colon == std::string::npos ? std::string() : trim(text.substr(colon + 1));
-    const auto& kinds = suppressible_kinds();
-    if (colon == std::string::npos || pattern.empty() ||
-        (kind != "*" && std::find(kinds.begin(), kinds.end(), kind) == kinds.end())) {
-      std::string known;
-      for (const auto& k : kinds) known += k + ", ";
-      throw std::runtime_error(fmt::format("{}:{}: `{}` is not a suppression; write KIND:PATTERN with KIND one of "
-                                           "{}or *",
-                                           path, number, text, known));
+    const std::string rule = trim(line.substr(0, line.find('#')));
+    if (rule.empty()) continue;
+    const auto colon = rule.find(':');
+    const std::string kind = colon == std::string::npos ? std::string() : trim(rule.substr(0, colon));
+    std::string pattern = colon == std::string::npos ? std::string() : trim(rule.substr(colon + 1));
+    std::string allocator;
+    if (kind == "held_by_allocator") {  // held_by_allocator:NAME:PATTERN
+      const auto second = pattern.find(':');
+      allocator = second == std::string::npos ? std::string() : trim(pattern.substr(0, second));
+      pattern = second == std::string::npos ? std::string() : trim(pattern.substr(second + 1));
+      if (allocator.empty() || pattern.empty()) {
+        throw std::runtime_error(fmt::format("{}:{}: `{}` is not a rule; write held_by_allocator:NAME:PATTERN", origin,
+                                             number, rule));
+      }
+    } else {
+      const auto& kinds = suppressible_kinds();
+      if (colon == std::string::npos || pattern.empty() ||
+          (kind != "*" && std::find(kinds.begin(), kinds.end(), kind) == kinds.end())) {
+        std::string known;
+        for (const auto& k : kinds) known += k + ", ";
+        throw std::runtime_error(fmt::format("{}:{}: `{}` is not a suppression; write KIND:PATTERN with KIND one of "
+                                             "{}or *, or held_by_allocator:NAME:PATTERN",
+                                             origin, number, rule, known));
+      }
     }
-    add({kind, pattern, path, number});
+    SuppressionRule r{kind, pattern, allocator, origin, number};
+    r.builtin = builtin;
+    add(std::move(r));
   }
 }
 
@@ -98,9 +137,13 @@ void Suppressions::apply(std::vector<report::Finding>& findings) {
     if (f.suppressed) continue;
     for (SuppressionRule& rule : rules_) {
       if (!rule_matches(rule, f)) continue;
-      f.suppressed = true;
       ++rule.hits;
       rule.bytes += f.bytes;
+      if (rule.kind == "held_by_allocator") {
+        mark_held_by_allocator(f, rule.allocator);
+      } else {
+        f.suppressed = true;
+      }
       break;
     }
   }

@@ -2,6 +2,10 @@
 // `#` comments. The pattern is matched against the function names, source files and modules of a
 // finding's stacks: `*` matches any run of characters, a leading `^` and a trailing `$` anchor it,
 // and otherwise it may match anywhere (leak:CUDACachingAllocator).
+//
+// `held_by_allocator:NAME:PATTERN` does not hide a leak but says what it is: memory a framework's
+// allocator (NAME) holds on purpose until the process ends, reported as `held_by_allocator`
+// (info, never gating). cuaudit ships such rules for the common frameworks (builtin_allocators.supp).
 #pragma once
 
 #include <cstdint>
@@ -17,21 +21,26 @@ namespace cuaudit {
 bool matches_suppression_pattern(std::string_view pattern, std::string_view text);
 
 struct SuppressionRule {
-  std::string kind;     // a finding kind, or "*"
+  std::string kind;     // a finding kind, "*", or "held_by_allocator"
   std::string pattern;
+  std::string allocator;  // held_by_allocator rules: the allocator's name
   std::string file;     // where it was read
   int line = 0;
   uint64_t hits = 0;    // findings it suppressed in this run
   uint64_t bytes = 0;   // their bytes
+  bool builtin = false; // one of cuaudit's own rules
 };
 
 class Suppressions {
  public:
   // Reads suppression files; throws std::runtime_error naming the file and line of a bad rule.
   void load_file(const std::string& path);
+  // Rules from text; `origin` names them in messages and in the report.
+  void load_text(const std::string& text, const std::string& origin, bool builtin = false);
   void add(SuppressionRule rule);
 
-  // Marks each finding that a rule matches as suppressed (the first matching rule counts it).
+  // The first rule that matches a finding decides: a suppression marks it suppressed, a
+  // held_by_allocator rule turns a leak into a held_by_allocator info entry. Rules count hits.
   void apply(std::vector<report::Finding>& findings);
 
   const std::vector<SuppressionRule>& rules() const { return rules_; }
@@ -45,5 +54,8 @@ std::string suggest_suppression(const report::Finding& finding);
 
 // The finding kinds a rule may name (besides "*").
 const std::vector<std::string>& suppressible_kinds();
+
+// cuaudit's built-in held_by_allocator rules, as shipped (tool/builtin_allocators.supp).
+const char* builtin_allocator_rules();
 
 }  // namespace cuaudit

@@ -71,7 +71,7 @@ TEST_CASE("a rule suppresses exactly what it names, counting hits and bytes") {
 
 TEST_CASE("related stacks count: a double free is matched by its allocation site too") {
   Suppressions s;
-  s.add({"double_free", "pool_alloc", "inline", 1});
+  s.add({"double_free", "pool_alloc", "", "inline", 1});
   report::Finding f = finding("double_free", "release()", "a.cu");
   f.related.push_back({"allocation", "cudaMalloc", "allocated by cudaMalloc at:", finding("x", "pool_alloc()", "p.cu").stack});
   std::vector<report::Finding> findings = {f};
@@ -92,7 +92,7 @@ TEST_CASE("a generated rule suppresses the finding it was generated from") {
   Suppressions s;
   const std::string rule = suggest_suppression(f);
   CHECK(rule == "leak:^process_batch(float const*, int, int)$");
-  s.add({"leak", rule.substr(5), "generated", 1});
+  s.add({"leak", rule.substr(5), "", "generated", 1});
   std::vector<report::Finding> findings = {f, finding("leak", "process_batch_other()", "demo.cu")};
   s.apply(findings);
   CHECK(findings[0].suppressed);

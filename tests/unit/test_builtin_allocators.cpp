@@ -1,0 +1,87 @@
+// The built-in held_by_allocator rules on what PyTorch really left behind on the H200
+// (tests/fixtures/torch-training-h200.json: the findings of tests/gpu/torch_training.py).
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "suppressions.h"
+
+using namespace cuaudit;
+
+namespace {
+
+std::vector<report::Finding> recorded_torch_findings() {
+  std::ifstream in(CUAUDIT_TEST_FIXTURES "/torch-training-h200.json");
+  REQUIRE(in);
+  const auto doc = nlohmann::json::parse(in);
+  std::vector<report::Finding> out;
+  for (const auto& j : doc["findings"]) {
+    report::Finding f;
+    f.kind = j["kind"];
+    f.api = j["api"];
+    f.bytes = j["bytes"];
+    f.count = j["count"];
+    for (const auto& fr : j["stack"]) {
+      report::Frame frame;
+      if (fr["function"].is_string()) frame.function = fr["function"];
+      if (fr["file"].is_string()) frame.file = fr["file"];
+      if (fr["module"].is_string()) frame.module = fr["module"];
+      f.stack.push_back(frame);
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("everything PyTorch holds on purpose at exit is held_by_allocator, never gating") {
+  auto findings = recorded_torch_findings();
+  REQUIRE(findings.size() == 11);
+  Suppressions s;
+  s.load_text(builtin_allocator_rules(), "builtin", true);
+  s.apply(findings);
+  std::map<std::string, uint64_t> by_allocator;
+  for (const auto& f : findings) {
+    CAPTURE(f.api);
+    CHECK(f.kind == "held_by_allocator");
+    CHECK(f.severity == report::Severity::Info);
+    CHECK_FALSE(f.suppressed);
+  }
+  const auto summary = report::summarize(findings);
+  CHECK(summary.error_findings == 0);
+  CHECK(summary.leaked_bytes == 0);
+  for (const auto& rule : s.rules()) by_allocator[rule.allocator] += rule.hits;
+  CHECK(by_allocator["PyTorch CUDA caching allocator"] == 4);
+  CHECK(by_allocator["PyTorch pinned-memory caching allocator"] == 1);
+  CHECK(by_allocator["cuBLAS handle workspace"] == 6);
+  CHECK(findings[2].headline.rfind("Held by PyTorch CUDA caching allocator: 33554432 byte(s)", 0) == 0);
+}
+
+TEST_CASE("a program's own leak is not taken for an allocator's memory") {
+  report::Finding f;
+  f.kind = "leak";
+  f.api = "cudaMalloc";
+  report::Frame frame;
+  frame.function = "train_step(Model&)";
+  frame.file = "/src/train.cu";
+  frame.module = "/src/train";
+  f.stack = {frame};
+  std::vector<report::Finding> findings = {f};
+  Suppressions s;
+  s.load_text(builtin_allocator_rules(), "builtin", true);
+  s.apply(findings);
+  CHECK(findings[0].kind == "leak");
+}
+
+TEST_CASE("users write their own allocator rules, and malformed ones are refused") {
+  Suppressions s;
+  s.load_text("held_by_allocator:our arena:Arena::grow\n", "ours.supp");
+  REQUIRE(s.rules().size() == 1);
+  CHECK(s.rules()[0].allocator == "our arena");
+  CHECK(s.rules()[0].pattern == "Arena::grow");
+  CHECK_THROWS_WITH(s.load_text("held_by_allocator:no pattern\n", "bad.supp"), doctest::Contains("bad.supp:1"));
+}
