@@ -6,10 +6,11 @@ import argparse
 import copy
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
+
+from golden_run import report_golden
 
 
 def main():
@@ -20,19 +21,14 @@ def main():
     cu = opts.cuaudit
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        run = os.path.join(tmp, "run")
-        shutil.copytree(opts.golden, run)
+        _, doc = report_golden(cu, opts.golden, tmp)
         full = os.path.join(tmp, "full.json")
-        subprocess.run([cu, "report", run, "--json", full], stderr=subprocess.DEVNULL, check=True)
-        doc = json.load(open(full))
+        json.dump(doc, open(full, "w"))
 
         def report_against(baseline_doc):
             path = os.path.join(tmp, "baseline.json")
             json.dump(baseline_doc, open(path, "w"))
-            out = os.path.join(tmp, "now.json")
-            proc = subprocess.run([cu, "report", run, "--json", out, "--baseline", path, "--error-exitcode", "3"],
-                                  stderr=subprocess.PIPE, text=True)
-            return proc, json.load(open(out))
+            return report_golden(cu, opts.golden, tmp, "--baseline", path, "--error-exitcode", "3")
 
         # Recompiled and edited elsewhere: other addresses and line numbers, same bugs.
         moved = copy.deepcopy(doc)
@@ -67,7 +63,7 @@ def main():
         if diff.returncode != 4 or "1 new finding(s)" not in diff.stderr or "1 fixed" not in diff.stderr:
             failures.append("cuaudit diff: exit %d\n%s" % (diff.returncode, diff.stderr))
 
-        bad = subprocess.run([cu, "report", run, "--baseline", "/nonexistent.json"], stderr=subprocess.PIPE, text=True)
+        bad, _ = report_golden(cu, opts.golden, tmp, "--baseline", "/nonexistent.json")
         if bad.returncode != 125 or "--baseline" not in bad.stderr:
             failures.append("a missing baseline is not refused clearly")
     for f in failures:

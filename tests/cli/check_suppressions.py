@@ -3,22 +3,15 @@
 shows its hits and bytes, suppressed findings stay in the JSON, only unsuppressed errors gate, and
 a rule printed by --gen-suppressions silences its finding."""
 import argparse
-import json
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 
+from golden_run import report_golden
+
 
 def report(cuaudit, golden, tmp, *args):
-    run = os.path.join(tmp, "run")
-    shutil.rmtree(run, ignore_errors=True)
-    shutil.copytree(golden, run)
-    out = os.path.join(tmp, "report.json")
-    proc = subprocess.run([cuaudit, "report", run, "--json", out, "--error-exitcode", "3"] + list(args),
-                          stderr=subprocess.PIPE, text=True)
-    return proc, json.load(open(out)) if os.path.exists(out) else None
+    return report_golden(cuaudit, golden, tmp, "--error-exitcode", "3", *args)
 
 
 def main():
