@@ -27,6 +27,28 @@ json stack_json(const std::vector<Frame>& frames) {
 
 }  // namespace
 
+json finding_to_json(const Finding& f) {
+  json related = json::array();
+  for (const RelatedStack& r : f.related) {
+    related.push_back({{"role", r.role}, {"api", r.api}, {"stack", stack_json(r.stack)}});
+  }
+  return {{"kind", f.kind},
+          {"severity", severity_name(f.severity)},
+          {"api", f.api},
+          {"bytes", f.bytes},
+          {"count", f.count},
+          {"pid", f.pid},
+          {"device", optional_int(f.device)},
+          {"message", f.message},
+          {"notes", f.notes},
+          {"address", f.address ? json(fmt::format("0x{:x}", *f.address)) : json(nullptr)},
+          {"result", f.result.empty() ? json(nullptr) : json(f.result)},
+          {"suppressed", f.suppressed},
+          {"baseline", f.baseline.empty() ? json(nullptr) : json(f.baseline)},
+          {"stack", stack_json(f.stack)},
+          {"related", related}};
+}
+
 std::string render_json(const Report& report) {
   json processes = json::array();
   for (const Process& p : report.processes) {
@@ -41,27 +63,7 @@ std::string render_json(const Report& report) {
                          {"notes", p.notes}});
   }
   json findings = json::array();
-  for (const Finding& f : report.findings) {
-    json related = json::array();
-    for (const RelatedStack& r : f.related) {
-      related.push_back({{"role", r.role}, {"api", r.api}, {"stack", stack_json(r.stack)}});
-    }
-    findings.push_back({{"kind", f.kind},
-                        {"severity", severity_name(f.severity)},
-                        {"api", f.api},
-                        {"bytes", f.bytes},
-                        {"count", f.count},
-                        {"pid", f.pid},
-                        {"device", optional_int(f.device)},
-                        {"message", f.message},
-                        {"notes", f.notes},
-                        {"address", f.address ? json(fmt::format("0x{:x}", *f.address)) : json(nullptr)},
-                        {"result", f.result.empty() ? json(nullptr) : json(f.result)},
-                        {"suppressed", f.suppressed},
-                        {"baseline", f.baseline.empty() ? json(nullptr) : json(f.baseline)},
-                        {"stack", stack_json(f.stack)},
-                        {"related", related}});
-  }
+  for (const Finding& f : report.findings) findings.push_back(finding_to_json(f));
   json suppressions = json::array();
   for (const SuppressionUse& u : report.suppressions) {
     suppressions.push_back({{"rule", u.rule}, {"file", u.file}, {"line", u.line}, {"hits", u.hits}, {"bytes", u.bytes}});

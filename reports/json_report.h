@@ -3,10 +3,15 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "report_model.h"
 
 namespace cuaudit::report {
 
 std::string render_json(const Report& report);
+
+// One finding as the JSON report writes it (for fingerprints and the other formats).
+nlohmann::json finding_to_json(const Finding& finding);
 
 }  // namespace cuaudit::report

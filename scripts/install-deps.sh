@@ -11,6 +11,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# The SARIF test validates against the official schema with node (npm fetches the validator).
+if ! command -v npm >/dev/null 2>&1; then
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
+fi
 if [ ! -f /usr/local/cuda/include/cupti.h ] && ! command -v nvcc >/dev/null 2>&1; then
   echo "error: the CUDA toolkit (with CUPTI) is not installed in /usr/local/cuda; install CUDA 13 from NVIDIA first" >&2
   exit 1

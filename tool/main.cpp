@@ -13,10 +13,12 @@
 #include "baseline.h"
 #include "exit_codes.h"
 #include "json_report.h"
+#include "junit_report.h"
 #include "launcher.h"
 #include "merge.h"
 #include "options.h"
 #include "output_path.h"
+#include "sarif_report.h"
 #include "run_dir.h"
 #include "suppressions.h"
 #include "text_report.h"
@@ -46,6 +48,13 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid) {
     write_file_or_fail(expand_output_path(o.log_file, pid), text);
   }
   if (!o.json_file.empty()) write_file_or_fail(expand_output_path(o.json_file, pid), report::render_json(a));
+  if (!o.sarif_file.empty()) {
+    char cwd[PATH_MAX];
+    std::string root = o.source_root.empty() ? (getcwd(cwd, sizeof cwd) ? cwd : "") : o.source_root;
+    if (char resolved[PATH_MAX]; !root.empty() && realpath(root.c_str(), resolved)) root = resolved;
+    write_file_or_fail(expand_output_path(o.sarif_file, pid), report::render_sarif(a, root));
+  }
+  if (!o.junit_file.empty()) write_file_or_fail(expand_output_path(o.junit_file, pid), report::render_junit(a));
 }
 
 // The baseline report, read before any program runs; null without --baseline.
@@ -116,7 +125,7 @@ int run_command(Options o) {
   }
   // Refuse before the program runs, not after it spent an hour. (--output's report.json is
   // created with its directory.)
-  for (const std::string* out : {&o.log_file, &o.json_file}) {
+  for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file}) {
     if (!o.output.empty() && out == &o.json_file && o.json_file == o.output + "/report.json") continue;
     std::string why;
     if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
@@ -189,7 +198,7 @@ int diff_command(const Options& o) {
 }
 
 int report_command(const Options& o) {
-  for (const std::string* out : {&o.log_file, &o.json_file}) {
+  for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file}) {
     std::string why;
     if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
   }

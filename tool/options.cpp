@@ -22,6 +22,9 @@ void add_output_options(CLI::App& app, Options& o) {
                  "exit with N when unsuppressed findings of severity error exist (the CI gate)");
   app.add_option("--log-file", o.log_file, "write the text report to FILE instead of stderr (%p: pid, %q{ENV}, %%)");
   app.add_option("--json", o.json_file, "write the JSON report (schema cuaudit.report.v1) to FILE");
+  app.add_option("--sarif", o.sarif_file, "write SARIF 2.1.0 (for code scanning) to FILE");
+  app.add_option("--junit", o.junit_file, "write JUnit XML (one test case per finding kind per process) to FILE");
+  app.add_option("--source-root", o.source_root, "SARIF locations are relative to DIR (default: the working directory)");
   app.add_option("--print-limit", o.print_limit, "print at most N findings in the text report (0: all)")
       ->default_str("100");
   app.add_option("--num-callers", o.num_callers, "frames shown per stack (0: all)")->default_str("0");

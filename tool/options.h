@@ -21,6 +21,9 @@ struct Options {
   std::optional<int> error_exitcode;
   std::string log_file;
   std::string json_file;
+  std::string sarif_file;
+  std::string junit_file;
+  std::string source_root;  // SARIF paths are relative to it; default: the working directory
   size_t print_limit = 100;
   size_t num_callers = 0;
   bool check_api_results = false;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json_report.h"
+#include "junit_report.h"
 #include "text_report.h"
 
 using namespace cuaudit::report;
@@ -99,4 +100,16 @@ TEST_CASE("suppressed findings stay in the JSON but do not count") {
   const auto doc = nlohmann::json::parse(render_json(r));
   CHECK(doc["findings"].size() == 1);
   CHECK(doc["findings"][0]["suppressed"] == true);
+}
+
+TEST_CASE("JUnit escapes what comes from the target: kernel names, paths, messages") {
+  CHECK(xml_escape("fill<int4>(int4*, int) & \"x\" 'y'") ==
+        "fill&lt;int4&gt;(int4*, int) &amp; &quot;x&quot; &apos;y&apos;");
+  CHECK(xml_escape(std::string("a\x01" "b", 3)) == "a&#x1;b");
+  Report r = sample();
+  r.findings[0].headline = "Leak in fill<int4> & co";
+  const std::string xml = render_junit(r);
+  CHECK(xml.find("Leak in fill&lt;int4&gt; &amp; co") != std::string::npos);
+  CHECK(xml.find("<testcase classname=\"cuaudit.pid1234\" name=\"leak\">") != std::string::npos);
+  CHECK(xml.find("failures=\"1\"") != std::string::npos);
 }

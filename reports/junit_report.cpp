@@ -1,0 +1,89 @@
+#include "junit_report.h"
+
+#include <fmt/format.h>
+
+namespace cuaudit::report {
+namespace {
+
+const char* const kKinds[] = {"leak",         "held_by_allocator",   "mismatched_free",    "double_free",
+                              "invalid_free", "misaligned_param",    "stale_pointer_param", "host_pointer_param",
+                              "unchecked_error", "api_error"};
+
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+std::string finding_text(const Finding& f) {
+  std::string text = f.headline + "\n";
+  for (const Frame& frame : f.stack) {
+    text += fmt::format("    {} {}:{}\n", frame.function.empty() ? "??" : frame.function,
+                        frame.file.empty() ? frame.module : frame.file, frame.line);
+  }
+  for (const auto& note : f.notes) text += "    " + note + "\n";
+  return text;
+}
+
+}  // namespace
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+          out += fmt::format("&#x{:x};", c == 0 ? 0xfffd : c);  // NUL is not allowed even escaped
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+std::string render_junit(const Report& report) {
+  std::string suites;
+  size_t total_tests = 0, total_failures = 0;
+  for (const Process& p : report.processes) {
+    std::string cases;
+    size_t failures = 0;
+    for (const char* kind : kKinds) {
+      std::string failing, info;
+      size_t count = 0;
+      for (const Finding& f : report.findings) {
+        if (f.pid != p.pid || f.kind != kind || f.suppressed) continue;
+        if (f.severity == Severity::Info) {
+          info += finding_text(f);
+          continue;
+        }
+        ++count;
+        failing += finding_text(f);
+      }
+      cases += fmt::format("    <testcase classname=\"cuaudit.pid{}\" name=\"{}\">\n", p.pid, kind);
+      if (count) {
+        ++failures;
+        cases += fmt::format("      <failure type=\"{}\" message=\"{} finding(s)\">{}</failure>\n", kind, count,
+                             xml_escape(failing));
+      }
+      if (!info.empty()) cases += fmt::format("      <system-out>{}</system-out>\n", xml_escape(info));
+      cases += "    </testcase>\n";
+    }
+    const size_t tests = std::size(kKinds);
+    total_tests += tests;
+    total_failures += failures;
+    suites += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n{}  </testsuite>\n",
+                          xml_escape(fmt::format("cuaudit: process {} {}", p.pid, join(p.command))), tests, failures,
+                          cases);
+  }
+  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"cuaudit\" tests=\"{}\" "
+                     "failures=\"{}\" errors=\"0\">\n{}</testsuites>\n",
+                     total_tests, total_failures, suites);
+}
+
+}  // namespace cuaudit::report

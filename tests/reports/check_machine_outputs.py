@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""--sarif and --junit on the run recorded on the H200: the SARIF validates against the official
+SARIF 2.1.0 schema (with node and ajv, installed from the npm registry into the build directory),
+locations are relative to --source-root, fingerprints are stable; the JUnit XML has one test case
+per finding kind per process, failed exactly where findings gate, with the texts escaped."""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "cli"))
+from golden_run import report_golden  # noqa: E402
+
+NPM_PACKAGES = ["ajv-draft-04@1", "ajv-formats@2", "@microsoft/jest-sarif@1.0.0-beta.0"]
+
+
+def validator_dir(work):
+    """node_modules with the validator, installed once per build directory."""
+    target = os.path.join(work, "sarif-validator")
+    if not os.path.isdir(os.path.join(target, "node_modules", "@microsoft", "jest-sarif")):
+        if not shutil.which("npm"):
+            raise SystemExit("FAIL npm is needed to fetch the SARIF schema validator (apt-get install npm)")
+        os.makedirs(target, exist_ok=True)
+        subprocess.run(["npm", "install", "--silent", "--no-save", "--prefix", target] + NPM_PACKAGES, check=True)
+    return target
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cuaudit", required=True)
+    ap.add_argument("--golden", required=True)
+    ap.add_argument("--work", required=True, help="a build directory to keep the validator in")
+    ap.add_argument("--source-root", required=True)
+    opts = ap.parse_args()
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        sarif, junit = os.path.join(tmp, "r.sarif"), os.path.join(tmp, "r.xml")
+        proc, doc = report_golden(opts.cuaudit, opts.golden, tmp, "--sarif", sarif, "--junit", junit,
+                                  "--source-root", opts.source_root)
+        node_env = dict(os.environ, NODE_PATH=os.path.join(validator_dir(opts.work), "node_modules"))
+        check = subprocess.run(["node", os.path.join(os.path.dirname(__file__), "validate_sarif.js"), sarif],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=node_env)
+        print(check.stdout, end="")
+        if check.returncode != 0:
+            failures.append("the SARIF does not validate")
+        s = json.load(open(sarif))
+        results = s["runs"][0]["results"]
+        if len(results) != len(doc["findings"]):
+            failures.append("%d SARIF results for %d findings" % (len(results), len(doc["findings"])))
+        for r in results:
+            loc = r["locations"][0]["physicalLocation"]
+            if loc["artifactLocation"].get("uriBaseId") != "%SRCROOT%" or loc["artifactLocation"]["uri"] != \
+                    "examples/demo_leaks.cu" or "startLine" not in loc["region"]:
+                failures.append("location not relative to the source root: %s" % loc)
+        _, again = report_golden(opts.cuaudit, opts.golden, tmp, "--sarif", sarif + "2")
+        prints = [r["partialFingerprints"] for r in results]
+        if prints != [r["partialFingerprints"] for r in json.load(open(sarif + "2"))["runs"][0]["results"]]:
+            failures.append("fingerprints differ between two reports of the same run")
+
+        root = ET.parse(junit).getroot()
+        suites = root.findall("testsuite")
+        if len(suites) != len(doc["processes"]):
+            failures.append("%d test suites for %d processes" % (len(suites), len(doc["processes"])))
+        cases = {c.get("name"): c for c in suites[0].findall("testcase")}
+        failed = sorted(name for name, c in cases.items() if c.find("failure") is not None)
+        if failed != ["leak"] or int(root.get("failures")) != 1 or "leak" not in cases:
+            failures.append("JUnit failures: %s" % failed)
+        if "Leak of 327680 byte(s)" not in cases["leak"].find("failure").text:
+            failures.append("the failure does not carry the finding's text")
+    for f in failures:
+        print("FAIL " + f)
+    print("%d passed, %d failed" % (0 if failures else 1, len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
