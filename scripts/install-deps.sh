@@ -11,7 +11,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-# The SARIF test validates against the official schema with node (npm fetches the validator).
+# The SARIF test validates against the official schema with node (npm fetches the validator); the
+# HTML report is tested in Debian's Chromium.
+if ! dpkg -s chromium >/dev/null 2>&1; then
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+fi
 if ! command -v npm >/dev/null 2>&1; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null

@@ -12,6 +12,7 @@
 #include "analysis.h"
 #include "baseline.h"
 #include "exit_codes.h"
+#include "html_report.h"
 #include "json_report.h"
 #include "junit_report.h"
 #include "launcher.h"
@@ -55,6 +56,7 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid) {
     write_file_or_fail(expand_output_path(o.sarif_file, pid), report::render_sarif(a, root));
   }
   if (!o.junit_file.empty()) write_file_or_fail(expand_output_path(o.junit_file, pid), report::render_junit(a));
+  if (!o.html_file.empty()) write_file_or_fail(expand_output_path(o.html_file, pid), report::render_html(a));
 }
 
 // The baseline report, read before any program runs; null without --baseline.
@@ -125,7 +127,7 @@ int run_command(Options o) {
   }
   // Refuse before the program runs, not after it spent an hour. (--output's report.json is
   // created with its directory.)
-  for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file}) {
+  for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file, &o.html_file}) {
     if (!o.output.empty() && out == &o.json_file && o.json_file == o.output + "/report.json") continue;
     std::string why;
     if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
@@ -198,7 +200,7 @@ int diff_command(const Options& o) {
 }
 
 int report_command(const Options& o) {
-  for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file}) {
+  for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file, &o.html_file}) {
     std::string why;
     if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
   }

@@ -23,6 +23,7 @@ void add_output_options(CLI::App& app, Options& o) {
   app.add_option("--log-file", o.log_file, "write the text report to FILE instead of stderr (%p: pid, %q{ENV}, %%)");
   app.add_option("--json", o.json_file, "write the JSON report (schema cuaudit.report.v1) to FILE");
   app.add_option("--sarif", o.sarif_file, "write SARIF 2.1.0 (for code scanning) to FILE");
+  app.add_option("--html", o.html_file, "write a self-contained HTML report (works offline) to FILE");
   app.add_option("--junit", o.junit_file, "write JUnit XML (one test case per finding kind per process) to FILE");
   app.add_option("--source-root", o.source_root, "SARIF locations are relative to DIR (default: the working directory)");
   app.add_option("--print-limit", o.print_limit, "print at most N findings in the text report (0: all)")

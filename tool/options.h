@@ -23,6 +23,7 @@ struct Options {
   std::string json_file;
   std::string sarif_file;
   std::string junit_file;
+  std::string html_file;
   std::string source_root;  // SARIF paths are relative to it; default: the working directory
   size_t print_limit = 100;
   size_t num_callers = 0;

@@ -1,0 +1,78 @@
+#include "html_report.h"
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "json_report.h"
+
+namespace cuaudit::report {
+namespace {
+
+// reports/html_page.html, compiled in (reports/CMakeLists.txt).
+const char kHtmlPage[] =
+#include "html_page.inc"
+    ;
+constexpr std::string_view kDataMarker = "__CUAUDIT_REPORT_DATA__";
+
+constexpr int kContextLines = 3;
+
+// The lines around every frame's line, from the source files readable now: {file: {line: text}}.
+nlohmann::json source_excerpts(const Report& report) {
+  std::map<std::string, std::set<int>> wanted;
+  auto want = [&](const std::vector<Frame>& stack) {
+    for (const Frame& f : stack) {
+      if (f.file.empty() || f.line <= 0) continue;
+      for (int l = f.line - kContextLines; l <= f.line + kContextLines; ++l) {
+        if (l > 0) wanted[f.file].insert(l);
+      }
+    }
+  };
+  for (const Finding& f : report.findings) {
+    want(f.stack);
+    for (const auto& r : f.related) want(r.stack);
+  }
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [file, lines] : wanted) {
+    std::ifstream in(file);
+    if (!in) continue;
+    nlohmann::json excerpt = nlohmann::json::object();
+    std::string text;
+    const int last = *lines.rbegin();
+    for (int n = 1; n <= last && std::getline(in, text); ++n) {
+      if (lines.count(n)) excerpt[std::to_string(n)] = text;
+    }
+    out[file] = std::move(excerpt);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string json_for_script_element(const std::string& json) {
+  std::string out;
+  out.reserve(json.size());
+  for (char c : json) {
+    if (c == '<') {
+      out += "\\u003c";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string render_html(const Report& report) {
+  nlohmann::json data = nlohmann::json::parse(render_json(report));
+  data["sources"] = source_excerpts(report);
+  // Invalid UTF-8 from the target (a path) is replaced rather than failing the report.
+  const std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string_view page = kHtmlPage;
+  const size_t at = page.find(kDataMarker);  // present: tests/unit/test_reports.cpp checks the page
+  return std::string(page.substr(0, at)) + json_for_script_element(json) + std::string(page.substr(at + kDataMarker.size()));
+}
+
+}  // namespace cuaudit::report

@@ -1,0 +1,60 @@
+// The HTML report in a real browser (Debian's Chromium, driven by playwright-core).
+// Usage: node check_html.js GOLDEN.html LARGE.html SCREENSHOT.png
+const { chromium } = require("playwright-core");
+
+const [goldenPage, largePage, screenshot] = process.argv.slice(2);
+let failures = 0, passes = 0;
+const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok ? passes++ : failures++; };
+
+(async () => {
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync"],
+  });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const errors = [];
+  page.on("console", m => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("pageerror", e => errors.push(String(e)));
+
+  // A run recorded on the H200.
+  await page.goto("file://" + goldenPage);
+  const rows = await page.locator("tr.finding").count();
+  check(rows === 2, `the recorded run's 2 findings are listed (${rows})`);
+  check((await page.locator("#cards").innerText()).includes("344,064"), "the summary shows the leaked bytes");
+  await page.selectOption("#filter-kind", "leak");
+  check(await page.locator("tr.finding").count() === 2, "filtering by kind keeps the leaks");
+  await page.fill("#filter-text", "upload");
+  check(await page.locator("tr.finding").count() === 1, "filtering by text keeps the one from upload()");
+  await page.fill("#filter-text", "");
+  await page.locator("tr.finding").first().click();
+  const details = await page.locator("tr.details").innerText();
+  check(details.includes("process_batch") && details.includes("CUDA_CHECK(cudaMalloc(&scratch"),
+        "a finding expands to its stack with the source lines around it");
+  await page.locator("th[data-key=bytes]").click();
+  const firstBytes = await page.locator("tr.finding td.num").first().innerText();
+  check(firstBytes === "327,680", `sorting by bytes puts the biggest first (${firstBytes})`);
+  await page.locator("tr.finding").first().click();
+  await page.screenshot({ path: screenshot, fullPage: true });
+
+  // 10,000 findings, some with hostile names.
+  const start = Date.now();
+  await page.goto("file://" + largePage);
+  await page.waitForSelector("tr.finding");
+  const loaded = Date.now() - start;
+  check(await page.locator("tr.finding").count() === 10000, "10,000 findings are listed");
+  check(loaded < 10000, `the page with 10,000 findings loads in ${loaded} ms`);
+  const t0 = Date.now();
+  await page.selectOption("#filter-kind", "double_free");
+  const filtered = await page.locator("tr.finding").count();
+  check(filtered === 3333 && Date.now() - t0 < 5000, `filtering 10,000 findings: ${filtered} in ${Date.now() - t0} ms`);
+  await page.selectOption("#filter-kind", "");
+  const pwned = await page.evaluate(() => window.__pwned);
+  check(pwned === undefined, "names and messages from the program are text, never markup or script");
+  check((await page.locator("#findings").innerText()).includes("fill<int4>(int4*, int)</td><script>"),
+        "a kernel name with angle brackets is shown as written");
+  check(errors.length === 0, `no console errors (${errors.join("; ")})`);
+  await browser.close();
+  console.log(`${passes} passed, ${failures} failed`);
+  process.exit(failures ? 1 : 0);
+})().catch(e => { console.log("FAIL " + e); process.exit(1); });

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Runs check_html.js: the HTML report of the H200 golden run and a 10,000-finding fixture, in
+Debian's Chromium driven by playwright-core (from the npm registry, installed into the build
+directory). Keeps a screenshot in the build directory (the CI artifact)."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "cli"))
+from golden_run import report_golden  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cuaudit", required=True)
+    ap.add_argument("--fixture", required=True)
+    ap.add_argument("--golden", required=True)
+    ap.add_argument("--work", required=True)
+    opts = ap.parse_args()
+    if not os.path.exists("/usr/bin/chromium"):
+        print("FAIL Chromium is needed for the browser test: apt-get install chromium (scripts/install-deps.sh does)")
+        return 1
+    modules = os.path.join(opts.work, "browser-test")
+    if not os.path.isdir(os.path.join(modules, "node_modules", "playwright-core")):
+        os.makedirs(modules, exist_ok=True)
+        subprocess.run(["npm", "install", "--silent", "--no-save", "--prefix", modules, "playwright-core@1"], check=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        golden_html = os.path.join(tmp, "golden.html")
+        proc, _ = report_golden(opts.cuaudit, opts.golden, tmp, "--html", golden_html)
+        large_html = os.path.join(tmp, "large.html")
+        subprocess.run([opts.fixture, "10000", large_html], check=True)
+        env = dict(os.environ, NODE_PATH=os.path.join(modules, "node_modules"))
+        screenshot = os.path.join(opts.work, "html-report-screenshot.png")
+        result = subprocess.run(["node", os.path.join(os.path.dirname(__file__), "check_html.js"), golden_html,
+                                 large_html, screenshot], env=env)
+    return result.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
