@@ -57,6 +57,7 @@ enum class RecordType : uint16_t {
   Signal = 14,      // SignalRecord: a fatal signal reached the process
   ExitCall = 15,    // ExitCallRecord: the program called exit, _exit, _Exit or quick_exit
   CallPointers = 16,  // CallPointersRecord: the pointers a failed copy or memset was given
+  MemorySample = 17,  // MemorySampleRecord: what cuMemGetInfo said about one device
 };
 
 struct RecordHeader {
@@ -142,6 +143,18 @@ struct CallPointersRecord {
   uint64_t pointers[2];
 };
 static_assert(sizeof(CallPointersRecord) == 32);
+
+// Device memory in use as the driver sees it (cuMemGetInfo): the timeline's raw data.
+struct MemorySampleRecord {
+  RecordHeader header;
+  uint64_t seq;      // orders the sample among the allocations and releases
+  uint64_t time_ns;  // CLOCK_MONOTONIC
+  uint64_t free_bytes;
+  uint64_t total_bytes;
+  int32_t device;
+  uint32_t reserved;
+};
+static_assert(sizeof(MemorySampleRecord) == 48);
 
 // Followed by name_bytes of the callback's name as CUPTI gives it ("cudaMemcpy_v3020"), no NUL.
 struct CallbackNameRecord {

@@ -68,6 +68,20 @@ std::string render_json(const Report& report) {
   for (const SuppressionUse& u : report.suppressions) {
     suppressions.push_back({{"rule", u.rule}, {"file", u.file}, {"line", u.line}, {"hits", u.hits}, {"bytes", u.bytes}});
   }
+  json samples = json::array();
+  for (const TimelineSample& t : report.timeline.samples) {
+    samples.push_back({{"t", t.t}, {"pid", t.pid}, {"device", t.device}, {"used", t.used}, {"free", t.free},
+                       {"tracked", t.tracked}});
+  }
+  json peaks = json::array();
+  for (const DevicePeak& p : report.timeline.peaks) {
+    json sites = json::array();
+    for (const PeakSite& site : p.sites) {
+      sites.push_back({{"api", site.api}, {"bytes", site.bytes}, {"count", site.count}, {"stack", stack_json(site.stack)}});
+    }
+    peaks.push_back({{"pid", p.pid}, {"device", p.device}, {"t", p.t}, {"used", p.used}, {"tracked", p.tracked},
+                     {"sites", sites}});
+  }
   json doc = {{"schema", kSchema},
               {"tool", {{"name", "cuaudit"}, {"version", report.tool_version}}},
               {"processes", processes},
@@ -84,7 +98,8 @@ std::string render_json(const Report& report) {
                                                   {"still_present", report.baseline->still_present},
                                                   {"fixed", report.baseline->fixed}}
                                            : json(nullptr)},
-              {"nothing_tracked", report.nothing_tracked}};
+              {"nothing_tracked", report.nothing_tracked},
+              {"timeline", {{"samples", samples}, {"peaks", peaks}}}};
   return doc.dump(2) + "\n";
 }
 

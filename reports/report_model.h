@@ -78,6 +78,39 @@ struct SuppressionUse {
   uint64_t bytes = 0;
 };
 
+// One timeline point: what the driver said was in use on a device, and what the program held.
+struct TimelineSample {
+  double t = 0;          // seconds since the process started
+  uint64_t pid = 0;
+  int device = 0;
+  uint64_t used = 0;     // total - free, as cuMemGetInfo reported
+  uint64_t free = 0;
+  uint64_t tracked = 0;  // bytes the program's tracked allocations held on that device then
+};
+
+// An allocation site holding memory at a peak.
+struct PeakSite {
+  std::string api;
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+  std::vector<Frame> stack;
+};
+
+// The highest use of one device by one process, and the sites that held the most then.
+struct DevicePeak {
+  uint64_t pid = 0;
+  int device = 0;
+  double t = 0;
+  uint64_t used = 0;
+  uint64_t tracked = 0;
+  std::vector<PeakSite> sites;  // biggest first
+};
+
+struct Timeline {
+  std::vector<TimelineSample> samples;  // every process, in time order per process
+  std::vector<DevicePeak> peaks;
+};
+
 // What --baseline found: only new findings gate.
 struct BaselineResult {
   std::string file;
@@ -95,6 +128,7 @@ struct Report {
   bool nothing_tracked = false;    // no process could be observed: never a clean result
   std::vector<SuppressionUse> suppressions;  // every rule given, with its hits
   std::optional<BaselineResult> baseline;
+  Timeline timeline;  // empty when the run recorded no memory samples
 };
 
 // Recomputes the summary from the findings (of one process, for summarize_process).

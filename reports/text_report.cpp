@@ -50,6 +50,8 @@ void write_stack(Writer& w, const std::vector<Frame>& stack, uint64_t omitted) {
   if (omitted) w.line(fmt::format("    Omitting {} more frame(s)", omitted));
 }
 
+std::string mib(uint64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
+
 std::string describe_end(const Process& p) {
   if (p.signal) return fmt::format("killed by {}", *p.signal);
   if (p.exit_code) return fmt::format("exit code {}", *p.exit_code);
@@ -97,6 +99,18 @@ std::string render_text(const Report& report, const TextOptions& options) {
       }
       for (const auto& note : f.notes) w.line("    " + note);
       if (options.suggest_suppression) w.line("  suppression: " + options.suggest_suppression(f));
+      w.line();
+    }
+    for (const DevicePeak& peak : report.timeline.peaks) {
+      if (peak.pid != p.pid) continue;
+      const uint64_t gap = peak.used > peak.tracked ? peak.used - peak.tracked : 0;
+      w.line(fmt::format("Memory on device {}: peak {} in use at {:.3f} s; the program held {}, the other {} were "
+                         "contexts, libraries and memory cuaudit cannot see",
+                         peak.device, mib(peak.used), peak.t, mib(peak.tracked), mib(gap)));
+      for (const PeakSite& site : peak.sites) {
+        w.line(fmt::format("  held at the peak: {} in {} allocation(s) ({}) {}", mib(site.bytes), site.count, site.api,
+                           site.stack.empty() ? std::string("(no stack)") : format_frame(0, site.stack[0])));
+      }
       w.line();
     }
     if (report.processes.size() > 1) {

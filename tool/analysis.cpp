@@ -16,6 +16,7 @@
 #include "stack_resolver.h"
 #include "symbolizer.h"
 #include "trace_format.h"
+#include "timeline.h"
 #include "trace_reader.h"
 
 #ifndef CUAUDIT_VERSION
@@ -129,6 +130,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     if (!trace.tracked) continue;
     ++tracked;
     StackResolver stacks(trace, symbolizer);
+    build_timeline(trace, stacks, report.timeline);
     std::vector<report::Finding> found = release_findings(result.release_findings, trace.pid, stacks);
     std::set<uint64_t> explained;
     for (const auto& p : result.release_findings) explained.insert(p.release.seq);

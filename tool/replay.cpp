@@ -43,7 +43,20 @@ class AllocationTable {
     auto& released = released_[s];
     released.erase(released.lower_bound(e.key), released.lower_bound(e.key + (e.bytes ? e.bytes : 1)));
     // A live entry at the same key means its release went unseen; the new one replaces it.
+    if (auto old = live_[s].find(e.key); old != live_[s].end()) forget(old->second);
     live_[s][e.key] = e;
+    remember(e);
+  }
+
+  uint64_t device_bytes(int32_t device) const {
+    auto it = device_bytes_.find(device);
+    return it == device_bytes_.end() ? 0 : it->second;
+  }
+
+  void for_each_live(const std::function<void(const Event&)>& visit) const {
+    for (const auto& live : live_) {
+      for (const auto& [key, allocation] : live) visit(allocation);
+    }
   }
 
   void release(const Event& e) {
@@ -64,6 +77,7 @@ class AllocationTable {
       if (e.result != 0 && !shutdown) return;  // a failed release frees nothing
       if (shutdown) {
         ++result_.released_during_shutdown;
+        forget(it->second);
         live.erase(it);
         return;
       }
@@ -106,6 +120,7 @@ class AllocationTable {
       for (auto it = live.begin(); it != live.end();) {
         if (it->second.context_uid == context_uid && dies_with_context(family_of(it->second))) {
           result_.leaks.push_back(leaked(it->second, LeakEnd::ContextDestroyed));
+          forget(it->second);
           it = live.erase(it);
         } else {
           ++it;
@@ -133,8 +148,17 @@ class AllocationTable {
     return address < it->first + it->second.bytes ? &it->second : nullptr;
   }
 
+  // Memory the program holds per device: what the timeline compares with the driver's view.
+  void remember(const Event& e) {
+    if (e.device >= 0 && owns_memory(family_of(e))) device_bytes_[e.device] += e.bytes;
+  }
+  void forget(const Event& e) {
+    if (e.device >= 0 && owns_memory(family_of(e))) device_bytes_[e.device] -= e.bytes;
+  }
+
   void erase(Live& live, Live::iterator it, const Event& release) {
     ++result_.releases;
+    forget(it->second);
     released_[space_index(release.api)][it->first] = {it->second, release};
     live.erase(it);
   }
@@ -150,6 +174,7 @@ class AllocationTable {
       return;
     }
     result_.releases += static_cast<uint64_t>(std::distance(first, last));
+    for (auto it = first; it != last; ++it) forget(it->second);
     live.erase(first, last);
   }
 
@@ -163,14 +188,23 @@ class AllocationTable {
   std::array<Live, kSpaces> live_;
   std::array<std::map<uint64_t, Released>, kSpaces> released_;
   std::unordered_map<uint64_t, Event> failed_releases_;  // allocation seq -> the release that failed
+  std::map<int32_t, uint64_t> device_bytes_;
 };
 
 }  // namespace
 
-ReplayResult replay(const ProcessTrace& trace) {
+ReplayResult replay(const ProcessTrace& trace, ReplayObserver* observer) {
   ReplayResult result;
   AllocationTable table(result);
+  auto sample = trace.samples.begin();
+  auto observe_until = [&](uint64_t seq) {  // the samples taken before event `seq`
+    for (; observer && sample != trace.samples.end() && sample->seq < seq; ++sample) {
+      observer->on_sample(*sample, table.device_bytes(sample->device),
+                          [&](const std::function<void(const Event&)>& visit) { table.for_each_live(visit); });
+    }
+  };
   for (const Event& e : trace.events) {
+    observe_until(e.seq);
     switch (e.kind) {
       case EventKind::Alloc:
         table.allocate(e);
@@ -191,6 +225,7 @@ ReplayResult replay(const ProcessTrace& trace) {
         break;
     }
   }
+  observe_until(UINT64_MAX);
   table.finish(trace.reached_exit ? LeakEnd::ProcessExit : LeakEnd::ProcessDied);
   return result;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -51,6 +52,16 @@ struct ReplayResult {
   uint64_t unmatched_releases = 0;
 };
 
-ReplayResult replay(const ProcessTrace& trace);
+// Sees the allocation state at each memory sample, in order (the timeline is built this way).
+class ReplayObserver {
+ public:
+  virtual ~ReplayObserver() = default;
+  // `tracked_bytes`: memory the program holds on the sample's device; `live` calls its argument
+  // for every allocation live at that moment (any device).
+  virtual void on_sample(const MemorySample& sample, uint64_t tracked_bytes,
+                         const std::function<void(const std::function<void(const Event&)>&)>& live) = 0;
+};
+
+ReplayResult replay(const ProcessTrace& trace, ReplayObserver* observer = nullptr);
 
 }  // namespace cuaudit

@@ -47,6 +47,15 @@ struct Event {
   uint32_t cbid = 0;  // FailedCall, LastError, CallSite: the runtime callback id
 };
 
+// One cuMemGetInfo reading, for the memory timeline.
+struct MemorySample {
+  uint64_t seq = 0;
+  uint64_t time_ns = 0;
+  int32_t device = 0;
+  uint64_t free_bytes = 0;
+  uint64_t total_bytes = 0;
+};
+
 struct ProcessTrace {
   std::string file;
   uint64_t pid = 0;
@@ -57,6 +66,7 @@ struct ProcessTrace {
   std::vector<ModuleInfo> modules;                                // in recording order
   std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;     // id -> return addresses
   std::vector<Event> events;                                      // sorted by seq
+  std::vector<MemorySample> samples;                              // sorted by seq
   std::unordered_map<uint32_t, std::string> runtime_names;         // cbid -> "cudaMemcpy_v3020"
   std::unordered_map<uint64_t, std::array<uint64_t, 2>> call_pointers;  // failed copy's seq -> its pointers
   std::vector<std::string> notices;                               // from the injection

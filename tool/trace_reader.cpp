@@ -138,6 +138,12 @@ class RecordParser {
         out_.events.push_back(e);
         return true;
       }
+      case RecordType::MemorySample: {
+        if (size < sizeof(MemorySampleRecord)) return false;
+        const auto r = load<MemorySampleRecord>(p);
+        out_.samples.push_back({r.seq, r.time_ns, r.device, r.free_bytes, r.total_bytes});
+        return true;
+      }
       case RecordType::CallPointers: {
         if (size < sizeof(CallPointersRecord)) return false;
         const auto r = load<CallPointersRecord>(p);
@@ -270,6 +276,8 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
                                        parser.unknown_apis()));
   }
   std::stable_sort(out.events.begin(), out.events.end(), [](const Event& a, const Event& b) { return a.seq < b.seq; });
+  std::stable_sort(out.samples.begin(), out.samples.end(),
+                   [](const MemorySample& a, const MemorySample& b) { return a.seq < b.seq; });
   return out;
 }
 

@@ -53,6 +53,15 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
   check(pwned === undefined, "names and messages from the program are text, never markup or script");
   check((await page.locator("#findings").innerText()).includes("fill<int4>(int4*, int)</td><script>"),
         "a kernel name with angle brackets is shown as written");
+  const svgs = await page.locator("#timeline svg").count();
+  check(svgs === 1, `the timeline of 100,000 samples is drawn (${svgs} chart)`);
+  const points = await page.locator("polyline.series-used").getAttribute("points");
+  const pointCount = points.trim().split(/\s+/).length;
+  check(pointCount <= 3 * 1000, `the chart is downsampled to the pixels it has (${pointCount} points)`);
+  const timelineText = await page.locator("#timeline").innerText();
+  check(timelineText.includes("peak 3584.0 MiB at 6.000 s") && timelineText.includes("phase_two(int) phases.cu:42"),
+        "the peak is marked, with the site that held the most then");
+  check(await page.locator("circle.peak").count() === 1, "the peak has its marker");
   check(errors.length === 0, `no console errors (${errors.join("; ")})`);
   await browser.close();
   console.log(`${passes} passed, ${failures} failed`);

@@ -31,7 +31,7 @@ def main():
         golden_html = os.path.join(tmp, "golden.html")
         proc, _ = report_golden(opts.cuaudit, opts.golden, tmp, "--html", golden_html)
         large_html = os.path.join(tmp, "large.html")
-        subprocess.run([opts.fixture, "10000", large_html], check=True)
+        subprocess.run([opts.fixture, "10000", large_html, "100000"], check=True)
         env = dict(os.environ, NODE_PATH=os.path.join(modules, "node_modules"))
         screenshot = os.path.join(opts.work, "html-report-screenshot.png")
         result = subprocess.run(["node", os.path.join(os.path.dirname(__file__), "check_html.js"), golden_html,

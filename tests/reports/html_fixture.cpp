@@ -1,6 +1,8 @@
-// Writes HTML reports for the browser test that no recorded run provides: N findings (to check
-// that the page stays responsive), including names a hostile or unlucky program could produce.
-// Usage: html_fixture N FILE
+// Writes HTML reports for the browser test that no recorded run provides: N findings and S timeline
+// samples (to check that the page stays responsive), including names a hostile or unlucky program
+// could produce. The timeline rises and falls in two phases; the second (3 GiB at 6 s) is the peak.
+// Usage: html_fixture N FILE [S]
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -11,8 +13,9 @@
 using namespace cuaudit::report;
 
 int main(int argc, char** argv) {
-  if (argc != 3) return 2;
+  if (argc != 3 && argc != 4) return 2;
   const int n = std::atoi(argv[1]);
+  const int samples = argc == 4 ? std::atoi(argv[3]) : 0;
   Report r;
   r.tool_version = "test";
   Process p;
@@ -36,6 +39,37 @@ int main(int argc, char** argv) {
     fr.line = 10 + i % 50;
     f.stack = {fr};
     r.findings.push_back(f);
+  }
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  for (int i = 0; i < samples; ++i) {
+    const double t = 8.0 * i / samples;  // 0..8 s: up to 2 GiB at 2 s, down, up to 3 GiB at 6 s, down
+    const double phase = t < 4 ? 2 * GiB * (1 - std::abs(t - 2) / 2) : 3 * GiB * (1 - std::abs(t - 6) / 2);
+    TimelineSample x;
+    x.t = t;
+    x.pid = 7;
+    x.device = 0;
+    x.used = static_cast<uint64_t>(0.5 * GiB + phase);
+    x.free = static_cast<uint64_t>(80 * GiB) - x.used;
+    x.tracked = static_cast<uint64_t>(phase);
+    r.timeline.samples.push_back(x);
+  }
+  if (samples) {
+    DevicePeak peak;
+    peak.pid = 7;
+    peak.t = 6.0;
+    peak.used = static_cast<uint64_t>(3.5 * GiB);
+    peak.tracked = static_cast<uint64_t>(3 * GiB);
+    PeakSite site;
+    site.api = "cudaMalloc";
+    site.bytes = static_cast<uint64_t>(3 * GiB);
+    site.count = 3;
+    Frame fr;
+    fr.function = "phase_two(int)";
+    fr.file = "/src/phases.cu";
+    fr.line = 42;
+    site.stack = {fr};
+    peak.sites.push_back(site);
+    r.timeline.peaks.push_back(peak);
   }
   r.summary = summarize(r.findings);
   std::ofstream(argv[2]) << render_html(r);

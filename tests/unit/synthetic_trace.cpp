@@ -46,6 +46,13 @@ SyntheticTrace& SyntheticTrace::destroy_context(uint32_t context) {
   return *this;
 }
 
+SyntheticTrace& SyntheticTrace::sample(uint64_t used_bytes, int32_t device) {
+  constexpr uint64_t kTotal = 80ull << 30;
+  const uint64_t seq = seq_++;
+  trace_.samples.push_back({seq, seq * 1'000'000, device, kTotal - used_bytes, kTotal});
+  return *this;
+}
+
 SyntheticTrace& SyntheticTrace::end() {
   trace_.events.push_back(next(EventKind::ProcessEnd));
   trace_.reached_exit = true;

@@ -13,6 +13,8 @@ class SyntheticTrace {
   SyntheticTrace& release(Api api, uint64_t key, int32_t result = 0, uint64_t bytes = 0, uint64_t stack = 2);
   SyntheticTrace& destroy_context(uint32_t context);
   SyntheticTrace& end();  // the process reached exit processing
+  // A memory sample taken now (between the events before and after it).
+  SyntheticTrace& sample(uint64_t used_bytes, int32_t device = 0);
   const ProcessTrace& trace() const { return trace_; }
 
  private:

@@ -91,3 +91,26 @@ TEST_CASE("unknown record types from a newer writer are skipped") {
   CHECK(t.events.size() == 1);
   CHECK(t.problems.empty());
 }
+
+TEST_CASE("memory samples are read and ordered by sequence among the events") {
+  MemorySampleRecord s{};
+  s.header = {static_cast<uint16_t>(RecordType::MemorySample), sizeof s, 0};
+  s.seq = 3;
+  s.time_ns = 42;
+  s.free_bytes = 70;
+  s.total_bytes = 100;
+  s.device = 1;
+  std::string sample;
+  put(sample, s);
+  MemorySampleRecord earlier = s;
+  earlier.seq = 1;
+  std::string first;
+  put(first, earlier);
+  const auto t = parse_trace(header() + chunk(sample + alloc_record(2, 0x20)) + chunk(first), "t.cutrace");
+  REQUIRE(t.samples.size() == 2);
+  CHECK(t.samples[0].seq == 1);
+  CHECK(t.samples[1].seq == 3);
+  CHECK(t.samples[1].device == 1);
+  CHECK(t.samples[1].total_bytes - t.samples[1].free_bytes == 30);
+  CHECK(t.events.size() == 1);
+}
