@@ -37,17 +37,8 @@ const std::map<std::string, RuleText>& rule_texts() {
   return rules;
 }
 
-const char* level(Severity s) {
-  switch (s) {
-    case Severity::Error:
-      return "error";
-    case Severity::Warning:
-      return "warning";
-    case Severity::Info:
-      return "note";
-  }
-  return "error";
-}
+// SARIF's levels are cuaudit's severities, except that info is "note".
+const char* level(Severity s) { return s == Severity::Info ? "note" : severity_name(s); }
 
 std::string file_uri(const std::string& path) { return "file://" + path; }
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 
-from golden_run import report_golden
+from golden_run import finish, report_golden
 
 
 def main():
@@ -66,10 +66,7 @@ def main():
         bad, _ = report_golden(cu, opts.golden, tmp, "--baseline", "/nonexistent.json")
         if bad.returncode != 125 or "--baseline" not in bad.stderr:
             failures.append("a missing baseline is not refused clearly")
-    for f in failures:
-        print("FAIL " + f)
-    print("%d passed, %d failed" % (0 if failures else 1, len(failures)))
-    return 1 if failures else 0
+    return finish(failures)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tempfile
 
-from golden_run import report_golden
+from golden_run import finish, report_golden
 
 
 def main():
@@ -52,10 +52,7 @@ def main():
     bad = subprocess.run([opts.cuaudit, "merge", "/nonexistent.json"], stderr=subprocess.PIPE, text=True)
     if bad.returncode != 125 or "cannot read" not in bad.stderr:
         failures.append("a missing input is not refused clearly: %d %s" % (bad.returncode, bad.stderr))
-    print("%d passed, %d failed" % (0 if failures else 1, len(failures)))
-    for f in failures:
-        print("FAIL " + f)
-    return 1 if failures else 0
+    return finish(failures)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import os
 import sys
 import tempfile
 
-from golden_run import report_golden
+from golden_run import finish, report_golden
 
 
 def report(cuaudit, golden, tmp, *args):
@@ -48,10 +48,7 @@ def main():
         proc, _ = report(opts.cuaudit, opts.golden, tmp, "--suppressions", supp)
         if proc.returncode != 2 or "app.supp:2" not in proc.stderr:
             failures.append("a bad rule is not refused with file:line (exit %d: %s)" % (proc.returncode, proc.stderr))
-    for f in failures:
-        print("FAIL " + f)
-    print("%d passed, %d failed" % (0 if failures else 1, len(failures)))
-    return 1 if failures else 0
+    return finish(failures)
 
 
 if __name__ == "__main__":

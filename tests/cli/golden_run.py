@@ -1,5 +1,6 @@
-"""Shared by the command-line tests: `cuaudit report` on a private copy of the golden run (report
-refreshes the run's symbol cache, which must not touch the checked-in copy)."""
+"""Shared by the command-line and report tests: `cuaudit report` on a private copy of the golden run
+(report refreshes the run's symbol cache, which must not touch the checked-in copy), and the
+closing lines every check prints."""
 import json
 import os
 import shutil
@@ -16,3 +17,11 @@ def report_golden(cuaudit, golden, tmp, *args):
         os.remove(out)
     proc = subprocess.run([cuaudit, "report", run, "--json", out] + list(args), stderr=subprocess.PIPE, text=True)
     return proc, json.load(open(out)) if os.path.exists(out) else None
+
+
+def finish(failures):
+    """Prints the failures and the closing count; returns the exit status."""
+    for f in failures:
+        print("FAIL " + f)
+    print("%d passed, %d failed" % (0 if failures else 1, len(failures)))
+    return 1 if failures else 0

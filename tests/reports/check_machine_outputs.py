@@ -13,7 +13,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "cli"))
-from golden_run import report_golden  # noqa: E402
+from golden_run import finish, report_golden  # noqa: E402
 
 NPM_PACKAGES = ["ajv-draft-04@1", "ajv-formats@2", "@microsoft/jest-sarif@1.0.0-beta.0"]
 
@@ -71,10 +71,7 @@ def main():
             failures.append("JUnit failures: %s" % failed)
         if "Leak of 327680 byte(s)" not in cases["leak"].find("failure").text:
             failures.append("the failure does not carry the finding's text")
-    for f in failures:
-        print("FAIL " + f)
-    print("%d passed, %d failed" % (0 if failures else 1, len(failures)))
-    return 1 if failures else 0
+    return finish(failures)
 
 
 if __name__ == "__main__":
