@@ -50,7 +50,7 @@ void on_fatal_signal(int sig, siginfo_t* info, void* context) {
     r.time_ns = monotonic_ns();
     r.signal = sig;
     r.tid = current_tid();
-    trace_writer().flush_from_signal(&r, sizeof r);
+    trace_writer().flush_without_waiting(&r, sizeof r);
     g_handling.store(false);
   }
   pass_on(sig, info, context);

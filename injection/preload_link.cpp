@@ -29,6 +29,8 @@ void record_libc_release(int api, void* pointer) noexcept {
 
 // Called by the interposer when the program ends itself. exit() still runs the exit hooks, so
 // only its status is worth keeping; _exit, _Exit and quick_exit skip them: write everything now.
+// _exit may be called from the program's own signal handler, on a thread interrupted inside an
+// append: that path never waits for a buffer.
 void record_exit_call(int status, int how) noexcept {
   trace::ExitCallRecord r{};
   r.header = {static_cast<uint16_t>(trace::RecordType::ExitCall), sizeof r, 0};
@@ -36,8 +38,11 @@ void record_exit_call(int status, int how) noexcept {
   r.time_ns = monotonic_ns();
   r.status = status;
   r.how = static_cast<uint32_t>(how);
-  trace_writer().append(&r, sizeof r);
-  if (how != static_cast<int>(trace::ExitHow::Exit)) trace_writer().set_write_through();
+  if (how == static_cast<int>(trace::ExitHow::Exit)) {
+    trace_writer().append(&r, sizeof r);  // exit processing follows and writes everything
+  } else {
+    trace_writer().flush_without_waiting(&r, sizeof r);
+  }
 }
 
 }  // namespace

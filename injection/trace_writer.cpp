@@ -266,10 +266,17 @@ void TraceWriter::flush_all() noexcept {
   }
 }
 
-void TraceWriter::flush_from_signal(const void* record, size_t bytes) noexcept {
+void TraceWriter::flush_without_waiting(const void* record, size_t bytes) noexcept {
   WriterState& s = state();
   if (!s.enabled.load(std::memory_order_relaxed)) return;
   s.write_through.store(true, std::memory_order_relaxed);
+  const int fd = s.fd.load(std::memory_order_acquire);
+  if (fd >= 0 && record) {
+    trace::ChunkHeader header{trace::kChunkMagic, static_cast<uint32_t>(bytes), current_tid(), 0};
+    iovec parts[2] = {{&header, sizeof header}, {const_cast<void*>(record), bytes}};
+    ssize_t ignored = writev(fd, parts, 2);
+    (void)ignored;
+  }
   for (ThreadBuffer* b = s.buffers.load(std::memory_order_acquire); b; b = b->next) {
     bool taken = false;
     for (int attempt = 0; attempt < 1000 && !(taken = !b->busy.test_and_set(std::memory_order_acquire)); ++attempt) {
@@ -278,12 +285,6 @@ void TraceWriter::flush_from_signal(const void* record, size_t bytes) noexcept {
     write_chunk(b);
     unlock(b);
   }
-  const int fd = s.fd.load(std::memory_order_acquire);
-  if (fd < 0) return;
-  trace::ChunkHeader header{trace::kChunkMagic, static_cast<uint32_t>(bytes), current_tid(), 0};
-  iovec parts[2] = {{&header, sizeof header}, {const_cast<void*>(record), bytes}};
-  ssize_t ignored = writev(fd, parts, 2);
-  (void)ignored;
 }
 
 void TraceWriter::set_write_through() noexcept {

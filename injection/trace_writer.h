@@ -32,10 +32,11 @@ class TraceWriter {
   // thread or thread-exit hook may run again.
   void set_write_through() noexcept;
 
-  // From a signal handler: writes every buffer that can be taken without waiting (a thread
-  // interrupted inside an append holds its own; waiting for it would hang), then `record` as a
-  // chunk of its own, and switches to write-through. Async-signal-safe.
-  void flush_from_signal(const void* record, size_t bytes) noexcept;
+  // Where the calling thread may have been interrupted inside an append (a signal handler, or an
+  // _exit called from one): writes `record` (if any) and every buffer that can be taken without
+  // waiting, since waiting for a buffer this very thread holds would hang; then switches to
+  // write-through. The record goes first, as a chunk of its own. Async-signal-safe.
+  void flush_without_waiting(const void* record, size_t bytes) noexcept;
 
   // Starts the periodic flusher (interval_ms > 0).
   void start_flusher(unsigned interval_ms) noexcept;

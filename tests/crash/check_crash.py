@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A process that dies (SIGSEGV, abort, SIGTERM, SIGKILL after the flush interval) still yields its
-report: the signal is named, the leak is there, and the process died of the same signal it would
-have died of without cuaudit (exit status and core dump behaviour unchanged)."""
+"""A process that dies (SIGSEGV, abort, SIGTERM, SIGKILL after the flush interval) or ends with
+_exit still yields its report: how it ended is named, the leak is there, and the process ended with
+the same status it would have had without cuaudit (exit status and core dump behaviour unchanged)."""
 import argparse
 import json
 import os
@@ -10,25 +10,29 @@ import subprocess
 import sys
 import tempfile
 
-CASES = [("segv", signal.SIGSEGV, "received SIGSEGV"), ("abort", signal.SIGABRT, "received SIGABRT"),
-         ("term", signal.SIGTERM, "received SIGTERM"), ("kill", signal.SIGKILL, "without a signal cuaudit could catch")]
+# (how it ends, what the process's status must be, what its report must say)
+CASES = [("segv", -signal.SIGSEGV, "received SIGSEGV"), ("abort", -signal.SIGABRT, "received SIGABRT"),
+         ("term", -signal.SIGTERM, "received SIGTERM"), ("kill", -signal.SIGKILL, "without a signal cuaudit could catch"),
+         ("_exit", 3, "ended with _exit(3)")]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuaudit", required=True)
     ap.add_argument("--probe", required=True)
+    ap.add_argument("--preload", required=True, help="libcuaudit-preload.so, preloaded as the launcher does")
     opts = ap.parse_args()
     passed, failed = 0, 0
-    for how, sig, note in CASES:
+    for how, status, note in CASES:
         with tempfile.TemporaryDirectory() as tmp:
             run = os.path.join(tmp, "run")
-            proc = subprocess.run([opts.probe, run, how], stderr=subprocess.DEVNULL)
+            proc = subprocess.run([opts.probe, run, how], stderr=subprocess.DEVNULL,
+                                  env=dict(os.environ, LD_PRELOAD=opts.preload))
             out = os.path.join(tmp, "report.json")
             subprocess.run([opts.cuaudit, "report", run, "--json", out], stderr=subprocess.DEVNULL)
             problems = []
-            if proc.returncode != -sig:
-                problems.append("died with %d, expected signal %d" % (proc.returncode, sig))
+            if proc.returncode != status:
+                problems.append("ended with %d, expected %d" % (proc.returncode, status))
             report = json.load(open(out)) if os.path.exists(out) else None
             if not report:
                 problems.append("no report")
