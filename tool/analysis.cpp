@@ -28,11 +28,14 @@ namespace {
 
 // How a process ended, from the launcher's account (authoritative for the process it started)
 // or from the trace's own facts: a fatal signal, an exit call, exit processing, or nothing.
+// The launcher's account of how the process it started ended.
+void apply_run_info(const RunInfo& run, report::Process& p) {
+  p.exit_code = run.exit_code;
+  if (run.signal) p.signal = signal_name(*run.signal);
+}
+
 void describe_end(const ProcessTrace& trace, const std::optional<RunInfo>& run, report::Process& p) {
-  if (run && run->pid == trace.pid) {
-    p.exit_code = run->exit_code;
-    if (run->signal) p.signal = signal_name(*run->signal);
-  }
+  if (run && run->pid == trace.pid) apply_run_info(*run, p);
   const Event* last = nullptr;  // the last of the ending facts
   for (const Event& e : trace.events) {
     if (e.kind == EventKind::Signal || e.kind == EventKind::ExitCall || e.kind == EventKind::ProcessEnd) last = &e;
@@ -154,8 +157,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
       report::Process p;
       p.pid = run->pid;
       p.command = run->command;
-      p.exit_code = run->exit_code;
-      if (run->signal) p.signal = signal_name(*run->signal);
+      apply_run_info(*run, p);
       p.tracked = false;
       report.processes.push_back(std::move(p));
     }

@@ -59,6 +59,16 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid) {
   if (!o.html_file.empty()) write_file_or_fail(expand_output_path(o.html_file, pid), report::render_html(a));
 }
 
+// Every report file must be writable before any work is done. (--output's report.json is created
+// with its directory.)
+void refuse_unwritable_outputs(const Options& o) {
+  for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file, &o.html_file}) {
+    if (!o.output.empty() && out == &o.json_file && o.json_file == o.output + "/report.json") continue;
+    std::string why;
+    if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
+  }
+}
+
 // The baseline report, read before any program runs; null without --baseline.
 nlohmann::json load_baseline(const Options& o) {
   if (o.baseline_file.empty()) return nullptr;
@@ -125,13 +135,7 @@ int run_command(Options o) {
   } catch (const LaunchError& e) {
     fail(e.exit_code, e.what());
   }
-  // Refuse before the program runs, not after it spent an hour. (--output's report.json is
-  // created with its directory.)
-  for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file, &o.html_file}) {
-    if (!o.output.empty() && out == &o.json_file && o.json_file == o.output + "/report.json") continue;
-    std::string why;
-    if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
-  }
+  refuse_unwritable_outputs(o);  // before the program runs, not after it spent an hour
   if (const char* other = getenv("CUDA_INJECTION64_PATH"); other && *other && injection != other) {
     std::cerr << "cuaudit: warning: replacing CUDA_INJECTION64_PATH=" << other << " with cuaudit's injection\n";
   }
@@ -200,10 +204,7 @@ int diff_command(const Options& o) {
 }
 
 int report_command(const Options& o) {
-  for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file, &o.html_file}) {
-    std::string why;
-    if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
-  }
+  refuse_unwritable_outputs(o);
   report::Report analysis;
   std::optional<RunInfo> run;
   const nlohmann::json baseline = load_baseline(o);

@@ -22,8 +22,6 @@ const char* kind_name(ReleaseProblem p) {
   return "invalid_free";
 }
 
-bool is_driver_api(std::string_view name) { return name.substr(0, 2) == "cu" && name.substr(0, 4) != "cuda"; }
-
 bool is_libc(const Event& e) { return api_info(e.api).family == MemoryFamily::HostHeap; }
 
 // " (returned cudaErrorInvalidValue)"; libc calls are recorded before they run: nothing to say.
@@ -109,9 +107,9 @@ report::Finding describe(const Group& g, uint64_t pid, StackResolver& stacks) {
 std::string_view right_release_for(Api allocation) {
   MemoryFamily family = api_info(allocation).family;
   if (family == MemoryFamily::Managed) family = MemoryFamily::Device;  // cudaFree / cuMemFree
-  const bool driver = is_driver_api(api_info(allocation).name);
+  const ApiLayer layer = api_layer(api_info(allocation).name);
   for (const ApiInfo& candidate : kApiInfo) {
-    if (candidate.role == ApiRole::Free && candidate.family == family && is_driver_api(candidate.name) == driver) {
+    if (candidate.role == ApiRole::Free && candidate.family == family && api_layer(candidate.name) == layer) {
       return candidate.name;
     }
   }
