@@ -7,7 +7,7 @@ set -euo pipefail
 build=${1:?usage: bench/run_bench.sh BUILD_DIR [REPS]}
 reps=${2:-5}
 bin="$build/bin"
-figure() { grep -o '[0-9.]* [nu]s per pair' | cut -d' ' -f1; }
+figure() { grep -o '[0-9.]* [nu]s per \(pair\|launch\)' | cut -d' ' -f1; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
@@ -17,6 +17,9 @@ for ((i = 0; i < reps; i++)); do
   runs[pairs_cuaudit]+="$("$bin/cuaudit" --log-file /dev/null "$bin/bench_alloc_pairs" 100000 | figure) "
   runs[churn_native]+="$("$bin/bench_heap_churn" | figure) "
   runs[churn_cuaudit]+="$("$bin/cuaudit" --log-file /dev/null "$bin/bench_heap_churn" | figure) "
+  runs[launch_native]+="$("$bin/bench_launch_rate" 200000 | figure) "
+  runs[launch_cuaudit]+="$("$bin/cuaudit" --log-file /dev/null "$bin/bench_launch_rate" 200000 | figure) "
+  runs[launch_nocheck]+="$("$bin/cuaudit" --check-launch-params no --log-file /dev/null "$bin/bench_launch_rate" 200000 | figure) "
 done
 m() { tr ' ' '\n' <<<"${runs[$1]}" | grep . | median; }
 echo "seeds' experiment, 100,000 cudaMalloc(4 KiB)/kernel/cudaFree pairs, median of $reps:"
@@ -31,3 +34,13 @@ echo "host heap churn, 10,000,000 malloc/free pairs with pinned and managed memo
 echo "  native:  $(m churn_native) ns per pair   (runs: ${runs[churn_native]})"
 echo "  cuaudit: $(m churn_cuaudit) ns per pair   (runs: ${runs[churn_cuaudit]})"
 echo "  ratio cuaudit/native: $(ratio "$(m churn_cuaudit)" "$(m churn_native)")"
+echo "kernel launches, 200,000 back-to-back launches with four pointer parameters, median of $reps:"
+echo "  native:  $(m launch_native) us per launch   (runs: ${runs[launch_native]})"
+echo "  cuaudit: $(m launch_cuaudit) us per launch   (runs: ${runs[launch_cuaudit]})"
+echo "  cuaudit --check-launch-params no: $(m launch_nocheck) us per launch   (runs: ${runs[launch_nocheck]})"
+echo "  ratio cuaudit/native: $(ratio "$(m launch_cuaudit)" "$(m launch_native)")"
+echo "  ratio cuaudit without launch checks/native: $(ratio "$(m launch_nocheck)" "$(m launch_native)")"
+if command -v compute-sanitizer >/dev/null 2>&1; then
+  sanitized=$(compute-sanitizer --leak-check full "$bin/bench_launch_rate" 200000 | figure)
+  echo "  compute-sanitizer --leak-check full (one run): $sanitized us per launch, ratio $(ratio "$sanitized" "$(m launch_native)")"
+fi

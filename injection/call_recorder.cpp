@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "launch_recorder.h"
 #include "preload_link.h"
 #include "stack_capture.h"
 #include "trace_format.h"
@@ -95,15 +96,15 @@ void on_call_enter(Api api) noexcept {
   ++a.depth;
 }
 
-void on_call_exit(const ApiCall& call) noexcept {
+bool on_call_exit(const ApiCall& call) noexcept {
   ActiveCalls& a = tls_active;
   uint64_t pre_seq = 0;
   if (a.depth > 0 && (a.depth > kMaxActive || a.calls[a.depth - 1].api == call.api)) {
     --a.depth;
-    if (a.depth > 0) return;  // nested inside another tracked call: that one is recorded
+    if (a.depth > 0) return false;  // nested inside another tracked call: that one is recorded
     pre_seq = a.calls[0].seq;
   } else if (a.depth > 0) {
-    return;  // an exit without its enter, inside a tracked call: nested, not ours to record
+    return false;  // an exit without its enter, inside a tracked call: nested, not ours to record
   }
 
   const ApiInfo& info = api_info(call.api);
@@ -122,6 +123,19 @@ void on_call_exit(const ApiCall& call) noexcept {
   r.api = static_cast<uint16_t>(call.api);
   trace_writer().append(&r, sizeof r);
   update_host_pointers(call);
+  if (call.result == 0) info.role == ApiRole::Alloc ? note_allocation() : note_release();
+  return true;
+}
+
+void record_memory_sample(int32_t device, uint64_t free_bytes, uint64_t total_bytes) noexcept {
+  trace::MemorySampleRecord r{};
+  r.header = {static_cast<uint16_t>(trace::RecordType::MemorySample), sizeof r, 0};
+  r.seq = next_sequence();
+  r.time_ns = monotonic_ns();
+  r.free_bytes = free_bytes;
+  r.total_bytes = total_bytes;
+  r.device = device;
+  trace_writer().append(&r, sizeof r);
 }
 
 void on_context_created(uint32_t context_uid, int32_t device) noexcept {
@@ -130,6 +144,7 @@ void on_context_created(uint32_t context_uid, int32_t device) noexcept {
 
 void on_context_destroyed(uint32_t context_uid, int32_t device) noexcept {
   write_context_record(trace::RecordType::ContextDestroyed, context_uid, device);
+  note_release();
   forget_host_pointers();
 }
 

@@ -26,7 +26,8 @@ void on_call_enter(Api api) noexcept;
 
 // EXIT of a tracked call. Calls whose ENTER was never seen (made before cuaudit subscribed)
 // are ignored when nested; an outermost one is recorded without a pre-call sequence number.
-void on_call_exit(const ApiCall& call) noexcept;
+// Returns whether the call was recorded (it was the outermost tracked call).
+bool on_call_exit(const ApiCall& call) noexcept;
 
 // Other runtime calls, by CUPTI callback id: a failure, an error retrieved through
 // cudaGetLastError/cudaPeekAtLastError, or (lint mode) a successful call's site. `name` is the
@@ -39,6 +40,9 @@ void on_runtime_call(CallFact fact, uint32_t domain, uint32_t cbid, const char* 
 // Context lifetime: allocations of a destroyed context are gone with it.
 void on_context_created(uint32_t context_uid, int32_t device) noexcept;
 void on_context_destroyed(uint32_t context_uid, int32_t device) noexcept;
+
+// What cuMemGetInfo said about `device` just now (the memory timeline).
+void record_memory_sample(int32_t device, uint64_t free_bytes, uint64_t total_bytes) noexcept;
 
 // The process reached exit processing (atexit): mark it in the trace.
 void on_process_end() noexcept;

@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "call_recorder.h"
+#include "launch_checker.h"
+#include "memory_sampler.h"
 #include "trace_writer.h"
 
 namespace cuaudit::inject {
@@ -13,6 +15,13 @@ namespace {
 
 CUpti_SubscriberHandle g_subscriber = nullptr;
 bool g_record_call_sites = false;  // --check-api-results
+bool g_check_launches = true;      // --check-launch-params
+
+// Inside a runtime call that launches or sets kernel arguments on this thread: the driver calls
+// and graph nodes it makes on our behalf were checked already, at the runtime call.
+thread_local bool tls_in_runtime_launch = false;
+// The runtime call adding graph nodes on this thread, to name the nodes it creates by it.
+thread_local trace::LaunchPath tls_adding_nodes = trace::LaunchPath::cuGraphAddKernelNode;
 
 // Re-entrancy guard: CUPTI calls we make (cuptiGetDeviceId) may call the driver, whose
 // callbacks come back here.
@@ -438,8 +447,132 @@ void on_other_runtime_call(CUpti_CallbackId cbid, const CUpti_CallbackData* data
   if (g_record_call_sites) on_runtime_call(CallFact::Site, domain, cbid, data->functionName, result);
 }
 
+using trace::LaunchPath;
+
+// Runtime calls that pass kernel arguments: checked at ENTER, before the launch runs.
+// Returns true when `cbid` is one of them.
+bool on_runtime_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
+  const void* params = data->functionParams;
+  const bool enter = data->callbackSite == CUPTI_API_ENTER;
+  switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphKernelNodeSetParams_v10000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecKernelNodeSetParams_v10010:
+      break;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddKernelNode_v10000:
+      tls_adding_nodes = enter ? LaunchPath::cudaGraphAddKernelNode : LaunchPath::cuGraphAddKernelNode;
+      return false;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddNode_v12020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddNode_v12030:
+      tls_adding_nodes = enter ? LaunchPath::cudaGraphAddNode : LaunchPath::cuGraphAddKernelNode;
+      return false;
+    default:
+      return false;
+  }
+  tls_in_runtime_launch = enter;
+  if (!params) return true;
+  switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000: {
+      auto* p = static_cast<const cudaLaunchKernel_v7000_params*>(params);
+      if (enter) check_launch(LaunchPath::cudaLaunchKernel, p->func, data->symbolName, p->args, nullptr);
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000: {
+      auto* p = static_cast<const cudaLaunchCooperativeKernel_v9000_params*>(params);
+      if (enter) check_launch(LaunchPath::cudaLaunchCooperativeKernel, p->func, data->symbolName, p->args, nullptr);
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
+      auto* p = static_cast<const cudaLaunchKernelExC_v11060_params*>(params);
+      if (enter) check_launch(LaunchPath::cudaLaunchKernelExC, p->func, data->symbolName, p->args, nullptr);
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphKernelNodeSetParams_v10000: {
+      // The node's new arguments are read back from the driver once they are set.
+      auto* p = static_cast<const cudaGraphKernelNodeSetParams_v10000_params*>(params);
+      if (!enter && data->functionReturnValue && *static_cast<const cudaError_t*>(data->functionReturnValue) == cudaSuccess)
+        check_graph_node(LaunchPath::cudaGraphKernelNodeSetParams, reinterpret_cast<CUgraphNode>(p->node));
+      break;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecKernelNodeSetParams_v10010: {
+      auto* p = static_cast<const cudaGraphExecKernelNodeSetParams_v10010_params*>(params);
+      if (enter && p->pNodeParams)
+        check_graph_exec_update(LaunchPath::cudaGraphExecKernelNodeSetParams, reinterpret_cast<CUgraphNode>(p->node),
+                                nullptr, p->pNodeParams->kernelParams, p->pNodeParams->extra);
+      break;
+    }
+    default:
+      break;
+  }
+  return true;
+}
+
+// Driver launches made by the program itself (not on behalf of a runtime launch).
+void on_driver_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
+  if (tls_in_runtime_launch || !data->functionParams) return;
+  const void* params = data->functionParams;
+  const bool enter = data->callbackSite == CUPTI_API_ENTER;
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+      auto* p = static_cast<const cuLaunchKernel_params*>(params);
+      if (enter) check_launch(LaunchPath::cuLaunchKernel, p->f, data->symbolName, p->kernelParams, p->extra);
+      break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+      auto* p = static_cast<const cuLaunchKernelEx_params*>(params);
+      if (enter) check_launch(LaunchPath::cuLaunchKernelEx, p->f, data->symbolName, p->kernelParams, p->extra);
+      break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+      auto* p = static_cast<const cuLaunchCooperativeKernel_params*>(params);
+      if (enter) check_launch(LaunchPath::cuLaunchCooperativeKernel, p->f, data->symbolName, p->kernelParams, nullptr);
+      break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetParams_v2: {
+      auto* p = static_cast<const cuGraphKernelNodeSetParams_v2_params*>(params);
+      if (!enter && data->functionReturnValue && *static_cast<const CUresult*>(data->functionReturnValue) == CUDA_SUCCESS)
+        check_graph_node(LaunchPath::cuGraphKernelNodeSetParams, p->hNode);
+      break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2: {
+      auto* p = static_cast<const cuGraphExecKernelNodeSetParams_v2_params*>(params);
+      if (enter && p->nodeParams)
+        check_graph_exec_update(LaunchPath::cuGraphExecKernelNodeSetParams, p->hNode, p->nodeParams->func,
+                                p->nodeParams->kernelParams, p->nodeParams->extra);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+constexpr CUpti_CallbackId kDriverLaunchCbids[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetParams_v2, CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
+};
+
 void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
   if (!data) return;
+  if (g_check_launches) {
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && on_runtime_launch(cbid, data) &&
+        data->callbackSite == CUPTI_API_ENTER) {
+      return;
+    }
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && lookup(domain, cbid) < 0) return on_driver_launch(cbid, data);
+  }
   const int16_t id = lookup(domain, cbid);
   if (id < 0) {
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) on_other_runtime_call(cbid, data);
@@ -459,19 +592,31 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
   decode(api, data->functionParams, call);
   call.context_uid = data->contextUid;
   call.device = device_of(data->context, data->contextUid);
-  on_call_exit(call);
+  if (on_call_exit(call) && call.result == 0 && !is_host_family(api_info(api).family)) {
+    sample_after_memory_change(call.device);
+  }
 }
 
 void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) noexcept {
   // CU_INIT_FINISHED arrives with no data at all.
-  if (!data || !data->context) return;
+  if (!data) return;
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
+    // A kernel node added explicitly; one made by stream capture was checked at its launch.
+    const auto* graph = static_cast<const CUpti_GraphData*>(data->resourceDescriptor);
+    if (!tls_in_runtime_launch && graph && graph->nodeType == CU_GRAPH_NODE_TYPE_KERNEL)
+      check_graph_node(tls_adding_nodes, graph->node);
+    return;
+  }
+  if (!data->context) return;
   if (cbid != CUPTI_CBID_RESOURCE_CONTEXT_CREATED && cbid != CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) return;
   uint32_t uid = 0;
   if (cuptiGetContextId(data->context, &uid) != CUPTI_SUCCESS) return;
   const int32_t device = device_of(data->context, uid);
   if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
     on_context_created(uid, device);
+    sampler_context_created(data->context, device);
   } else {
+    sampler_context_destroying(data->context);
     on_context_destroyed(uid, device);
   }
 }
@@ -490,8 +635,9 @@ void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
 
 }  // namespace
 
-bool subscribe_callbacks(bool record_call_sites, char* error, size_t error_bytes) noexcept {
+bool subscribe_callbacks(bool record_call_sites, bool check_launches, char* error, size_t error_bytes) noexcept {
   g_record_call_sites = record_call_sites;
+  g_check_launches = check_launches;
   memset(&g_lookup, 0xff, sizeof g_lookup);
   for (const CallbackId& t : kTracked) {
     int16_t* slot = t.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_lookup.runtime : g_lookup.driver;
@@ -535,6 +681,10 @@ bool subscribe_callbacks(bool record_call_sites, char* error, size_t error_bytes
   }
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  if (check_launches) {
+    for (CUpti_CallbackId cbid : kDriverLaunchCbids) cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+  }
   return true;
 }
 

@@ -10,6 +10,7 @@ namespace cuaudit::inject {
 // Returns false with a reason (for the user) when CUPTI refused us, e.g. because another
 // CUPTI tool (compute-sanitizer, Nsight) already holds the single subscriber slot.
 // `record_call_sites`: also record the site of every successful runtime call (--check-api-results).
-bool subscribe_callbacks(bool record_call_sites, char* error, size_t error_bytes) noexcept;
+// `check_launches`: check kernel launch parameters (--check-launch-params).
+bool subscribe_callbacks(bool record_call_sites, bool check_launches, char* error, size_t error_bytes) noexcept;
 
 }  // namespace cuaudit::inject

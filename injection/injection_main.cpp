@@ -4,6 +4,8 @@
 // Configuration (environment, set by the cuaudit launcher; see docs/INJECTION.md):
 //   CUAUDIT_TRACE_DIR          directory for trace-<pid>.cutrace (default: $TMPDIR/cuaudit-<pid>)
 //   CUAUDIT_FLUSH_INTERVAL_MS  how often buffered events reach the file (default 100; 0 = only when full)
+//   CUAUDIT_SAMPLE_INTERVAL_MS how often the memory timeline samples each device (default 10; 0 = no samples)
+//   CUAUDIT_CHECK_LAUNCH_PARAMS 0: do not check kernel launch parameters (default 1)
 //   CUAUDIT_CHECK_API_RESULTS  1: record the site of every successful runtime call (lint mode)
 //   CUAUDIT_TARGET_PROCESSES   all (default) | application-only: track only CUAUDIT_ROOT_PID
 // Without the launcher (CUAUDIT_LAUNCHED unset), the first process sets CUAUDIT_TRACE_DIR and
@@ -22,10 +24,12 @@
 
 #include "call_recorder.h"
 #include "crash_handler.h"
+#include "driver_api.h"
 #include "standalone_report.h"
 #include "cupti_subscriber.h"
 #include "preload_link.h"
 #include "in_target_log.h"
+#include "memory_sampler.h"
 #include "module_map.h"
 #include "stack_capture.h"
 #include "trace_format.h"
@@ -69,6 +73,7 @@ void write_notice(trace::NoticeCode code, const char* text) noexcept {
 // them): CUDA calls made by those destructors still arrive, so keep recording, but write each
 // event at once, since no flusher or thread-exit hook is guaranteed to run again.
 void at_exit() noexcept {
+  stop_memory_sampler();
   on_process_end();
   trace_writer().set_write_through();
 }
@@ -78,6 +83,7 @@ bool g_application_only = false;  // --target-processes application-only
 // A forked child that does not exec starts a history of its own, in a trace of its own: its
 // parent's allocations are the parent's. (A child that execs loads the injection afresh.)
 void in_forked_child() noexcept {
+  stop_memory_sampler();  // the parent's contexts are not this process's
   if (g_application_only) {
     trace_writer().disable();
     return;
@@ -99,14 +105,15 @@ bool is_untracked_process() noexcept {
   return root && strtol(root, nullptr, 10) != static_cast<long>(getpid());
 }
 
-unsigned flush_interval_ms() noexcept {
-  const char* v = getenv("CUAUDIT_FLUSH_INTERVAL_MS");
-  if (!v || !*v) return 100;
+// A millisecond setting from the environment: `fallback` when unset or malformed.
+unsigned milliseconds_from_env(const char* name, unsigned fallback) noexcept {
+  const char* v = getenv(name);
+  if (!v || !*v) return fallback;
   char* end = nullptr;
   const unsigned long ms = strtoul(v, &end, 10);
   if (*end != '\0' || ms > 60000) {
-    log_warning("ignoring CUAUDIT_FLUSH_INTERVAL_MS=%s (expected milliseconds, 0 to 60000)", v);
-    return 100;
+    log_warning("ignoring %s=%s (expected milliseconds, 0 to 60000)", name, v);
+    return fallback;
   }
   return static_cast<unsigned>(ms);
 }
@@ -142,12 +149,15 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     log_error("%s; this process is not tracked", error);
     return 1;  // never fail the program itself
   }
-  g_flush_interval_ms = flush_interval_ms();
+  g_flush_interval_ms = milliseconds_from_env("CUAUDIT_FLUSH_INTERVAL_MS", 100);
+  resolve_driver_api();
   write_process_info();
   record_loaded_modules();
 
   const char* lint = getenv("CUAUDIT_CHECK_API_RESULTS");
-  if (!subscribe_callbacks(lint && strcmp(lint, "1") == 0, error, sizeof error)) {
+  const char* launches = getenv("CUAUDIT_CHECK_LAUNCH_PARAMS");
+  if (!subscribe_callbacks(lint && strcmp(lint, "1") == 0, !launches || strcmp(launches, "0") != 0, error,
+                           sizeof error)) {
     log_error("%s", error);
     write_notice(cuaudit::trace::NoticeCode::SubscribeFailed, error);
     trace_writer().flush_all();
@@ -159,5 +169,6 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   atexit(at_exit);
   pthread_atfork(nullptr, nullptr, in_forked_child);
   trace_writer().start_flusher(g_flush_interval_ms);
+  start_memory_sampler(milliseconds_from_env("CUAUDIT_SAMPLE_INTERVAL_MS", 10));
   return 1;
 }

@@ -58,6 +58,8 @@ enum class RecordType : uint16_t {
   ExitCall = 15,    // ExitCallRecord: the program called exit, _exit, _Exit or quick_exit
   CallPointers = 16,  // CallPointersRecord: the pointers a failed copy or memset was given
   MemorySample = 17,  // MemorySampleRecord: what cuMemGetInfo said about one device
+  Kernel = 18,        // KernelRecord: a kernel's id and mangled name, before its first launch fact
+  LaunchParam = 19,   // LaunchParamRecord: a kernel parameter that failed a launch check
 };
 
 struct RecordHeader {
@@ -155,6 +157,57 @@ struct MemorySampleRecord {
   uint32_t reserved;
 };
 static_assert(sizeof(MemorySampleRecord) == 48);
+
+// Followed by name_bytes of the kernel's name as the driver gives it (mangled for C++ kernels).
+struct KernelRecord {
+  RecordHeader header;
+  uint32_t kernel_id;   // this process's number for the kernel, from 1
+  uint32_t name_bytes;
+};
+static_assert(sizeof(KernelRecord) == 16);
+
+// How a kernel's parameters reached CUDA (names in the tool's launch_findings).
+enum class LaunchPath : uint8_t {
+  cudaLaunchKernel = 1,
+  cudaLaunchKernelExC = 2,
+  cudaLaunchCooperativeKernel = 3,
+  cuLaunchKernel = 4,
+  cuLaunchKernelEx = 5,
+  cuLaunchCooperativeKernel = 6,
+  cuGraphAddKernelNode = 7,  // a kernel node added to a graph, by the driver API or a call we do not name
+  cudaGraphKernelNodeSetParams = 8,
+  cudaGraphExecKernelNodeSetParams = 9,
+  cuGraphKernelNodeSetParams = 10,
+  cuGraphExecKernelNodeSetParams = 11,
+  cudaGraphAddKernelNode = 12,
+  cudaGraphAddNode = 13,
+};
+
+enum class LaunchProblem : uint8_t {
+  Misaligned = 1,      // value % alignment != 0
+  NotAccessible = 2,   // the driver knows no device-accessible memory at the value (freed, pageable, garbage)
+};
+
+// One parameter of one launch that failed a check made in the target. The tool judges what an
+// inaccessible value is (freed memory, pageable host memory, or nothing it can tell).
+struct LaunchParamRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  uint64_t stack_id;
+  uint64_t value;        // the pointer as passed
+  uint32_t tid;
+  uint32_t kernel_id;
+  uint32_t alignment;    // required by the parameter's type; 0: unknown (untyped kernel, unknown type)
+  uint16_t param_index;
+  uint8_t problem;       // LaunchProblem
+  uint8_t path;          // LaunchPath
+  int32_t driver_result; // NotAccessible: what cuPointerGetAttributes returned
+  uint8_t memory_type;   // NotAccessible: CU_POINTER_ATTRIBUTE_MEMORY_TYPE (0: none)
+  uint8_t host_readable; // NotAccessible: 1 when the process can read the address (host memory)
+  uint16_t reserved16;
+};
+static_assert(sizeof(LaunchParamRecord) == 64);
 
 // Followed by name_bytes of the callback's name as CUPTI gives it ("cudaMemcpy_v3020"), no NUL.
 struct CallbackNameRecord {

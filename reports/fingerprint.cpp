@@ -13,6 +13,10 @@ std::string basename_of(const std::string& path) { return path.substr(path.rfind
 
 std::string finding_fingerprint(const nlohmann::json& f) {
   std::string key = f.value("kind", "") + "|" + f.value("api", "") + "|" + text(f.value("result", nlohmann::json())) + "|";
+  // Launch findings: which kernel parameter (two bad arguments of one launch are two findings).
+  if (const auto p = f.value("parameter", nlohmann::json()); p.is_object()) {
+    key += text(p.value("kernel", nlohmann::json())) + "#" + std::to_string(p.value("index", 0)) + "|";
+  }
   for (const auto& frame : f.value("stack", nlohmann::json::array())) {
     key += text(frame.value("function", nlohmann::json())) + "@" + basename_of(text(frame.value("file", nlohmann::json()))) + ";";
   }

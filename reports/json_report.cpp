@@ -32,6 +32,15 @@ json finding_to_json(const Finding& f) {
   for (const RelatedStack& r : f.related) {
     related.push_back({{"role", r.role}, {"api", r.api}, {"stack", stack_json(r.stack)}});
   }
+  json parameter = nullptr;
+  if (f.parameter) {
+    const KernelParameter& p = *f.parameter;
+    parameter = {{"kernel", p.kernel},
+                 {"index", p.index},
+                 {"type", p.type.empty() ? json(nullptr) : json(p.type)},
+                 {"alignment", p.alignment ? json(p.alignment) : json(nullptr)},
+                 {"offset", p.offset ? json(*p.offset) : json(nullptr)}};
+  }
   return {{"kind", f.kind},
           {"severity", severity_name(f.severity)},
           {"api", f.api},
@@ -46,7 +55,8 @@ json finding_to_json(const Finding& f) {
           {"suppressed", f.suppressed},
           {"baseline", f.baseline.empty() ? json(nullptr) : json(f.baseline)},
           {"stack", stack_json(f.stack)},
-          {"related", related}};
+          {"related", related},
+          {"parameter", parameter}};
 }
 
 std::string render_json(const Report& report) {

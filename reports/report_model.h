@@ -30,6 +30,15 @@ struct RelatedStack {
   std::vector<Frame> stack;
 };
 
+// The kernel parameter a launch finding is about.
+struct KernelParameter {
+  std::string kernel;        // demangled when it is a C++ name: "fill<int4>(int4*, int)"
+  int index = 0;
+  std::string type;          // as declared ("int4*"); empty for extern "C" kernels
+  uint32_t alignment = 0;    // what the type requires; 0 when unknown
+  std::optional<uint64_t> offset;  // of the value inside the allocation it points into
+};
+
 struct Finding {
   std::string kind;  // "leak", ... (see docs/JSON.md)
   Severity severity = Severity::Error;
@@ -48,6 +57,7 @@ struct Finding {
   uint64_t omitted_frames = 0;
   std::vector<RelatedStack> related;
   std::string baseline;  // with --baseline: "new" or "still_present" (still-present ones do not gate)
+  std::optional<KernelParameter> parameter;  // launch parameter findings
 };
 
 struct Process {

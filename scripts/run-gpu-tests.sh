@@ -38,6 +38,15 @@ else
   failed=$((failed + 1))
 fi
 
+say "== memory timeline: three phases, kept as a golden trace with its HTML report"
+rm -rf "$out/timeline-run"
+if python3 tests/gpu/check_timeline.py --cuaudit "$bin/cuaudit" --program "$bin/gpu_timeline_phases" \
+     --source tests/gpu/timeline_phases.cu --keep-run "$out/timeline-run" --html "$out/timeline.html" 2>&1 | tee -a "$log" | grep -q '^PASS'; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+fi
+
 say "== demo run, kept as the golden trace"
 rm -rf "$out/demo-run"
 "$bin/cuaudit" --save "$out/demo-run" --json "$out/demo-report.json" "$bin/demo_leaks" 2>&1 | tee -a "$log"
@@ -69,8 +78,8 @@ fi
 say "== under compute-sanitizer (one CUPTI subscriber only)"
 timeout 300 compute-sanitizer --print-limit 3 "$bin/cuaudit" "$bin/gpu_leak_exitcode" 2>&1 | tail -n 12 | tee -a "$log"
 
-say "== benchmarks (medians of 5 alternating runs)"
-PATH="$PATH:/usr/local/cuda/bin" bench/run_bench.sh "$(dirname "$bin")" 5 2>&1 | tee -a "$log"
+say "== benchmarks (medians of ${BENCH_REPS:-5} alternating runs)"
+PATH="$PATH:/usr/local/cuda/bin" bench/run_bench.sh "$(dirname "$bin")" "${BENCH_REPS:-5}" 2>&1 | tee -a "$log"
 
 say "== GPU tests: $passed passed, $failed failed"
 exit $((failed > 0))

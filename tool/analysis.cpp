@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "error_findings.h"
+#include "launch_findings.h"
 #include "leak_findings.h"
 #include "release_findings.h"
 #include "replay.h"
@@ -138,6 +139,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     std::set<uint64_t> explained;
     for (const auto& p : result.release_findings) explained.insert(p.release.seq);
     for (auto& f : error_findings(trace, explained, stacks, judge, {options.check_api_results})) found.push_back(std::move(f));
+    for (auto& f : launch_findings(trace, result.launch_params, stacks)) found.push_back(std::move(f));
     for (const Event& e : trace.events) call_sites_recorded |= e.kind == EventKind::CallSite;
     if (options.check_leaks) {
       for (auto& f : leak_findings(result.leaks, trace.pid, stacks)) found.push_back(std::move(f));

@@ -155,6 +155,8 @@ RunInfo run_program(const LaunchRequest& request) {
     setenv("CUAUDIT_LAUNCHED", "1", 1);
     setenv("CUAUDIT_ROOT_PID", std::to_string(getpid()).c_str(), 1);
     setenv("CUAUDIT_TARGET_PROCESSES", request.target_processes.c_str(), 1);
+    setenv("CUAUDIT_SAMPLE_INTERVAL_MS", std::to_string(request.sample_interval_ms).c_str(), 1);
+    setenv("CUAUDIT_CHECK_LAUNCH_PARAMS", request.check_launch_params ? "1" : "0", 1);
     if (!request.preload_path.empty()) {
       // Ahead of what the user preloads, so that free() is checked before any other interposer.
       const char* existing = getenv("LD_PRELOAD");

@@ -34,6 +34,8 @@ struct LaunchRequest {
   std::string run_dir;            // the trace directory the injection writes into
   bool record_call_sites = false; // --check-api-results
   std::string target_processes = "all";  // --target-processes
+  unsigned sample_interval_ms = 10;      // --sample-interval (0: no memory timeline)
+  bool check_launch_params = true;       // --check-launch-params
 };
 
 // libcuaudit-preload.so beside the injection library, or empty when it is not there.

@@ -104,6 +104,16 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
                    "all: the program and every process it starts; application-only: the program alone")
         ->check(CLI::IsMember({"all", "application-only"}))
         ->default_str("all");
+    app.add_option("--check-launch-params", o.check_launch_params,
+                   "yes: check every kernel launch's pointer parameters (alignment for the pointee type, freed "
+                   "memory, pageable host memory); no: do not")
+        ->check(CLI::IsMember({"yes", "no"}))
+        ->default_str("yes");
+    app.add_option("--sample-interval", o.sample_interval_ms,
+                   "sample each device's memory use (cuMemGetInfo) every MS milliseconds for the timeline; "
+                   "0: no timeline")
+        ->check(CLI::Range(0, 60000))
+        ->default_str("10");
     // Everything from the program's name on belongs to the program.
     app.prefix_command();
   }

@@ -40,6 +40,8 @@ struct Options {
   std::string injection_path;
   std::string require_cuda_init = "yes";
   std::string target_processes = "all";
+  unsigned sample_interval_ms = 10;
+  std::string check_launch_params = "yes";
   // report
   std::string run_dir;
   // merge

@@ -1,5 +1,6 @@
 #include "replay.h"
 
+#include <algorithm>
 #include <array>
 #include <iterator>
 #include <map>
@@ -115,6 +116,33 @@ class AllocationTable {
     result_.release_findings.push_back({ReleaseProblem::Invalid, e, {}, {}, 0});
   }
 
+  // A pointer a launch was given: inside live memory (device, pinned, managed, pool, mapped), or
+  // inside memory that was released and not allocated again.
+  void judge_launch_param(const Event& e) {
+    LaunchParamJudgement j{e, {}, {}, {}, 0};
+    for (KeySpace space : {KeySpace::Address, KeySpace::VmmMapping}) {
+      if (const Event* inside = containing(live_[static_cast<size_t>(space)], e.key)) {
+        j.live = *inside;
+        j.offset = e.key - inside->key;
+        break;
+      }
+    }
+    if (!j.live) {
+      const auto& released = released_[static_cast<size_t>(KeySpace::Address)];
+      auto it = released.upper_bound(e.key);
+      if (it != released.begin()) {
+        --it;
+        const Released& r = it->second;
+        if (e.key - it->first < std::max<uint64_t>(r.allocation.bytes, 1)) {
+          j.freed = r.allocation;
+          j.release = r.release;
+          j.offset = e.key - it->first;
+        }
+      }
+    }
+    result_.launch_params.push_back(std::move(j));
+  }
+
   void destroy_context(uint32_t context_uid) {
     for (auto& live : live_) {
       for (auto it = live.begin(); it != live.end();) {
@@ -214,6 +242,9 @@ ReplayResult replay(const ProcessTrace& trace, ReplayObserver* observer) {
         break;
       case EventKind::ContextDestroyed:
         table.destroy_context(e.context_uid);
+        break;
+      case EventKind::LaunchParam:
+        table.judge_launch_param(e);
         break;
       case EventKind::ContextCreated:
       case EventKind::ProcessEnd:

@@ -38,6 +38,15 @@ struct ReleaseFinding {
   uint64_t offset = 0;                // Invalid: offset of the pointer inside `allocation`
 };
 
+// Where a kernel parameter that failed a launch check pointed, at that launch.
+struct LaunchParamJudgement {
+  Event launch;                     // the LaunchParam event
+  std::optional<Event> live;        // the live allocation the value points into
+  std::optional<Event> freed;       // else: the released allocation it points into...
+  std::optional<Event> release;     // ...and the release that freed it
+  uint64_t offset = 0;              // of the value inside `live` or `freed`
+};
+
 struct ReplayResult {
   std::vector<LeakedAllocation> leaks;
   std::vector<ReleaseFinding> release_findings;
@@ -50,6 +59,7 @@ struct ReplayResult {
   // Successful releases of keys cuaudit never saw allocated (memory from an API it does not
   // track, such as graph memory nodes): not judged.
   uint64_t unmatched_releases = 0;
+  std::vector<LaunchParamJudgement> launch_params;
 };
 
 // Sees the allocation state at each memory sample, in order (the timeline is built this way).

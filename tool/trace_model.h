@@ -30,6 +30,18 @@ enum class EventKind : uint8_t {
   CallSite,    // a successful runtime call (recorded with --check-api-results)
   Signal,      // a fatal signal reached the process (result: the signal number)
   ExitCall,    // exit/_exit/_Exit/quick_exit (result: the status; cbid: trace::ExitHow)
+  LaunchParam, // a kernel parameter failed a launch check (key: its value; launch: the rest)
+};
+
+// What the target found wrong with one kernel parameter at one launch.
+struct LaunchParamFact {
+  uint32_t kernel_id = 0;
+  uint32_t alignment = 0;   // required by its type; 0 unknown
+  uint16_t param_index = 0;
+  uint8_t problem = 0;      // trace::LaunchProblem
+  uint8_t path = 0;         // trace::LaunchPath
+  uint8_t memory_type = 0;  // what the driver said the value was (0: nothing)
+  bool host_readable = false;
 };
 
 struct Event {
@@ -45,6 +57,7 @@ struct Event {
   int32_t device = -2;
   int32_t result = 0;
   uint32_t cbid = 0;  // FailedCall, LastError, CallSite: the runtime callback id
+  LaunchParamFact launch = {};  // LaunchParam only
 };
 
 // One cuMemGetInfo reading, for the memory timeline.
@@ -68,6 +81,7 @@ struct ProcessTrace {
   std::vector<Event> events;                                      // sorted by seq
   std::vector<MemorySample> samples;                              // sorted by seq
   std::unordered_map<uint32_t, std::string> runtime_names;         // cbid -> "cudaMemcpy_v3020"
+  std::unordered_map<uint32_t, std::string> kernels;               // kernel id -> name as the driver gave it
   std::unordered_map<uint64_t, std::array<uint64_t, 2>> call_pointers;  // failed copy's seq -> its pointers
   std::vector<std::string> notices;                               // from the injection
   bool tracked = true;         // false when the injection could not subscribe

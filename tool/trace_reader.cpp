@@ -144,6 +144,27 @@ class RecordParser {
         out_.samples.push_back({r.seq, r.time_ns, r.device, r.free_bytes, r.total_bytes});
         return true;
       }
+      case RecordType::Kernel: {
+        if (size < sizeof(KernelRecord)) return false;
+        const auto r = load<KernelRecord>(p);
+        if (sizeof r + r.name_bytes > size) return false;
+        out_.kernels[r.kernel_id] = std::string(p + sizeof r, r.name_bytes);
+        return true;
+      }
+      case RecordType::LaunchParam: {
+        if (size < sizeof(LaunchParamRecord)) return false;
+        const auto r = load<LaunchParamRecord>(p);
+        Event e{EventKind::LaunchParam};
+        e.seq = r.seq;
+        e.time_ns = r.time_ns;
+        e.stack_id = r.stack_id;
+        e.key = r.value;
+        e.tid = r.tid;
+        e.result = r.driver_result;
+        e.launch = {r.kernel_id, r.alignment, r.param_index, r.problem, r.path, r.memory_type, r.host_readable != 0};
+        out_.events.push_back(e);
+        return true;
+      }
       case RecordType::CallPointers: {
         if (size < sizeof(CallPointersRecord)) return false;
         const auto r = load<CallPointersRecord>(p);

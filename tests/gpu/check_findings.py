@@ -14,7 +14,7 @@ comments, in the spirit of LLVM's lit:
 Every EXPECT must match exactly one finding and every finding must be expected.
 `bytes=*` accepts any size; process=main|child says whose finding it is. Release findings also take alloc_api=API, alloc_at=@marker (the
 allocation stack's first frame), first_at=@marker (the first release's) and result=NAME; note=TEXT
-asks for a note containing TEXT. Exit status 0 means the program's findings were as expected.
+asks for a note containing TEXT. Launch findings take param=N, type=T, align=N and offset=N. Exit status 0 means the program's findings were as expected.
 """
 import argparse
 import json
@@ -79,6 +79,15 @@ def matches(expect, finding, source, main_pid):
         if key in expect and expect[key] != "*" and str(finding.get(key)) != expect[key]:
             return False
     if "note" in expect and not any(expect["note"] in n for n in finding.get("notes", [])):
+        return False
+    parameter = finding.get("parameter") or {}
+    if "param" in expect and str(parameter.get("index")) != expect["param"]:
+        return False
+    if "type" in expect and parameter.get("type") != expect["type"]:
+        return False
+    if "align" in expect and str(parameter.get("alignment")) != expect["align"]:
+        return False
+    if "offset" in expect and str(parameter.get("offset")) != expect["offset"]:
         return False
     if "at" in expect and not at_line(finding["stack"], expect["at"], source):
         return False

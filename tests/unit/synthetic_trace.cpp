@@ -53,6 +53,24 @@ SyntheticTrace& SyntheticTrace::sample(uint64_t used_bytes, int32_t device) {
   return *this;
 }
 
+SyntheticTrace& SyntheticTrace::launch_param(const std::string& kernel, uint16_t index, uint64_t value, uint8_t problem,
+                                             uint32_t alignment, bool host_readable, uint64_t stack) {
+  uint32_t id = 0;
+  for (const auto& [known, name] : trace_.kernels) {
+    if (name == kernel) id = known;
+  }
+  if (!id) {
+    id = static_cast<uint32_t>(trace_.kernels.size() + 1);
+    trace_.kernels[id] = kernel;
+  }
+  Event e = next(EventKind::LaunchParam);
+  e.key = value;
+  e.stack_id = stack;
+  e.launch = {id, alignment, index, problem, 1 /* cudaLaunchKernel */, 0, host_readable};
+  trace_.events.push_back(e);
+  return *this;
+}
+
 SyntheticTrace& SyntheticTrace::end() {
   trace_.events.push_back(next(EventKind::ProcessEnd));
   trace_.reached_exit = true;

@@ -1,0 +1,37 @@
+#include "driver_api.h"
+
+#include <dlfcn.h>
+
+namespace cuaudit::inject {
+namespace {
+
+DriverApi g_driver;
+
+// cuda.h maps names to their current versions (cuMemGetInfo -> cuMemGetInfo_v2): expand the
+// macro before making it the symbol's name.
+#define CUAUDIT_STRING(x) #x
+#define CUAUDIT_SYMBOL(x) CUAUDIT_STRING(x)
+
+template <typename F>
+void resolve(void* library, F& out, const char* symbol) noexcept {
+  out = reinterpret_cast<F>(dlsym(library, symbol));
+}
+
+}  // namespace
+
+const DriverApi& driver() noexcept { return g_driver; }
+
+void resolve_driver_api() noexcept {
+  void* library = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!library) return;
+  resolve(library, g_driver.mem_get_info, CUAUDIT_SYMBOL(cuMemGetInfo));
+  resolve(library, g_driver.ctx_set_current, CUAUDIT_SYMBOL(cuCtxSetCurrent));
+  resolve(library, g_driver.pointer_get_attributes, CUAUDIT_SYMBOL(cuPointerGetAttributes));
+  resolve(library, g_driver.func_get_param_info, CUAUDIT_SYMBOL(cuFuncGetParamInfo));
+  resolve(library, g_driver.kernel_get_param_info, CUAUDIT_SYMBOL(cuKernelGetParamInfo));
+  resolve(library, g_driver.func_get_name, CUAUDIT_SYMBOL(cuFuncGetName));
+  resolve(library, g_driver.kernel_get_name, CUAUDIT_SYMBOL(cuKernelGetName));
+  resolve(library, g_driver.graph_kernel_node_get_params, CUAUDIT_SYMBOL(cuGraphKernelNodeGetParams));
+}
+
+}  // namespace cuaudit::inject

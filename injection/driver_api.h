@@ -1,0 +1,25 @@
+// The CUDA driver functions cuaudit calls itself, looked up in the libcuda.so.1 that loaded us.
+// Not linked: the launcher loads the injection to check it on machines without a driver, and an
+// older driver may lack some of them (the feature that needs one is then skipped).
+#pragma once
+
+#include <cuda.h>
+
+namespace cuaudit::inject {
+
+struct DriverApi {
+  decltype(&::cuMemGetInfo) mem_get_info = nullptr;
+  decltype(&::cuCtxSetCurrent) ctx_set_current = nullptr;
+  decltype(&::cuPointerGetAttributes) pointer_get_attributes = nullptr;
+  decltype(&::cuFuncGetParamInfo) func_get_param_info = nullptr;
+  decltype(&::cuKernelGetParamInfo) kernel_get_param_info = nullptr;
+  decltype(&::cuFuncGetName) func_get_name = nullptr;
+  decltype(&::cuKernelGetName) kernel_get_name = nullptr;
+  decltype(&::cuGraphKernelNodeGetParams) graph_kernel_node_get_params = nullptr;
+};
+
+// Resolved once, at InitializeInjection (the driver is loaded by then); null members are missing.
+const DriverApi& driver() noexcept;
+void resolve_driver_api() noexcept;
+
+}  // namespace cuaudit::inject

@@ -1,0 +1,349 @@
+#include "launch_checker.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "driver_api.h"
+#include "kernel_signature.h"
+#include "launch_recorder.h"
+
+namespace cuaudit::inject {
+namespace {
+
+// One parameter to check: where its value is and what its type demands.
+struct ParamCheck {
+  uint16_t index;
+  uint16_t reserved;
+  uint32_t offset;     // in the packed argument buffer (CU_LAUNCH_PARAM_BUFFER_POINTER launches)
+  uint32_t alignment;  // 0: not checked (unknown pointee, untyped kernel)
+};
+
+// What cuaudit knows of one kernel handle. Immortal once published.
+struct KernelInfo {
+  const void* handle;
+  const char* name_seen;  // the name pointer the driver gave: usually the same on every launch
+  char* name;             // our copy, to tell a reloaded module's kernel at a recycled handle
+  uint32_t id;
+  std::atomic<bool> recorded;  // its Kernel record is in the trace
+  bool has_offsets;
+  uint16_t check_count;
+  ParamCheck checks[kMaxKernelParams];
+};
+
+constexpr size_t kKernelSlots = 1 << 14;  // open addressing; PyTorch loads thousands of kernels
+std::atomic<KernelInfo*> g_kernels[kKernelSlots];
+std::atomic<bool> g_insert_lock{false};
+std::atomic<uint32_t> g_next_kernel_id{1};
+
+size_t slot_of(const void* handle) noexcept {
+  auto h = reinterpret_cast<uintptr_t>(handle);
+  h ^= h >> 17;
+  h *= 0xed5ad4bbu;
+  h ^= h >> 11;
+  return h;
+}
+
+bool same_kernel(const KernelInfo* k, const void* handle, const char* name) noexcept {
+  if (k->handle != handle) return false;
+  if (!name || name == k->name_seen) return true;
+  return k->name && strcmp(k->name, name) == 0;
+}
+
+// Parameter offsets and sizes from the driver: the runtime's cudaKernel_t is a CUkernel, a
+// driver launch's handle a CUfunction (or a CUkernel cast to one). Returns the count, or -1.
+int param_layout(const void* handle, bool function_first, size_t (&offsets)[kMaxKernelParams],
+                 size_t (&sizes)[kMaxKernelParams]) noexcept {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool as_function = (attempt == 0) == function_first;
+    int n = 0;
+    while (n < kMaxKernelParams) {
+      const DriverApi& d = driver();
+      CUresult rc = CUDA_ERROR_NOT_SUPPORTED;
+      if (as_function && d.func_get_param_info) {
+        rc = d.func_get_param_info(static_cast<CUfunction>(const_cast<void*>(handle)), n, &offsets[n], &sizes[n]);
+      } else if (!as_function && d.kernel_get_param_info) {
+        rc = d.kernel_get_param_info(static_cast<CUkernel>(const_cast<void*>(handle)), n, &offsets[n], &sizes[n]);
+      }
+      if (rc != CUDA_SUCCESS) break;
+      ++n;
+    }
+    if (n > 0) return n;
+  }
+  return -1;  // no parameters, or a handle the driver does not describe
+}
+
+KernelInfo* build_kernel(const void* handle, const char* name, bool function_first) noexcept {
+  auto* k = static_cast<KernelInfo*>(calloc(1, sizeof(KernelInfo)));
+  if (!k) return nullptr;
+  k->handle = handle;
+  k->name_seen = name;
+  k->name = name ? strdup(name) : nullptr;
+  k->id = g_next_kernel_id.fetch_add(1, std::memory_order_relaxed);
+
+  size_t offsets[kMaxKernelParams], sizes[kMaxKernelParams];
+  const int count = param_layout(handle, function_first, offsets, sizes);
+  k->has_offsets = count > 0;
+  static thread_local KernelSignature signature;  // large: not on a callback's stack
+  char* demangled = demangle_kernel_name(name);
+  const bool typed = demangled && parse_kernel_params(demangled, signature) && (count < 0 || signature.count == count);
+  free(demangled);
+  if (typed) {
+    // Only parameters declared as pointers: by-value structs and integers are never pointers.
+    for (int i = 0; i < signature.count; ++i) {
+      const KernelParam& p = signature.params[i];
+      if (!p.is_pointer || (count > 0 && sizes[i] != sizeof(void*))) continue;
+      k->checks[k->check_count++] = {static_cast<uint16_t>(i), 0, count > 0 ? static_cast<uint32_t>(offsets[i]) : 0,
+                                     p.alignment};
+    }
+  } else if (name && strncmp(name, "_Z", 2) != 0 && count > 0) {
+    // extern "C": no types. Every pointer-sized parameter may be a pointer; its alignment is
+    // unknown, whether it points somewhere reachable is still checked.
+    for (int i = 0; i < count; ++i) {
+      if (sizes[i] == sizeof(void*)) k->checks[k->check_count++] = {static_cast<uint16_t>(i), 0, static_cast<uint32_t>(offsets[i]), 0};
+    }
+  }
+  // A C++ name the demangler cannot read: nothing is known of its parameters, nothing is checked.
+  return k;
+}
+
+KernelInfo* find_kernel(const void* handle, const char* name, bool function_first) noexcept {
+  // Per-thread direct-mapped cache first: the common path is one load and a compare.
+  struct Cached {
+    const void* handle;
+    KernelInfo* info;
+  };
+  thread_local Cached tls_cache[64];
+  Cached& c = tls_cache[slot_of(handle) % 64];
+  if (c.handle == handle && c.info && same_kernel(c.info, handle, name)) return c.info;
+
+  size_t slot = slot_of(handle) % kKernelSlots;
+  for (size_t probe = 0; probe < kKernelSlots; ++probe, slot = (slot + 1) % kKernelSlots) {
+    KernelInfo* k = g_kernels[slot].load(std::memory_order_acquire);
+    if (!k) break;
+    if (same_kernel(k, handle, name)) {
+      c = {handle, k};
+      return k;
+    }
+  }
+  // New kernel (or a handle reused by a reloaded module): build outside the lock, publish under it.
+  KernelInfo* k = build_kernel(handle, name, function_first);
+  if (!k) return nullptr;
+  while (g_insert_lock.exchange(true, std::memory_order_acquire)) sched_yield();
+  slot = slot_of(handle) % kKernelSlots;
+  for (size_t probe = 0; probe < kKernelSlots; ++probe, slot = (slot + 1) % kKernelSlots) {
+    KernelInfo* expected = nullptr;
+    if (g_kernels[slot].compare_exchange_strong(expected, k, std::memory_order_acq_rel)) break;
+  }
+  g_insert_lock.store(false, std::memory_order_release);
+  c = {handle, k};
+  return k;
+}
+
+// Whether this process can read the byte at `address`, without touching it: write(2) from it
+// into a pipe fails with EFAULT for unmapped or unreadable (PROT_NONE, as CUDA reserves device
+// address space) pages.
+bool host_readable(uint64_t address) noexcept {
+  static std::atomic<int> write_fd{-2}, read_fd{-2};
+  if (write_fd.load() == -2) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) fds[0] = fds[1] = -1;
+    int unset = -2;
+    if (write_fd.compare_exchange_strong(unset, fds[1])) {
+      read_fd.store(fds[0]);
+    } else if (fds[0] >= 0) {
+      close(fds[0]), close(fds[1]);
+    }
+  }
+  const int w = write_fd.load(), r = read_fd.load();
+  if (w < 0 || r < 0) return false;
+  if (write(w, reinterpret_cast<const void*>(address), 1) != 1) return false;
+  char drained;
+  ssize_t ignored = read(r, &drained, 1);
+  (void)ignored;
+  return true;
+}
+
+// The driver's answer for one pointer value.
+struct Reachability {
+  bool reachable;
+  uint64_t start, end;  // the allocation's range when reachable
+  int32_t result;
+  uint8_t memory_type;
+  bool host_readable;
+};
+
+Reachability ask_driver(uint64_t value) noexcept {
+  unsigned int memory_type = 0;
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  unsigned int managed = 0;  // the driver writes a bool: only the low byte
+  CUdeviceptr device_pointer = 0;
+  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                      CU_POINTER_ATTRIBUTE_RANGE_SIZE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                      CU_POINTER_ATTRIBUTE_DEVICE_POINTER};
+  void* data[] = {&memory_type, &start, &size, &managed, &device_pointer};
+  // Unknown pointers are not an error here: their attributes come back zero.
+  const CUresult rc = driver().pointer_get_attributes ? driver().pointer_get_attributes(5, attributes, data, value)
+                                                      : CUDA_ERROR_NOT_SUPPORTED;
+  Reachability r{};
+  r.result = static_cast<int32_t>(rc);
+  r.memory_type = static_cast<uint8_t>(memory_type);
+  r.reachable = rc == CUDA_SUCCESS &&
+                (memory_type == CU_MEMORYTYPE_DEVICE || memory_type == CU_MEMORYTYPE_ARRAY ||
+                 memory_type == CU_MEMORYTYPE_UNIFIED || (managed & 0xff) != 0 ||
+                 (memory_type == CU_MEMORYTYPE_HOST && device_pointer != 0));
+  if (r.reachable) {
+    r.start = start && size ? start : value;
+    r.end = start && size ? start + size : value + 1;
+  } else {
+    r.host_readable = host_readable(value);
+  }
+  return r;
+}
+
+// Per thread: ranges the driver confirmed since the last release anywhere, and values it did not
+// know since the last allocation anywhere.
+struct ReachabilityCache {
+  uint64_t release_epoch = UINT64_MAX;
+  uint64_t start[16] = {}, end[16] = {};
+  unsigned next_range = 0;
+  uint64_t allocation_epoch = UINT64_MAX;
+  uint64_t bad_value[8] = {};
+  Reachability bad[8] = {};
+  unsigned next_bad = 0;
+};
+thread_local ReachabilityCache tls_reach;
+
+// The driver's verdict on `value`, from the cache when nothing changed since it was asked.
+const Reachability* unreachable(uint64_t value) noexcept {
+  ReachabilityCache& c = tls_reach;
+  const uint64_t released = release_epoch();
+  if (c.release_epoch != released) {
+    c.release_epoch = released;
+    memset(c.start, 0, sizeof c.start);  // empty ranges
+    memset(c.end, 0, sizeof c.end);
+  }
+  for (int i = 0; i < 16; ++i) {
+    if (value - c.start[i] < c.end[i] - c.start[i]) return nullptr;
+  }
+  const uint64_t allocated = allocation_epoch();
+  if (c.allocation_epoch != allocated) {
+    c.allocation_epoch = allocated;
+    memset(c.bad_value, 0, sizeof c.bad_value);
+  }
+  for (int i = 0; i < 8; ++i) {
+    if (c.bad_value[i] == value) return &c.bad[i];
+  }
+  const Reachability r = ask_driver(value);
+  if (r.reachable) {
+    const unsigned i = c.next_range++ % 16;
+    c.start[i] = r.start;
+    c.end[i] = r.end;
+    return nullptr;
+  }
+  const unsigned i = c.next_bad++ % 8;
+  c.bad_value[i] = value;
+  c.bad[i] = r;
+  return &c.bad[i];
+}
+
+void report(KernelInfo* k, const LaunchFact& fact) noexcept {
+  if (!k->recorded.exchange(true)) record_kernel(k->id, k->name);
+  record_launch_param(fact);
+}
+
+// Where a packed-buffer launch keeps its arguments (cuLaunchKernel's `extra`).
+const char* packed_arguments(void* const* extra) noexcept {
+  for (int i = 0; extra && i < 16 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) return static_cast<const char*>(extra[i + 1]);
+  }
+  return nullptr;
+}
+
+void check_arguments(trace::LaunchPath path, KernelInfo* k, void* const* params, void* const* extra) noexcept {
+  const char* packed = params ? nullptr : packed_arguments(extra);
+  if (!params && !(packed && k->has_offsets)) return;
+  for (uint16_t i = 0; i < k->check_count; ++i) {
+    const ParamCheck& check = k->checks[i];
+    const void* argument = params ? params[check.index] : packed + check.offset;
+    if (!argument) continue;
+    uint64_t value;
+    memcpy(&value, argument, sizeof value);
+    if (value == 0) continue;  // optional arguments are commonly null
+    if (check.alignment > 1 && value % check.alignment != 0) {
+      LaunchFact f;
+      f.kernel_id = k->id, f.param_index = check.index, f.problem = trace::LaunchProblem::Misaligned, f.path = path;
+      f.value = value, f.alignment = check.alignment;
+      report(k, f);
+    }
+    if (const Reachability* r = unreachable(value)) {
+      LaunchFact f;
+      f.kernel_id = k->id, f.param_index = check.index, f.problem = trace::LaunchProblem::NotAccessible, f.path = path;
+      f.value = value, f.alignment = check.alignment, f.driver_result = r->result, f.memory_type = r->memory_type;
+      f.host_readable = r->host_readable;
+      report(k, f);
+    }
+  }
+}
+
+bool driver_path(trace::LaunchPath path) noexcept {
+  return path == trace::LaunchPath::cuLaunchKernel || path == trace::LaunchPath::cuLaunchKernelEx ||
+         path == trace::LaunchPath::cuLaunchCooperativeKernel;
+}
+
+// A graph node's kernel: its handle and name.
+bool node_kernel(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS& p, const void*& handle, const char*& name) noexcept {
+  const DriverApi& d = driver();
+  if (!d.graph_kernel_node_get_params || d.graph_kernel_node_get_params(node, &p) != CUDA_SUCCESS) return false;
+  name = nullptr;
+  if (p.func) {
+    handle = p.func;
+    if (d.func_get_name) d.func_get_name(&name, p.func);
+  } else if (p.kern) {
+    handle = p.kern;
+    if (d.kernel_get_name) d.kernel_get_name(&name, p.kern);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void check_launch(trace::LaunchPath path, const void* handle, const char* name, void* const* params,
+                  void* const* extra) noexcept {
+  if (!handle) return;
+  KernelInfo* k = find_kernel(handle, name, driver_path(path));
+  if (k && k->check_count) check_arguments(path, k, params, extra);
+}
+
+void check_graph_node(trace::LaunchPath path, CUgraphNode node) noexcept {
+  CUDA_KERNEL_NODE_PARAMS p{};
+  const void* handle = nullptr;
+  const char* name = nullptr;
+  if (!node_kernel(node, p, handle, name)) return;
+  KernelInfo* k = find_kernel(handle, name, p.func != nullptr);
+  if (k && k->check_count) check_arguments(path, k, p.kernelParams, p.extra);
+}
+
+void check_graph_exec_update(trace::LaunchPath path, CUgraphNode node, CUfunction function, void* const* params,
+                             void* const* extra) noexcept {
+  CUDA_KERNEL_NODE_PARAMS p{};
+  const void* handle = function;
+  const char* name = nullptr;
+  if (function) {
+    if (driver().func_get_name) driver().func_get_name(&name, function);
+  } else if (!node_kernel(node, p, handle, name)) {
+    return;
+  }
+  KernelInfo* k = find_kernel(handle, name, true);
+  if (k && k->check_count) check_arguments(path, k, params, extra);
+}
+
+}  // namespace cuaudit::inject

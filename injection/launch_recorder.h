@@ -1,0 +1,36 @@
+// Writes what the launch checks found: a kernel's name once, then each parameter that failed a
+// check, with the launch's stack. Knows nothing of CUDA (the unit tests call it directly).
+#pragma once
+
+#include <cstdint>
+
+#include "trace_format.h"
+
+namespace cuaudit::inject {
+
+// Before a kernel's first LaunchParam record: its id and name (may be null: "?").
+void record_kernel(uint32_t kernel_id, const char* name) noexcept;
+
+struct LaunchFact {
+  uint32_t kernel_id = 0;
+  uint16_t param_index = 0;
+  trace::LaunchProblem problem = trace::LaunchProblem::Misaligned;
+  trace::LaunchPath path = trace::LaunchPath::cudaLaunchKernel;
+  uint64_t value = 0;
+  uint32_t alignment = 0;
+  int32_t driver_result = 0;
+  uint8_t memory_type = 0;
+  bool host_readable = false;
+};
+
+// Captures the calling thread's stack and writes the fact.
+void record_launch_param(const LaunchFact& fact) noexcept;
+
+// Counters bumped by every successful tracked allocation and release: a launch check that found
+// a pointer valid (or invalid) may reuse that answer until memory is released (or allocated).
+uint64_t allocation_epoch() noexcept;
+uint64_t release_epoch() noexcept;
+void note_allocation() noexcept;
+void note_release() noexcept;
+
+}  // namespace cuaudit::inject

@@ -1,0 +1,131 @@
+#include "memory_sampler.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+
+#include <atomic>
+
+#include "call_recorder.h"
+#include "driver_api.h"
+#include "in_target_log.h"
+#include "trace_writer.h"
+
+namespace cuaudit::inject {
+namespace {
+
+// A context the sampler may read. `busy` is set by the sampler while it uses the context;
+// destruction clears `context` first and then waits for `busy` to drop (both sequentially
+// consistent, so one of the two always sees the other).
+struct ContextSlot {
+  std::atomic<bool> claimed{false};  // taken by a context, set before device and context
+  std::atomic<CUcontext> context{nullptr};
+  std::atomic<int32_t> device{-1};
+  std::atomic<bool> busy{false};
+};
+constexpr int kMaxContexts = 64;
+ContextSlot g_slots[kMaxContexts];
+
+std::atomic<bool> g_enabled{false};
+std::atomic<bool> g_stopping{false};
+std::atomic<uint64_t> g_last_inline_ns{0};
+constexpr uint64_t kInlineGapNs = 1000000;  // samples from program threads: at most one a millisecond
+unsigned g_interval_ms = 10;
+
+void take_sample(int32_t device) noexcept {
+  size_t free_bytes = 0, total_bytes = 0;
+  if (driver().mem_get_info(&free_bytes, &total_bytes) != CUDA_SUCCESS) return;
+  record_memory_sample(device, free_bytes, total_bytes);
+}
+
+// One round: each device once, through the first live context on it.
+void sample_all_devices() noexcept {
+  uint64_t sampled = 0;  // bit per device ordinal below 64
+  for (ContextSlot& slot : g_slots) {
+    slot.busy.store(true);
+    const CUcontext context = slot.context.load();
+    const int32_t device = slot.device.load();
+    const uint64_t bit = device >= 0 && device < 64 ? uint64_t{1} << device : 0;
+    if (context && !(sampled & bit) && !g_stopping.load()) {
+      size_t free_bytes = 0, total_bytes = 0;
+      if (driver().ctx_set_current(context) == CUDA_SUCCESS &&
+          driver().mem_get_info(&free_bytes, &total_bytes) == CUDA_SUCCESS) {
+        record_memory_sample(device, free_bytes, total_bytes);
+        sampled |= bit;
+      } else {
+        // Destroyed behind our back (cudaDeviceReset) or CUDA is shutting down: forget it.
+        // (The slot stays claimed until its destruction callback, if one ever comes.)
+        CUcontext expected = context;
+        slot.context.compare_exchange_strong(expected, nullptr);
+      }
+      driver().ctx_set_current(nullptr);
+    }
+    slot.busy.store(false);
+  }
+}
+
+void* sampler_main(void*) {
+  const timespec interval{static_cast<time_t>(g_interval_ms / 1000), static_cast<long>(g_interval_ms % 1000) * 1000000L};
+  while (!g_stopping.load(std::memory_order_relaxed)) {
+    nanosleep(&interval, nullptr);
+    if (trace_writer().enabled()) sample_all_devices();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void start_memory_sampler(unsigned interval_ms) noexcept {
+  if (interval_ms == 0 || !driver().mem_get_info || !driver().ctx_set_current) return;
+  g_interval_ms = interval_ms;
+  g_enabled.store(true);
+  // Like the flusher, the sampler must never take a signal meant for the program's threads.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t thread;
+  if (pthread_create(&thread, nullptr, sampler_main, nullptr) == 0) {
+    pthread_detach(thread);
+  } else {
+    log_warning("cannot start the memory sampler thread; the timeline has samples at allocations only");
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+void sampler_context_created(CUcontext context, int32_t device) noexcept {
+  if (!context) return;
+  for (ContextSlot& slot : g_slots) {
+    if (slot.claimed.exchange(true)) continue;
+    slot.device.store(device);
+    slot.context.store(context);
+    return;
+  }
+}
+
+void sampler_context_destroying(CUcontext context) noexcept {
+  for (ContextSlot& slot : g_slots) {
+    CUcontext expected = context;
+    if (!context || !slot.context.compare_exchange_strong(expected, nullptr)) continue;
+    while (slot.busy.load()) sched_yield();  // at most one cuMemGetInfo
+    slot.claimed.store(false);
+  }
+}
+
+void sample_after_memory_change(int32_t device) noexcept {
+  if (!g_enabled.load(std::memory_order_relaxed) || g_stopping.load(std::memory_order_relaxed) || device < 0) return;
+  const uint64_t now = monotonic_ns();
+  uint64_t last = g_last_inline_ns.load(std::memory_order_relaxed);
+  if (now - last < kInlineGapNs) return;
+  if (!g_last_inline_ns.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+  take_sample(device);
+}
+
+void stop_memory_sampler() noexcept {
+  g_stopping.store(true);
+  for (ContextSlot& slot : g_slots) {
+    while (slot.busy.load()) sched_yield();
+  }
+}
+
+}  // namespace cuaudit::inject

@@ -1,0 +1,32 @@
+// The memory timeline's raw data: what cuMemGetInfo says about each device the program uses.
+//
+// Two sources of samples, both written as MemorySample records:
+// - a sampler thread reads every context's device every interval (default 10 ms). It keeps a
+//   context current on its own thread only, calls only the driver (never the runtime, whose
+//   per-thread state belongs to the program) and takes no lock a program thread needs: a
+//   context being destroyed waits at most for the one cuMemGetInfo in flight on it;
+// - the program's own threads, right after an allocation or release, at most once a
+//   millisecond, so that phases shorter than the interval still show.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace cuaudit::inject {
+
+// Starts the sampler thread (interval_ms 0: no samples at all, neither periodic nor at calls).
+void start_memory_sampler(unsigned interval_ms) noexcept;
+
+// Context lifetime, from the resource callbacks.
+void sampler_context_created(CUcontext context, int32_t device) noexcept;
+void sampler_context_destroying(CUcontext context) noexcept;
+
+// An allocation or release of `device` just finished on this thread, with `context` current.
+void sample_after_memory_change(int32_t device) noexcept;
+
+// Exit processing started (or the process forked): stops sampling for good, waiting at most for
+// the sample in flight, since CUDA tears contexts down after this.
+void stop_memory_sampler() noexcept;
+
+}  // namespace cuaudit::inject

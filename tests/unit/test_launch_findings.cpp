@@ -1,0 +1,91 @@
+#include <doctest/doctest.h>
+
+#include "launch_findings.h"
+#include "replay.h"
+#include "symbolizer.h"
+#include "synthetic_trace.h"
+#include "trace_format.h"
+
+using namespace cuaudit;
+using cuaudit::testing::SyntheticTrace;
+
+namespace {
+
+constexpr uint8_t kMisaligned = static_cast<uint8_t>(trace::LaunchProblem::Misaligned);
+constexpr uint8_t kNotAccessible = static_cast<uint8_t>(trace::LaunchProblem::NotAccessible);
+const std::string kWrite4 = "_Z6write4P6float4i";  // write4(float4*, int)
+
+std::vector<report::Finding> judge(const ProcessTrace& trace) {
+  Symbolizer symbolizer;
+  StackResolver stacks(trace, symbolizer);
+  return launch_findings(trace, replay(trace).launch_params, stacks);
+}
+
+}  // namespace
+
+TEST_CASE("a misaligned float4* is one finding counting its launches, with type, offset and allocation") {
+  SyntheticTrace t;
+  t.alloc(Api::cudaMalloc, 0x7000, 4096);
+  for (int i = 0; i < 3; ++i) t.launch_param(kWrite4, 0, 0x7004, kMisaligned, 16);
+  t.end();
+  const auto findings = judge(t.trace());
+  REQUIRE(findings.size() == 1);
+  const report::Finding& f = findings[0];
+  CHECK(f.kind == "misaligned_param");
+  CHECK(f.count == 3);
+  CHECK(f.api == "cudaLaunchKernel");
+  REQUIRE(f.parameter);
+  CHECK(f.parameter->kernel == "write4(float4*, int)");
+  CHECK(f.parameter->type == "float4*");
+  CHECK(f.parameter->alignment == 16);
+  CHECK(f.parameter->offset == 4);
+  CHECK(f.headline.find("4 byte(s) into a 4096-byte device memory from cudaMalloc") != std::string::npos);
+  REQUIRE(f.related.size() == 1);
+  CHECK(f.related[0].role == "allocation");
+}
+
+TEST_CASE("an inaccessible pointer into freed memory is stale, with allocation and release") {
+  SyntheticTrace t;
+  t.alloc(Api::cudaMalloc, 0x9000, 1 << 20).release(Api::cudaFree, 0x9000);
+  t.launch_param(kWrite4, 0, 0x9400, kNotAccessible, 16);
+  t.end();
+  const auto findings = judge(t.trace());
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].kind == "stale_pointer_param");
+  CHECK(findings[0].parameter->offset == 0x400);
+  REQUIRE(findings[0].related.size() == 2);
+  CHECK(findings[0].related[0].role == "release");
+  CHECK(findings[0].related[1].role == "allocation");
+}
+
+TEST_CASE("memory allocated again at a freed address is not stale") {
+  SyntheticTrace t;
+  t.alloc(Api::cudaMalloc, 0x9000, 4096).release(Api::cudaFree, 0x9000).alloc(Api::cudaMalloc, 0x9000, 4096);
+  t.launch_param(kWrite4, 0, 0x9000, kNotAccessible, 16);  // the driver said no: trust the replay
+  t.end();
+  CHECK(judge(t.trace()).empty());
+}
+
+TEST_CASE("readable host memory outside every allocation is a host pointer; unreadable values are nothing") {
+  SyntheticTrace t;
+  t.launch_param(kWrite4, 0, 0x5555'0000'1000, kNotAccessible, 16, /*host_readable=*/true);
+  t.launch_param("plain", 1, 0x1234, kNotAccessible, 0, /*host_readable=*/false);  // an integer of an extern "C" kernel
+  t.end();
+  const auto findings = judge(t.trace());
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].kind == "host_pointer_param");
+  CHECK_FALSE(findings[0].parameter->offset);
+}
+
+TEST_CASE("different parameters, kernels and launch sites are different findings") {
+  SyntheticTrace t;
+  t.alloc(Api::cudaMalloc, 0x7000, 4096);
+  t.launch_param(kWrite4, 0, 0x7004, kMisaligned, 16, false, 3);
+  t.launch_param(kWrite4, 0, 0x7004, kMisaligned, 16, false, 4);  // another call site
+  t.launch_param("_Z4fillI4int4EvPT_i", 0, 0x7008, kMisaligned, 16, false, 3);
+  t.end();
+  const auto findings = judge(t.trace());
+  REQUIRE(findings.size() == 3);
+  CHECK(findings[2].parameter->kernel == "fill<int4>(int4*, int)");
+  CHECK(findings[2].parameter->type == "int4*");
+}

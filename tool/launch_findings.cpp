@@ -1,0 +1,176 @@
+#include "launch_findings.h"
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "kernel_signature.h"
+#include "trace_format.h"
+
+namespace cuaudit {
+namespace {
+
+using trace::LaunchProblem;
+
+struct Demangled {
+  std::unique_ptr<char, decltype(&free)> text{nullptr, &free};
+};
+
+Demangled demangled(const std::string& name) {
+  Demangled d;
+  d.text.reset(demangle_kernel_name(name.c_str()));
+  return d;
+}
+
+// Which finding a judged parameter makes, if any. An inaccessible value that is neither in freed
+// memory nor readable host memory (an integer, IPC memory, another tool's) is not reported.
+const char* kind_of(const LaunchParamJudgement& j) {
+  if (j.launch.launch.problem == static_cast<uint8_t>(LaunchProblem::Misaligned)) return "misaligned_param";
+  if (j.live) return nullptr;  // tracked memory the driver did not describe: nothing to say
+  if (j.freed) return "stale_pointer_param";
+  if (j.launch.launch.host_readable) return "host_pointer_param";
+  return nullptr;
+}
+
+struct Group {
+  const LaunchParamJudgement* first;
+  const char* kind;
+  uint64_t launches = 0;
+};
+
+std::string memory_of(const Event& allocation) {
+  return fmt::format("{}-byte {} from {}", allocation.bytes, family_description(api_info(allocation.api).family),
+                     api_info(allocation.api).name);
+}
+
+report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolver& stacks) {
+  const LaunchParamJudgement& j = *g.first;
+  const Event& e = j.launch;
+  const LaunchParamFact& fact = e.launch;
+  auto name_it = trace.kernels.find(fact.kernel_id);
+  const std::string name = name_it == trace.kernels.end() ? std::string("?") : name_it->second;
+  const std::string kernel = kernel_display_name(name);
+  const std::string type = kernel_param_type(name, fact.param_index);
+  const std::string param =
+      type.empty() ? fmt::format("parameter {}", fact.param_index) : fmt::format("parameter {} ({})", fact.param_index, type);
+  const std::string launches = g.launches > 1 ? fmt::format(" in {} launches", g.launches) : std::string();
+
+  report::Finding f;
+  f.kind = g.kind;
+  f.severity = report::Severity::Error;
+  f.api = launch_path_name(fact.path);
+  f.count = g.launches;
+  f.pid = trace.pid;
+  f.address = e.key;
+  f.stack = stacks.user_stack(e.stack_id);
+  f.parameter = report::KernelParameter{kernel, fact.param_index, type, fact.alignment, {}};
+  if (j.live || j.freed) f.parameter->offset = j.offset;
+  const std::string kind = g.kind;
+  if (kind == "misaligned_param") {
+    const std::string where =
+        j.live ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(*j.live))
+               : j.freed ? fmt::format(", {} byte(s) into a released {}", j.offset, memory_of(*j.freed)) : std::string();
+    f.headline = fmt::format("Misaligned kernel parameter: {} of {} is 0x{:x}{}, not {}-byte aligned{}; launched by {} at:",
+                             param, kernel, e.key, where, fact.alignment, launches, f.api);
+    f.message = fmt::format("{} of kernel {} must be {}-byte aligned for its type; 0x{:x} is {} byte(s) past a multiple "
+                            "of {}",
+                            param, kernel, fact.alignment, e.key, e.key % fact.alignment, fact.alignment);
+    f.notes.push_back("a vector load through it faults (misaligned address) or, in code that does not fault, reads "
+                      "the wrong elements; offset the pointer by whole vectors, or use the scalar type");
+  } else if (kind == "stale_pointer_param") {
+    f.bytes = j.freed->bytes;
+    f.headline = fmt::format("Stale pointer kernel parameter: {} of {} is 0x{:x}, {} byte(s) into a {} already "
+                             "released by {}{}; launched by {} at:",
+                             param, kernel, e.key, j.offset, memory_of(*j.freed), api_info(j.release->api).name,
+                             launches, f.api);
+    f.message = fmt::format("{} of kernel {} points into memory released before the launch (use after free)", param, kernel);
+  } else {
+    f.headline = fmt::format("Host pointer kernel parameter: {} of {} is 0x{:x}, pageable host memory (not pinned, "
+                             "registered or managed){}; launched by {} at:",
+                             param, kernel, e.key, launches, f.api);
+    f.message = fmt::format("{} of kernel {} points into pageable host memory, which the device cannot access "
+                            "(except on systems with HMM or ATS)",
+                            param, kernel);
+    f.notes.push_back("copy the data to device memory first (cudaMemcpy), or allocate it with cudaMallocHost, "
+                      "cudaMallocManaged or cudaHostRegister");
+  }
+  if (j.freed && j.release) {
+    f.related.push_back({"release", std::string(api_info(j.release->api).name),
+                         fmt::format("released by {} at:", api_info(j.release->api).name),
+                         stacks.user_stack(j.release->stack_id)});
+  }
+  const Event* allocation = j.live ? &*j.live : j.freed ? &*j.freed : nullptr;
+  if (allocation) {
+    f.related.push_back({"allocation", std::string(api_info(allocation->api).name),
+                         fmt::format("allocated by {} at:", api_info(allocation->api).name),
+                         stacks.user_stack(allocation->stack_id)});
+    if (allocation->device >= 0) f.device = allocation->device;
+  }
+  return f;
+}
+
+}  // namespace
+
+std::string launch_path_name(uint8_t path) {
+  using trace::LaunchPath;
+  switch (static_cast<LaunchPath>(path)) {
+    case LaunchPath::cudaLaunchKernel: return "cudaLaunchKernel";
+    case LaunchPath::cudaLaunchKernelExC: return "cudaLaunchKernelExC";
+    case LaunchPath::cudaLaunchCooperativeKernel: return "cudaLaunchCooperativeKernel";
+    case LaunchPath::cuLaunchKernel: return "cuLaunchKernel";
+    case LaunchPath::cuLaunchKernelEx: return "cuLaunchKernelEx";
+    case LaunchPath::cuLaunchCooperativeKernel: return "cuLaunchCooperativeKernel";
+    case LaunchPath::cuGraphAddKernelNode: return "cuGraphAddKernelNode";
+    case LaunchPath::cudaGraphAddKernelNode: return "cudaGraphAddKernelNode";
+    case LaunchPath::cudaGraphAddNode: return "cudaGraphAddNode";
+    case LaunchPath::cudaGraphKernelNodeSetParams: return "cudaGraphKernelNodeSetParams";
+    case LaunchPath::cudaGraphExecKernelNodeSetParams: return "cudaGraphExecKernelNodeSetParams";
+    case LaunchPath::cuGraphKernelNodeSetParams: return "cuGraphKernelNodeSetParams";
+    case LaunchPath::cuGraphExecKernelNodeSetParams: return "cuGraphExecKernelNodeSetParams";
+  }
+  return "a kernel launch";
+}
+
+std::string kernel_display_name(const std::string& name) {
+  const Demangled d = demangled(name);
+  if (!d.text) return name;
+  std::string text = d.text.get();
+  // Template instantiations read "void fill<int4>(int4*, int)": the return type adds nothing.
+  if (text.rfind("void ", 0) == 0) text.erase(0, 5);
+  return text;
+}
+
+std::string kernel_param_type(const std::string& name, uint16_t index) {
+  const Demangled d = demangled(name);
+  if (!d.text) return {};
+  KernelSignature signature;
+  if (!parse_kernel_params(d.text.get(), signature) || index >= signature.count) return {};
+  const KernelParam& p = signature.params[index];
+  return std::string(d.text.get() + p.type_begin, p.type_bytes);
+}
+
+std::vector<report::Finding> launch_findings(const ProcessTrace& trace, const std::vector<LaunchParamJudgement>& judged,
+                                             StackResolver& stacks) {
+  // Same launch stack, same kernel (by name: one kernel may have several handles), same
+  // parameter, same kind: one finding counting its launches.
+  std::map<std::tuple<uint64_t, std::string, uint16_t, std::string>, Group> groups;
+  std::vector<decltype(groups)::key_type> order;
+  for (const LaunchParamJudgement& j : judged) {
+    const char* kind = kind_of(j);
+    if (!kind) continue;
+    auto name = trace.kernels.find(j.launch.launch.kernel_id);
+    const auto key = std::make_tuple(j.launch.stack_id, name == trace.kernels.end() ? std::string() : name->second,
+                                     j.launch.launch.param_index, std::string(kind));
+    auto [it, inserted] = groups.try_emplace(key, Group{&j, kind});
+    if (inserted) order.push_back(key);
+    ++it->second.launches;
+  }
+  std::vector<report::Finding> findings;
+  for (const auto& key : order) findings.push_back(describe(trace, groups.at(key), stacks));
+  return findings;
+}
+
+}  // namespace cuaudit
