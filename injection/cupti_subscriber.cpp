@@ -2,6 +2,7 @@
 
 #include <cupti.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -22,6 +23,38 @@ bool g_check_launches = true;      // --check-launch-params
 thread_local bool tls_in_runtime_launch = false;
 // The runtime call adding graph nodes on this thread, to name the nodes it creates by it.
 thread_local trace::LaunchPath tls_adding_nodes = trace::LaunchPath::cuGraphAddKernelNode;
+// Inside a call that copies existing nodes (instantiate, clone, child graphs, exec update):
+// their kernels were checked when the originals were made.
+thread_local bool tls_copying_nodes = false;
+
+bool copies_graph_nodes(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    switch (cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v10000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithFlags_v11040:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithParams_v12000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithParams_ptsz_v12000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphClone_v10000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddChildGraphNode_v10000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecUpdate_v10020:
+        return true;
+      default:
+        return false;
+    }
+  }
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphClone:
+      return true;
+    default:
+      return false;
+  }
+}
 
 // Re-entrancy guard: CUPTI calls we make (cuptiGetDeviceId) may call the driver, whose
 // callbacks come back here.
@@ -557,6 +590,9 @@ void on_driver_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data) noe
   }
 }
 
+// Driver calls that pass kernel arguments. Every runtime launch makes one of these too (nested),
+// so their callbacks double the cost of every launch: they are enabled only once the program
+// itself takes hold of a kernel handle the driver API can launch (below).
 constexpr CUpti_CallbackId kDriverLaunchCbids[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
@@ -564,9 +600,51 @@ constexpr CUpti_CallbackId kDriverLaunchCbids[] = {
     CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetParams_v2, CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
 };
 
+// Rare driver calls, always enabled: those that copy graph nodes, and those that hand the program
+// a kernel handle (the runtime makes them too, inside its own calls; the program's own use means
+// it may launch through the driver API).
+constexpr CUpti_CallbackId kDriverGraphCopyCbids[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate,       CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz, CUPTI_DRIVER_TRACE_CBID_cuGraphClone,
+};
+constexpr CUpti_CallbackId kDriverHandleCbids[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction,   CUPTI_DRIVER_TRACE_CBID_cuModuleEnumerateFunctions,
+    CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel,    CUPTI_DRIVER_TRACE_CBID_cuLibraryEnumerateKernels,
+    CUPTI_DRIVER_TRACE_CBID_cuKernelGetFunction,
+};
+
+// Runtime calls in progress on this thread (every runtime callback is enabled): a driver call
+// made at depth 0 is the program's own.
+thread_local int tls_runtime_depth = 0;
+
+void enable_driver_launch_checks() noexcept {
+  static std::atomic<bool> enabled{false};
+  if (enabled.exchange(true)) return;
+  for (CUpti_CallbackId cbid : kDriverLaunchCbids) cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+}
+
+// The program took a kernel handle it could give to cuLaunchKernel: from the driver API
+// (cuModuleGetFunction, cuLibraryGetKernel, ...) or from the runtime (cudaGetFuncBySymbol,
+// cudaGetKernel, cudaLibraryGetKernel).
+bool hands_out_kernel_handles(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGetFuncBySymbol_v11000 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGetKernel_v12000 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLibraryGetKernel_v12060 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLibraryEnumerateKernels_v12060;
+  }
+  for (CUpti_CallbackId c : kDriverHandleCbids) {
+    if (c == cbid) return tls_runtime_depth == 0;
+  }
+  return false;
+}
+
 void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
   if (!data) return;
   if (g_check_launches) {
+    if (copies_graph_nodes(domain, cbid)) tls_copying_nodes = data->callbackSite == CUPTI_API_ENTER;
+    if (data->callbackSite == CUPTI_API_ENTER && hands_out_kernel_handles(domain, cbid)) enable_driver_launch_checks();
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && on_runtime_launch(cbid, data) &&
         data->callbackSite == CUPTI_API_ENTER) {
       return;
@@ -603,7 +681,8 @@ void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) noexcept
   if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
     // A kernel node added explicitly; one made by stream capture was checked at its launch.
     const auto* graph = static_cast<const CUpti_GraphData*>(data->resourceDescriptor);
-    if (!tls_in_runtime_launch && graph && graph->nodeType == CU_GRAPH_NODE_TYPE_KERNEL)
+    if (!tls_in_runtime_launch && !tls_copying_nodes && graph && graph->nodeType == CU_GRAPH_NODE_TYPE_KERNEL &&
+        !graph->originalNode && !graph->graphExec)
       check_graph_node(tls_adding_nodes, graph->node);
     return;
   }
@@ -628,7 +707,12 @@ void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     on_resource(cbid, static_cast<const CUpti_ResourceData*>(data));
   } else {
-    on_api(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
+    const auto* api = static_cast<const CUpti_CallbackData*>(data);
+    const bool runtime_enter = domain == CUPTI_CB_DOMAIN_RUNTIME_API && api && api->callbackSite == CUPTI_API_ENTER;
+    if (runtime_enter) ++tls_runtime_depth;
+    on_api(domain, cbid, api);
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && api && api->callbackSite == CUPTI_API_EXIT && tls_runtime_depth > 0)
+      --tls_runtime_depth;
   }
   tls_in_callback = false;
 }
@@ -682,7 +766,8 @@ bool subscribe_callbacks(bool record_call_sites, bool check_launches, char* erro
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   if (check_launches) {
-    for (CUpti_CallbackId cbid : kDriverLaunchCbids) cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    for (CUpti_CallbackId cbid : kDriverGraphCopyCbids) cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    for (CUpti_CallbackId cbid : kDriverHandleCbids) cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
     cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
   }
   return true;

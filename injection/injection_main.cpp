@@ -83,7 +83,7 @@ bool g_application_only = false;  // --target-processes application-only
 // A forked child that does not exec starts a history of its own, in a trace of its own: its
 // parent's allocations are the parent's. (A child that execs loads the injection afresh.)
 void in_forked_child() noexcept {
-  stop_memory_sampler();  // the parent's contexts are not this process's
+  forget_memory_sampler_in_child();
   if (g_application_only) {
     trace_writer().disable();
     return;

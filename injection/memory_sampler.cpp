@@ -121,6 +121,16 @@ void sample_after_memory_change(int32_t device) noexcept {
   take_sample(device);
 }
 
+void forget_memory_sampler_in_child() noexcept {
+  g_stopping.store(true);
+  g_enabled.store(false);
+  for (ContextSlot& slot : g_slots) {
+    slot.context.store(nullptr);
+    slot.busy.store(false);
+    slot.claimed.store(false);
+  }
+}
+
 void stop_memory_sampler() noexcept {
   g_stopping.store(true);
   for (ContextSlot& slot : g_slots) {

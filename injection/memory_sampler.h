@@ -25,8 +25,12 @@ void sampler_context_destroying(CUcontext context) noexcept;
 // An allocation or release of `device` just finished on this thread, with `context` current.
 void sample_after_memory_change(int32_t device) noexcept;
 
-// Exit processing started (or the process forked): stops sampling for good, waiting at most for
-// the sample in flight, since CUDA tears contexts down after this.
+// Exit processing started: stops sampling for good, waiting at most for the sample in flight,
+// since CUDA tears contexts down after this.
 void stop_memory_sampler() noexcept;
+
+// In a forked child: the parent's contexts are not this process's and its sampler thread is not
+// here (nor is anything it was doing at the fork, so nothing is waited for).
+void forget_memory_sampler_in_child() noexcept;
 
 }  // namespace cuaudit::inject

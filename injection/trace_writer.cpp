@@ -268,6 +268,8 @@ void TraceWriter::flush_all() noexcept {
 
 void TraceWriter::flush_without_waiting(const void* record, size_t bytes) noexcept {
   WriterState& s = state();
+  // A forked child ending before its first event (a fork that only _exits) still gets its trace.
+  if (s.open_pending.load(std::memory_order_acquire)) open_pending_trace();
   if (!s.enabled.load(std::memory_order_relaxed)) return;
   s.write_through.store(true, std::memory_order_relaxed);
   const int fd = s.fd.load(std::memory_order_acquire);

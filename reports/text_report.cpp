@@ -50,7 +50,14 @@ void write_stack(Writer& w, const std::vector<Frame>& stack, uint64_t omitted) {
   if (omitted) w.line(fmt::format("    Omitting {} more frame(s)", omitted));
 }
 
-std::string mib(uint64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
+// Memory sizes for people: "3.0 GiB", "540.8 MiB", "4.0 KiB", "100 B".
+std::string human_bytes(uint64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (bytes >= (uint64_t{1} << 30)) return fmt::format("{:.1f} GiB", b / (1 << 30));
+  if (bytes >= (uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", b / (1 << 20));
+  if (bytes >= (uint64_t{1} << 10)) return fmt::format("{:.1f} KiB", b / (1 << 10));
+  return fmt::format("{} B", bytes);
+}
 
 std::string describe_end(const Process& p) {
   if (p.signal) return fmt::format("killed by {}", *p.signal);
@@ -106,9 +113,9 @@ std::string render_text(const Report& report, const TextOptions& options) {
       const uint64_t gap = peak.used > peak.tracked ? peak.used - peak.tracked : 0;
       w.line(fmt::format("Memory on device {}: peak {} in use at {:.3f} s; the program held {}, the other {} were "
                          "contexts, libraries and memory cuaudit cannot see",
-                         peak.device, mib(peak.used), peak.t, mib(peak.tracked), mib(gap)));
+                         peak.device, human_bytes(peak.used), peak.t, human_bytes(peak.tracked), human_bytes(gap)));
       for (const PeakSite& site : peak.sites) {
-        w.line(fmt::format("  held at the peak: {} in {} allocation(s) ({}) {}", mib(site.bytes), site.count, site.api,
+        w.line(fmt::format("  held at the peak: {} in {} allocation(s) ({}) {}", human_bytes(site.bytes), site.count, site.api,
                            site.stack.empty() ? std::string("(no stack)") : format_frame(0, site.stack[0])));
       }
       w.line();

@@ -81,5 +81,11 @@ timeout 300 compute-sanitizer --print-limit 3 "$bin/cuaudit" "$bin/gpu_leak_exit
 say "== benchmarks (medians of ${BENCH_REPS:-5} alternating runs)"
 PATH="$PATH:/usr/local/cuda/bin" bench/run_bench.sh "$(dirname "$bin")" "${BENCH_REPS:-5}" 2>&1 | tee -a "$log"
 
+say "== --check-api-results: discarded results of successful calls, recorded in the target"
+"$bin/cuaudit" --check-api-results "$bin/gpu_handled_errors_O2" 2>&1 | tail -n 30 | tee -a "$log"
+
+# Recorded runs travel back as one file each (the device returns a limited number of files).
+tar -C "$out" -czf "$out/recorded-runs.tar.gz" timeline-run demo-run && rm -rf "$out/timeline-run" "$out/demo-run"
+
 say "== GPU tests: $passed passed, $failed failed"
 exit $((failed > 0))

@@ -35,6 +35,19 @@ const char* kind_of(const LaunchParamJudgement& j) {
   return nullptr;
 }
 
+// "ns::fill" of "ns::fill<int4>(int4*, int)" or of "ns::fill<int4>".
+std::string bare_function(const std::string& name) {
+  std::string bare = name.substr(0, name.find('('));
+  return bare.substr(0, bare.find('<'));
+}
+
+// nvcc's host-side wrapper of a kernel has the kernel's name and sits at the kernel's definition;
+// inlined into the caller it can survive the internal-frame filter. The <<<>>> line is below it.
+void drop_kernel_wrapper(std::vector<report::Frame>& stack, const std::string& kernel) {
+  const std::string bare = bare_function(kernel);
+  while (stack.size() > 1 && bare_function(stack.front().function) == bare) stack.erase(stack.begin());
+}
+
 struct Group {
   const LaunchParamJudgement* first;
   const char* kind;
@@ -66,6 +79,7 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
   f.pid = trace.pid;
   f.address = e.key;
   f.stack = stacks.user_stack(e.stack_id);
+  drop_kernel_wrapper(f.stack, kernel);
   f.parameter = report::KernelParameter{kernel, fact.param_index, type, fact.alignment, {}};
   if (j.live || j.freed) f.parameter->offset = j.offset;
   const std::string kind = g.kind;

@@ -1,8 +1,9 @@
 // The HTML report in a real browser (Debian's Chromium, driven by playwright-core).
-// Usage: node check_html.js GOLDEN.html LARGE.html SCREENSHOT.png
+// Usage: node check_html.js GOLDEN.html LARGE.html SCREENSHOT.png TIMELINE.html TIMELINE.json TIMELINE.png
 const { chromium } = require("playwright-core");
 
-const [goldenPage, largePage, screenshot] = process.argv.slice(2);
+const [goldenPage, largePage, screenshot, timelinePage, timelineJson, timelineShot] = process.argv.slice(2);
+const timelineReport = JSON.parse(require("fs").readFileSync(timelineJson, "utf8"));
 let failures = 0, passes = 0;
 const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok ? passes++ : failures++; };
 
@@ -62,6 +63,36 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
   check(timelineText.includes("peak 3584.0 MiB at 6.000 s") && timelineText.includes("phase_two(int) phases.cu:42"),
         "the peak is marked, with the site that held the most then");
   check(await page.locator("circle.peak").count() === 1, "the peak has its marker");
+
+  // The three-phase program recorded on the H200: each phase's height must be in the drawn line.
+  await page.goto("file://" + timelinePage);
+  await page.waitForSelector("#timeline svg");
+  const drawn = await page.evaluate(() => {
+    const svg = document.querySelector("#timeline svg");
+    const pts = svg.querySelector("polyline.series-used").getAttribute("points").trim().split(/\s+/)
+      .map(p => p.split(",").map(Number));
+    return { pts, label: svg.querySelector("text").textContent, tmax: svg.querySelectorAll("text")[1].textContent };
+  });
+  // Axis as the page draws it: W=1000, H=220, PAD=46; the top label is the largest value.
+  const samples = timelineReport.timeline.samples.filter(s => s.device === 0);
+  const ymax = Math.max(...samples.map(s => Math.max(s.used, s.tracked)));
+  const tmax = Math.max(...samples.map(s => s.t));
+  const valueAt = y => (220 - 24 - y) / (220 - 34) * ymax;
+  const xOf = t => 46 + (1000 - 46 - 10) * t / tmax;
+  const GiB = 1 << 30;
+  for (const [name, size] of [["one", 1 * GiB], ["two", 3 * GiB], ["three", 2 * GiB]]) {
+    const inside = samples.filter(s => s.tracked === size);
+    const lo = xOf(inside[0].t) - 1, hi = xOf(inside[inside.length - 1].t) + 1;
+    const top = Math.max(...drawn.pts.filter(([x]) => x >= lo && x <= hi).map(([, y]) => valueAt(y)));
+    const want = Math.max(...inside.map(s => s.used));
+    check(Math.abs(top - want) < ymax / 100, `phase ${name} is drawn at its height (${(top / GiB).toFixed(2)} GiB, samples say ${(want / GiB).toFixed(2)} GiB)`);
+  }
+  const peak = timelineReport.timeline.peaks[0];
+  const phasesText = await page.locator("#timeline").innerText();
+  check(phasesText.includes(`at ${peak.t.toFixed(3)} s`) && phasesText.includes("phase_two"),
+        `the peak is marked at ${peak.t.toFixed(3)} s with phase two's allocation site`);
+  await page.locator("#timeline").screenshot({ path: timelineShot });
+
   check(errors.length === 0, `no console errors (${errors.join("; ")})`);
   await browser.close();
   console.log(`${passes} passed, ${failures} failed`);

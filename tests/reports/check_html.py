@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Runs check_html.js: the HTML report of the H200 golden run and a 10,000-finding fixture, in
-Debian's Chromium driven by playwright-core (from the npm registry, installed into the build
-directory). Keeps a screenshot in the build directory (the CI artifact)."""
+"""Runs check_html.js: the HTML reports of the H200 golden runs (the demo's findings, and the
+three-phase memory timeline) and a 10,000-finding fixture, in Debian's Chromium driven by
+playwright-core (from the npm registry, installed into the build directory). Keeps screenshots in
+the build directory (the CI artifacts)."""
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -18,6 +20,7 @@ def main():
     ap.add_argument("--cuaudit", required=True)
     ap.add_argument("--fixture", required=True)
     ap.add_argument("--golden", required=True)
+    ap.add_argument("--timeline-golden", required=True)
     ap.add_argument("--work", required=True)
     opts = ap.parse_args()
     if not os.path.exists("/usr/bin/chromium"):
@@ -30,12 +33,18 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         golden_html = os.path.join(tmp, "golden.html")
         proc, _ = report_golden(opts.cuaudit, opts.golden, tmp, "--html", golden_html)
+        timeline_html = os.path.join(tmp, "timeline.html")
+        timeline_json = os.path.join(tmp, "timeline.json")
+        _, timeline_report = report_golden(opts.cuaudit, opts.timeline_golden, tmp, "--html", timeline_html)
+        with open(timeline_json, "w") as f:
+            json.dump(timeline_report, f)
         large_html = os.path.join(tmp, "large.html")
         subprocess.run([opts.fixture, "10000", large_html, "100000"], check=True)
         env = dict(os.environ, NODE_PATH=os.path.join(modules, "node_modules"))
         screenshot = os.path.join(opts.work, "html-report-screenshot.png")
+        timeline_screenshot = os.path.join(opts.work, "html-timeline-screenshot.png")
         result = subprocess.run(["node", os.path.join(os.path.dirname(__file__), "check_html.js"), golden_html,
-                                 large_html, screenshot], env=env)
+                                 large_html, screenshot, timeline_html, timeline_json, timeline_screenshot], env=env)
     return result.returncode
 
 
