@@ -5,6 +5,7 @@
 
 #include "launch_recorder.h"
 #include "preload_link.h"
+#include "python_stack.h"
 #include "stack_capture.h"
 #include "trace_format.h"
 #include "trace_writer.h"
@@ -122,6 +123,15 @@ bool on_call_exit(const ApiCall& call) noexcept {
   r.result = call.result;
   r.api = static_cast<uint16_t>(call.api);
   trace_writer().append(&r, sizeof r);
+  if (info.role == ApiRole::Alloc && call.result == 0) {
+    if (const uint64_t python = capture_python_stack()) {
+      trace::AllocPythonRecord p{};
+      p.header = {static_cast<uint16_t>(trace::RecordType::AllocPython), sizeof p, 0};
+      p.seq = r.seq;
+      p.python_stack_id = python;
+      trace_writer().append(&p, sizeof p);
+    }
+  }
   update_host_pointers(call);
   if (call.result == 0) info.role == ApiRole::Alloc ? note_allocation() : note_release();
   return true;

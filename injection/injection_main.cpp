@@ -31,6 +31,7 @@
 #include "in_target_log.h"
 #include "memory_sampler.h"
 #include "module_map.h"
+#include "python_stack.h"
 #include "stack_capture.h"
 #include "trace_format.h"
 #include "trace_writer.h"
@@ -90,6 +91,7 @@ void in_forked_child() noexcept {
   }
   forget_recorded_modules();
   forget_written_stacks();
+  forget_written_python_stacks();
   trace_writer().restart_in_child([] {
     write_process_info();
     record_loaded_modules();
@@ -151,6 +153,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   }
   g_flush_interval_ms = milliseconds_from_env("CUAUDIT_FLUSH_INTERVAL_MS", 100);
   resolve_driver_api();
+  resolve_python_api();
   write_process_info();
   record_loaded_modules();
 

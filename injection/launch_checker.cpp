@@ -1,8 +1,6 @@
 #include "launch_checker.h"
 
-#include <fcntl.h>
 #include <sched.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -12,6 +10,7 @@
 #include "driver_api.h"
 #include "kernel_signature.h"
 #include "launch_recorder.h"
+#include "readable_memory.h"
 
 namespace cuaudit::inject {
 namespace {
@@ -145,30 +144,6 @@ KernelInfo* find_kernel(const void* handle, const char* name, bool function_firs
   return k;
 }
 
-// Whether this process can read the byte at `address`, without touching it: write(2) from it
-// into a pipe fails with EFAULT for unmapped or unreadable (PROT_NONE, as CUDA reserves device
-// address space) pages.
-bool host_readable(uint64_t address) noexcept {
-  static std::atomic<int> write_fd{-2}, read_fd{-2};
-  if (write_fd.load() == -2) {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) fds[0] = fds[1] = -1;
-    int unset = -2;
-    if (write_fd.compare_exchange_strong(unset, fds[1])) {
-      read_fd.store(fds[0]);
-    } else if (fds[0] >= 0) {
-      close(fds[0]), close(fds[1]);
-    }
-  }
-  const int w = write_fd.load(), r = read_fd.load();
-  if (w < 0 || r < 0) return false;
-  if (write(w, reinterpret_cast<const void*>(address), 1) != 1) return false;
-  char drained;
-  ssize_t ignored = read(r, &drained, 1);
-  (void)ignored;
-  return true;
-}
-
 // The driver's answer for one pointer value.
 struct Reachability {
   bool reachable;
@@ -202,7 +177,7 @@ Reachability ask_driver(uint64_t value) noexcept {
     r.start = start && size ? start : value;
     r.end = start && size ? start + size : value + 1;
   } else {
-    r.host_readable = host_readable(value);
+    r.host_readable = readable_memory(value);
   }
   return r;
 }

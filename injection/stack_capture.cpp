@@ -4,36 +4,14 @@
 #include <cstring>
 
 #include "module_map.h"
+#include "seen_ids.h"
 #include "trace_format.h"
 #include "trace_writer.h"
 
 namespace cuaudit::inject {
 namespace {
 
-// A small per-thread set of stack ids this thread already wrote. Forgetting is harmless (the
-// stack is written again and the reader deduplicates), so a full set is simply cleared.
-constexpr size_t kSeenSlots = 1024;
-struct SeenStacks {
-  uint64_t ids[kSeenSlots] = {};
-  size_t count = 0;
-
-  // Returns true if `id` was already present; inserts it otherwise.
-  bool check_and_insert(uint64_t id) noexcept {
-    if (count > kSeenSlots * 3 / 4) {
-      memset(ids, 0, sizeof ids);
-      count = 0;
-    }
-    for (size_t i = id % kSeenSlots;; i = (i + 1) % kSeenSlots) {
-      if (ids[i] == id) return true;
-      if (ids[i] == 0) {
-        ids[i] = id;
-        ++count;
-        return false;
-      }
-    }
-  }
-};
-thread_local SeenStacks tls_seen;
+thread_local SeenIds tls_seen;
 
 uint64_t hash_frames(const uint64_t* frames, size_t n) noexcept {
   uint64_t h = 0xcbf29ce484222325ull ^ n;
@@ -47,7 +25,7 @@ uint64_t hash_frames(const uint64_t* frames, size_t n) noexcept {
 
 }  // namespace
 
-void forget_written_stacks() noexcept { tls_seen = SeenStacks(); }
+void forget_written_stacks() noexcept { tls_seen.clear(); }
 
 uint64_t capture_stack() noexcept {
   struct {

@@ -60,6 +60,8 @@ enum class RecordType : uint16_t {
   MemorySample = 17,  // MemorySampleRecord: what cuMemGetInfo said about one device
   Kernel = 18,        // KernelRecord: a kernel's id and mangled name, before its first launch fact
   LaunchParam = 19,   // LaunchParamRecord: a kernel parameter that failed a launch check
+  PythonStack = 20,   // PythonStackRecord: a distinct Python call stack, referred to by id
+  AllocPython = 21,   // AllocPythonRecord: the Python stack of the allocation with that seq
 };
 
 struct RecordHeader {
@@ -157,6 +159,34 @@ struct MemorySampleRecord {
   uint32_t reserved;
 };
 static_assert(sizeof(MemorySampleRecord) == 48);
+
+// Followed by `depth` PythonFrame entries (innermost first), then for each frame its file name and
+// its function's qualified name, file_bytes and function_bytes long, no NULs.
+struct PythonStackRecord {
+  RecordHeader header;
+  uint64_t id;  // hash of the frames; the same Python stack always gets the same id in one process
+  uint32_t depth;
+  uint32_t reserved;
+};
+static_assert(sizeof(PythonStackRecord) == 24);
+
+struct PythonFrame {
+  uint32_t line;
+  uint16_t file_bytes;
+  uint16_t function_bytes;
+};
+static_assert(sizeof(PythonFrame) == 8);
+
+inline constexpr size_t kMaxPythonDepth = 48;
+inline constexpr size_t kMaxPythonName = 240;
+
+// Follows an allocation made while a Python thread held the GIL.
+struct AllocPythonRecord {
+  RecordHeader header;
+  uint64_t seq;  // the allocation's
+  uint64_t python_stack_id;
+};
+static_assert(sizeof(AllocPythonRecord) == 24);
 
 // Followed by name_bytes of the kernel's name as the driver gives it (mangled for C++ kernels).
 struct KernelRecord {

@@ -7,7 +7,7 @@ namespace {
 
 const char* const kKinds[] = {"leak",         "held_by_allocator",   "mismatched_free",    "double_free",
                               "invalid_free", "misaligned_param",    "stale_pointer_param", "host_pointer_param",
-                              "unchecked_error", "api_error"};
+                              "unchecked_error", "api_error",        "growth"};
 
 std::string join(const std::vector<std::string>& words) {
   std::string out;

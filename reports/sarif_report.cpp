@@ -33,6 +33,7 @@ const std::map<std::string, RuleText>& rule_texts() {
       {"host_pointer_param", {"HostPointerParameter", "A kernel parameter pointing into pageable host memory"}},
       {"unchecked_error", {"UncheckedCudaError", "A CUDA call's error that the program never looked at"}},
       {"api_error", {"HandledCudaError", "A failing CUDA call that the program handled"}},
+      {"growth", {"MemoryGrowth", "Memory held at exit that kept being allocated until the end, by one Python line"}},
   };
   return rules;
 }

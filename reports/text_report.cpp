@@ -26,6 +26,7 @@ std::string format_frame(size_t index, const Frame& f) {
   } else if (!f.module.empty()) {
     where = fmt::format("({})", basename_of(f.module));
   }
+  if (f.pc == 0 && f.module == "python") return fmt::format("#{} {} in {}", index, where, f.function);  // no address
   return fmt::format("#{} 0x{:x} in {} {}", index, f.pc, f.function.empty() ? "??" : f.function, where);
 }
 

@@ -38,6 +38,14 @@ else
   failed=$((failed + 1))
 fi
 
+say "== PyTorch growth: activations kept in a list, attributed to the Python line; without the list the gate passes"
+if PYTHONUNBUFFERED=1 timeout 300 python3 tests/gpu/check_torch_growth.py --cuaudit "$bin/cuaudit" \
+     --script tests/gpu/torch_growth.py --log "$log" 2>&1 | tee -a "$log" | grep -q '^PASS'; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+fi
+
 say "== memory timeline: three phases, kept as a golden trace with its HTML report"
 rm -rf "$out/timeline-run"
 if python3 tests/gpu/check_timeline.py --cuaudit "$bin/cuaudit" --program "$bin/gpu_timeline_phases" \

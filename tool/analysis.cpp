@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "error_findings.h"
+#include "growth_findings.h"
 #include "launch_findings.h"
 #include "leak_findings.h"
 #include "release_findings.h"
@@ -142,7 +143,8 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     for (auto& f : launch_findings(trace, result.launch_params, stacks)) found.push_back(std::move(f));
     for (const Event& e : trace.events) call_sites_recorded |= e.kind == EventKind::CallSite;
     if (options.check_leaks) {
-      for (auto& f : leak_findings(result.leaks, trace.pid, stacks)) found.push_back(std::move(f));
+      for (auto& f : leak_findings(trace, result.leaks, stacks)) found.push_back(std::move(f));
+      for (auto& f : growth_findings(trace, result.leaks, stacks)) found.push_back(std::move(f));
     }
     for (auto& f : found) {
       if (options.num_callers && f.stack.size() > options.num_callers) {

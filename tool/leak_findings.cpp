@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "python_frames.h"
 #include "release_findings.h"
 
 namespace cuaudit {
@@ -16,6 +17,7 @@ struct Group {
   Api api;
   LeakEnd end;
   uint64_t stack_id;
+  uint64_t python_stack_id;
   std::optional<Event> failed_release;  // of the first allocation in the group that had one
   uint64_t bytes = 0;
   uint64_t count = 0;
@@ -38,16 +40,20 @@ std::vector<std::string> end_notes(LeakEnd end) {
 
 }  // namespace
 
-std::vector<report::Finding> leak_findings(const std::vector<LeakedAllocation>& leaks, uint64_t pid,
+std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& leaks,
                                            StackResolver& stacks) {
-  std::map<std::tuple<uint64_t, uint16_t, uint8_t, uint64_t>, Group> groups;
+  const uint64_t pid = trace.pid;
+  // Allocations from different Python lines through one native path (PyTorch's allocator) are
+  // different sites.
+  std::map<std::tuple<uint64_t, uint64_t, uint16_t, uint8_t, uint64_t>, Group> groups;
   for (const LeakedAllocation& leak : leaks) {
     const Event& a = leak.allocation;
     const Api api = stacks.api_called(a.stack_id, a.api);
     const uint64_t failed_site = leak.failed_release ? leak.failed_release->stack_id : 0;
     auto [it, inserted] =
-        groups.try_emplace({a.stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end), failed_site},
-                           Group{api, leak.end, a.stack_id, leak.failed_release});
+        groups.try_emplace({a.stack_id, a.python_stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end),
+                            failed_site},
+                           Group{api, leak.end, a.stack_id, a.python_stack_id, leak.failed_release});
     Group& g = it->second;
     g.bytes += a.bytes;
     ++g.count;
@@ -90,6 +96,15 @@ std::vector<report::Finding> leak_findings(const std::vector<LeakedAllocation>& 
                                     family_description(info.family), g.bytes));
     }
     f.stack = stacks.user_stack(g.stack_id);
+    if (g.python_stack_id) {
+      std::vector<report::Frame> python = python_frames(trace, g.python_stack_id);
+      const size_t user = user_python_frame(python);
+      if (user < python.size()) {
+        f.notes.push_back(fmt::format("allocated from Python at {}:{} in {}", python[user].file, python[user].line,
+                                      python[user].function));
+      }
+      f.related.push_back({"python", "", "Python stack of the allocation:", std::move(python)});
+    }
     findings.push_back(std::move(f));
   }
   return findings;

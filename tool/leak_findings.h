@@ -9,8 +9,9 @@
 
 namespace cuaudit {
 
-// One finding per (allocation stack, API, how the allocation's life ended), biggest first.
-std::vector<report::Finding> leak_findings(const std::vector<LeakedAllocation>& leaks, uint64_t pid,
+// One finding per (allocation stack, Python stack, API, how the allocation's life ended), biggest
+// first.
+std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& leaks,
                                            StackResolver& stacks);
 
 }  // namespace cuaudit

@@ -72,7 +72,7 @@ const char* builtin_allocator_rules() { return kBuiltinRules; }
 const std::vector<std::string>& suppressible_kinds() {
   static const std::vector<std::string> kinds = {
       "leak",       "mismatched_free",     "double_free",       "invalid_free",    "misaligned_param",
-      "stale_pointer_param", "host_pointer_param", "unchecked_error", "api_error"};
+      "stale_pointer_param", "host_pointer_param", "unchecked_error", "api_error", "growth"};
   return kinds;
 }
 

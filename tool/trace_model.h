@@ -58,6 +58,14 @@ struct Event {
   int32_t result = 0;
   uint32_t cbid = 0;  // FailedCall, LastError, CallSite: the runtime callback id
   LaunchParamFact launch = {};  // LaunchParam only
+  uint64_t python_stack_id = 0;  // Alloc: the Python stack it was made from (0: none)
+};
+
+// One frame of a Python stack, innermost first.
+struct PythonFrameInfo {
+  std::string file;
+  uint32_t line = 0;
+  std::string function;
 };
 
 // One cuMemGetInfo reading, for the memory timeline.
@@ -82,6 +90,7 @@ struct ProcessTrace {
   std::vector<MemorySample> samples;                              // sorted by seq
   std::unordered_map<uint32_t, std::string> runtime_names;         // cbid -> "cudaMemcpy_v3020"
   std::unordered_map<uint32_t, std::string> kernels;               // kernel id -> name as the driver gave it
+  std::unordered_map<uint64_t, std::vector<PythonFrameInfo>> python_stacks;  // id -> frames
   std::unordered_map<uint64_t, std::array<uint64_t, 2>> call_pointers;  // failed copy's seq -> its pointers
   std::vector<std::string> notices;                               // from the injection
   bool tracked = true;         // false when the injection could not subscribe

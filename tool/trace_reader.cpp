@@ -165,6 +165,29 @@ class RecordParser {
         out_.events.push_back(e);
         return true;
       }
+      case RecordType::PythonStack: {
+        if (size < sizeof(PythonStackRecord)) return false;
+        const auto r = load<PythonStackRecord>(p);
+        if (r.depth > kMaxPythonDepth || sizeof r + r.depth * sizeof(PythonFrame) > size) return false;
+        std::vector<PythonFrameInfo> frames(r.depth);
+        size_t names = sizeof r + r.depth * sizeof(PythonFrame);
+        for (uint32_t i = 0; i < r.depth; ++i) {
+          const auto f = load<PythonFrame>(p + sizeof r + i * sizeof(PythonFrame));
+          if (names + f.file_bytes + f.function_bytes > size) return false;
+          frames[i].line = f.line;
+          frames[i].file.assign(p + names, f.file_bytes);
+          frames[i].function.assign(p + names + f.file_bytes, f.function_bytes);
+          names += f.file_bytes + f.function_bytes;
+        }
+        out_.python_stacks.emplace(r.id, std::move(frames));
+        return true;
+      }
+      case RecordType::AllocPython: {
+        if (size < sizeof(AllocPythonRecord)) return false;
+        const auto r = load<AllocPythonRecord>(p);
+        alloc_python_[r.seq] = r.python_stack_id;
+        return true;
+      }
       case RecordType::CallPointers: {
         if (size < sizeof(CallPointersRecord)) return false;
         const auto r = load<CallPointersRecord>(p);
@@ -216,9 +239,19 @@ class RecordParser {
 
   size_t unknown_apis() const { return unknown_apis_; }
 
+  // Allocations made from Python get the id of the stack that follows them in the trace.
+  void attach_python_stacks(std::vector<Event>& events) const {
+    if (alloc_python_.empty()) return;
+    for (Event& e : events) {
+      if (e.kind != EventKind::Alloc) continue;
+      if (auto it = alloc_python_.find(e.seq); it != alloc_python_.end()) e.python_stack_id = it->second;
+    }
+  }
+
  private:
   ProcessTrace& out_;
   size_t unknown_apis_ = 0;
+  std::unordered_map<uint64_t, uint64_t> alloc_python_;  // allocation seq -> Python stack id
 };
 
 }  // namespace
@@ -297,6 +330,7 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
                                        parser.unknown_apis()));
   }
   std::stable_sort(out.events.begin(), out.events.end(), [](const Event& a, const Event& b) { return a.seq < b.seq; });
+  parser.attach_python_stacks(out.events);
   std::stable_sort(out.samples.begin(), out.samples.end(),
                    [](const MemorySample& a, const MemorySample& b) { return a.seq < b.seq; });
   return out;

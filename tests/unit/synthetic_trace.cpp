@@ -10,8 +10,25 @@ SyntheticTrace::SyntheticTrace() {
 Event SyntheticTrace::next(EventKind kind) {
   Event e{kind};
   e.seq = seq_++;
-  e.time_ns = e.seq * 1000;
+  e.time_ns = e.seq * 1000 + waited_ns_;
   return e;
+}
+
+SyntheticTrace& SyntheticTrace::python_stack(uint64_t id, std::vector<PythonFrameInfo> frames) {
+  trace_.python_stacks[id] = std::move(frames);
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::alloc_from_python(Api api, uint64_t key, uint64_t bytes, uint64_t python_stack,
+                                                  uint64_t stack) {
+  alloc(api, key, bytes, stack);
+  trace_.events.back().python_stack_id = python_stack;
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::wait(uint64_t ns) {
+  waited_ns_ += ns;
+  return *this;
 }
 
 SyntheticTrace& SyntheticTrace::alloc(Api api, uint64_t key, uint64_t bytes, uint64_t stack, int32_t result,

@@ -18,12 +18,18 @@ class SyntheticTrace {
   // A kernel parameter that failed a launch check (problem: trace::LaunchProblem).
   SyntheticTrace& launch_param(const std::string& kernel, uint16_t index, uint64_t value, uint8_t problem,
                                uint32_t alignment = 0, bool host_readable = false, uint64_t stack = 3);
+  // Python: a stack (innermost first) and an allocation made from it.
+  SyntheticTrace& python_stack(uint64_t id, std::vector<PythonFrameInfo> frames);
+  SyntheticTrace& alloc_from_python(Api api, uint64_t key, uint64_t bytes, uint64_t python_stack, uint64_t stack = 1);
+  // Later events happen `ns` later than they otherwise would.
+  SyntheticTrace& wait(uint64_t ns);
   const ProcessTrace& trace() const { return trace_; }
 
  private:
   Event next(EventKind kind);
   ProcessTrace trace_;
   uint64_t seq_ = 1;
+  uint64_t waited_ns_ = 0;
 };
 
 }  // namespace cuaudit::testing

@@ -114,3 +114,74 @@ TEST_CASE("memory samples are read and ordered by sequence among the events") {
   CHECK(t.samples[1].total_bytes - t.samples[1].free_bytes == 30);
   CHECK(t.events.size() == 1);
 }
+
+TEST_CASE("Python stacks are read with their frames and attached to the allocation that follows") {
+  const std::pair<std::string, std::string> names[] = {{"/venv/torch/nn/linear.py", "Linear.forward"},
+                                                       {"train.py", "<module>"}};
+  std::string tail;
+  put(tail, PythonFrame{125, static_cast<uint16_t>(names[0].first.size()), static_cast<uint16_t>(names[0].second.size())});
+  put(tail, PythonFrame{42, static_cast<uint16_t>(names[1].first.size()), static_cast<uint16_t>(names[1].second.size())});
+  for (const auto& [file, function] : names) tail += file + function;
+  PythonStackRecord r{};
+  r.id = 0xabc;
+  r.depth = 2;
+  const size_t bytes = padded_record_size(sizeof r + tail.size());
+  r.header = {static_cast<uint16_t>(RecordType::PythonStack), static_cast<uint16_t>(bytes), 0};
+  std::string stack;
+  put(stack, r);
+  stack += tail;
+  stack.resize(bytes, '\0');
+  AllocPythonRecord link{};
+  link.header = {static_cast<uint16_t>(RecordType::AllocPython), sizeof link, 0};
+  link.seq = 4;
+  link.python_stack_id = 0xabc;
+  std::string linked;
+  put(linked, link);
+  const auto t = parse_trace(header() + chunk(stack + alloc_record(4, 0x40) + linked + alloc_record(5, 0x50)), "t.cutrace");
+  REQUIRE(t.events.size() == 2);
+  CHECK(t.events[0].python_stack_id == 0xabc);
+  CHECK(t.events[1].python_stack_id == 0);
+  REQUIRE(t.python_stacks.count(0xabc) == 1);
+  const auto& frames = t.python_stacks.at(0xabc);
+  REQUIRE(frames.size() == 2);
+  CHECK(frames[0].file == "/venv/torch/nn/linear.py");
+  CHECK(frames[0].function == "Linear.forward");
+  CHECK(frames[1].line == 42);
+  CHECK(frames[1].function == "<module>");
+  CHECK(t.problems.empty());
+}
+
+TEST_CASE("kernel names and launch parameter facts are read") {
+  const std::string name = "_Z6write4P6float4i";
+  KernelRecord k{};
+  k.kernel_id = 3;
+  k.name_bytes = static_cast<uint32_t>(name.size());
+  const size_t bytes = padded_record_size(sizeof k + name.size());
+  k.header = {static_cast<uint16_t>(RecordType::Kernel), static_cast<uint16_t>(bytes), 0};
+  std::string kernel;
+  put(kernel, k);
+  kernel += name;
+  kernel.resize(bytes, '\0');
+  LaunchParamRecord l{};
+  l.header = {static_cast<uint16_t>(RecordType::LaunchParam), sizeof l, 0};
+  l.seq = 8;
+  l.value = 0x7004;
+  l.kernel_id = 3;
+  l.alignment = 16;
+  l.param_index = 1;
+  l.problem = static_cast<uint8_t>(LaunchProblem::Misaligned);
+  l.path = static_cast<uint8_t>(LaunchPath::cuLaunchKernel);
+  l.host_readable = 1;
+  std::string launch;
+  put(launch, l);
+  const auto t = parse_trace(header() + chunk(kernel + launch), "t.cutrace");
+  CHECK(t.kernels.at(3) == name);
+  REQUIRE(t.events.size() == 1);
+  const Event& e = t.events[0];
+  CHECK(e.kind == EventKind::LaunchParam);
+  CHECK(e.key == 0x7004);
+  CHECK(e.launch.alignment == 16);
+  CHECK(e.launch.param_index == 1);
+  CHECK(e.launch.path == static_cast<uint8_t>(LaunchPath::cuLaunchKernel));
+  CHECK(e.launch.host_readable);
+}

@@ -1,0 +1,14 @@
+// Whether this process can read memory at an address, asked without touching it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cuaudit::inject {
+
+// True when the `bytes` (at most 4096) at `address` can be read: write(2) from them into a pipe
+// fails with EFAULT for unmapped or unreadable (PROT_NONE, as CUDA reserves device address space)
+// pages instead of faulting. A system call: for rare questions only.
+bool readable_memory(uint64_t address, size_t bytes = 1) noexcept;
+
+}  // namespace cuaudit::inject

@@ -1,0 +1,86 @@
+#include <doctest/doctest.h>
+
+#include "growth_findings.h"
+#include "leak_findings.h"
+#include "replay.h"
+#include "symbolizer.h"
+#include "synthetic_trace.h"
+
+using namespace cuaudit;
+using cuaudit::testing::SyntheticTrace;
+
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+constexpr uint64_t kMs = 1000000;
+
+// y = model(x) in train.py, reached through PyTorch's own Python.
+const std::vector<PythonFrameInfo> kForward = {
+    {"/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 125, "Linear.forward"},
+    {"/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", 1775, "Module._call_impl"},
+    {"/home/me/train.py", 42, "<module>"},
+};
+const std::vector<PythonFrameInfo> kLoss = {{"/home/me/train.py", 43, "<module>"}};
+
+std::vector<report::Finding> growth(const ProcessTrace& trace) {
+  Symbolizer symbolizer;
+  StackResolver stacks(trace, symbolizer);
+  return growth_findings(trace, replay(trace).leaks, stacks);
+}
+
+}  // namespace
+
+TEST_CASE("segments allocated in the first steps and held to the end are not growth") {
+  SyntheticTrace t;
+  t.python_stack(7, kForward);
+  for (uint64_t i = 0; i < 6; ++i) t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (i + 1), 20 * kMiB, 7);
+  t.wait(2000 * kMs).end();  // the loop then ran two seconds on that memory
+  CHECK(growth(t.trace()).empty());
+}
+
+TEST_CASE("memory allocated until the end from one line is growth, at the user's line") {
+  SyntheticTrace t;
+  t.python_stack(7, kForward);
+  for (uint64_t i = 0; i < 10; ++i) t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (i + 1), 20 * kMiB, 7).wait(100 * kMs);
+  t.end();
+  const auto findings = growth(t.trace());
+  REQUIRE(findings.size() == 1);
+  const report::Finding& f = findings[0];
+  CHECK(f.kind == "growth");
+  CHECK(f.count == 10);
+  CHECK(f.bytes == 200 * kMiB);
+  REQUIRE(!f.stack.empty());
+  CHECK(f.stack[0].file == "/home/me/train.py");
+  CHECK(f.stack[0].line == 42);
+  REQUIRE(f.related.size() == 2);
+  CHECK(f.related[0].stack.size() == 3);  // the whole Python stack, PyTorch's frames included
+}
+
+TEST_CASE("fewer than four allocations, or released memory, are never growth") {
+  SyntheticTrace t;
+  t.python_stack(7, kForward);
+  for (uint64_t i = 0; i < 3; ++i) t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (i + 1), 20 * kMiB, 7).wait(100 * kMs);
+  for (uint64_t i = 0; i < 8; ++i) {
+    t.alloc_from_python(Api::cudaMalloc, 0x9000000, 20 * kMiB, 7).wait(100 * kMs).release(Api::cudaFree, 0x9000000);
+  }
+  t.end();
+  CHECK(growth(t.trace()).empty());
+}
+
+TEST_CASE("leaks from two Python lines through one native path are two sites, each naming its line") {
+  SyntheticTrace t;
+  t.python_stack(7, kForward).python_stack(8, kLoss);
+  t.alloc_from_python(Api::cudaMalloc, 0x1000000, kMiB, 7, /*stack=*/5);
+  t.alloc_from_python(Api::cudaMalloc, 0x2000000, kMiB, 8, /*stack=*/5);
+  t.end();
+  Symbolizer symbolizer;
+  StackResolver stacks(t.trace(), symbolizer);
+  const auto leaks = leak_findings(t.trace(), replay(t.trace()).leaks, stacks);
+  REQUIRE(leaks.size() == 2);
+  for (const auto& f : leaks) {
+    REQUIRE(f.related.size() == 1);
+    CHECK(f.related[0].role == "python");
+    REQUIRE(!f.notes.empty());
+    CHECK(f.notes.back().find("allocated from Python at /home/me/train.py:4") == 0);
+  }
+}

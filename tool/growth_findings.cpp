@@ -1,0 +1,94 @@
+#include "growth_findings.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "python_frames.h"
+
+namespace cuaudit {
+namespace {
+
+struct Site {
+  std::vector<const Event*> allocations;  // in trace order
+  uint64_t bytes = 0;
+  std::vector<report::Frame> python;      // the first allocation's Python stack
+  size_t user = 0;                        // its user frame
+};
+
+std::string human_bytes(uint64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (bytes >= (uint64_t{1} << 30)) return fmt::format("{:.1f} GiB", b / (1 << 30));
+  if (bytes >= (uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", b / (1 << 20));
+  return fmt::format("{} bytes", bytes);
+}
+
+}  // namespace
+
+std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& held,
+                                             StackResolver& stacks) {
+  uint64_t end_ns = 0;
+  for (const Event& e : trace.events) end_ns = std::max(end_ns, e.time_ns);
+  for (const MemorySample& s : trace.samples) end_ns = std::max(end_ns, s.time_ns);
+
+  // By the user's Python line (file, line, function): where the program asked for the memory.
+  std::map<std::tuple<std::string, int, std::string>, Site> sites;
+  for (const LeakedAllocation& leak : held) {
+    const Event& a = leak.allocation;
+    if (!a.python_stack_id || !owns_memory(api_info(a.api).family)) continue;
+    std::vector<report::Frame> python = python_frames(trace, a.python_stack_id);
+    const size_t user = user_python_frame(python);
+    if (user >= python.size()) continue;
+    Site& site = sites[{python[user].file, python[user].line, python[user].function}];
+    if (site.allocations.empty()) {
+      site.python = std::move(python);
+      site.user = user;
+    }
+    site.allocations.push_back(&a);
+    site.bytes += a.bytes;
+  }
+
+  std::vector<report::Finding> findings;
+  for (auto& [key, site] : sites) {
+    if (site.allocations.size() < kMinGrowthAllocations) continue;
+    std::sort(site.allocations.begin(), site.allocations.end(),
+              [](const Event* a, const Event* b) { return a->seq < b->seq; });
+    const uint64_t first = site.allocations.front()->time_ns;
+    const uint64_t middle = first + (end_ns - first) / 2;
+    const auto late = static_cast<uint64_t>(std::count_if(site.allocations.begin(), site.allocations.end(),
+                                                          [&](const Event* a) { return a->time_ns > middle; }));
+    if (late * 3 < site.allocations.size()) continue;  // allocated early and reused: steady state
+
+    const report::Frame& line = site.python[site.user];
+    const Event& sample = *site.allocations.back();
+    const std::string api(api_info(stacks.api_called(sample.stack_id, sample.api)).name);
+    report::Finding f;
+    f.kind = "growth";
+    f.severity = report::Severity::Error;
+    f.api = api;
+    f.bytes = site.bytes;
+    f.count = site.allocations.size();
+    f.pid = trace.pid;
+    if (sample.device >= 0) f.device = sample.device;
+    f.headline = fmt::format("Memory growth: {} in {} allocation(s) ({}), still held at exit, were allocated while the "
+                             "program ran ({} of them in its second half), from Python at:",
+                             human_bytes(site.bytes), f.count, api, late);
+    f.message = fmt::format("{} allocated from {}:{} kept growing until the end of the program instead of being "
+                            "reused: something keeps what this line creates (a list of tensors, a cache)",
+                            human_bytes(site.bytes), line.file, line.line);
+    f.notes.push_back("memory a caching allocator holds is reused by a healthy program, which allocates it in its "
+                      "first steps; this line needed new memory until the end");
+    // The user's line first, then its callers: the library frames above it are in the Python stack.
+    f.stack.assign(site.python.begin() + static_cast<std::ptrdiff_t>(site.user), site.python.end());
+    f.related.push_back({"python", "", "Python stack of the last allocation:", python_frames(trace, sample.python_stack_id)});
+    f.related.push_back({"allocation", api, fmt::format("allocated by {} at:", api), stacks.user_stack(sample.stack_id)});
+    findings.push_back(std::move(f));
+  }
+  std::sort(findings.begin(), findings.end(),
+            [](const report::Finding& a, const report::Finding& b) { return a.bytes > b.bytes; });
+  return findings;
+}
+
+}  // namespace cuaudit

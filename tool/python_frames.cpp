@@ -1,0 +1,32 @@
+#include "python_frames.h"
+
+namespace cuaudit {
+
+std::vector<report::Frame> python_frames(const ProcessTrace& trace, uint64_t python_stack_id) {
+  std::vector<report::Frame> out;
+  auto it = trace.python_stacks.find(python_stack_id);
+  if (it == trace.python_stacks.end()) return out;
+  for (const PythonFrameInfo& f : it->second) {
+    report::Frame frame;
+    frame.function = f.function;
+    frame.file = f.file;
+    frame.line = static_cast<int>(f.line);
+    frame.module = "python";
+    out.push_back(std::move(frame));
+  }
+  return out;
+}
+
+bool is_library_python_file(const std::string& file) {
+  return file.empty() || file.front() == '<' || file.find("/site-packages/") != std::string::npos ||
+         file.find("/dist-packages/") != std::string::npos || file.find("/lib/python3") != std::string::npos;
+}
+
+size_t user_python_frame(const std::vector<report::Frame>& frames) {
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (!is_library_python_file(frames[i].file)) return i;
+  }
+  return frames.empty() ? frames.size() : 0;
+}
+
+}  // namespace cuaudit
