@@ -45,6 +45,8 @@ echo "  cuaudit: $(m launch_cuaudit) us per launch   (runs: ${runs[launch_cuaudi
 echo "  cuaudit --check-launch-params no: $(m launch_nocheck) us per launch   (runs: ${runs[launch_nocheck]})"
 echo "  ratio cuaudit/native: $(ratio "$(m launch_cuaudit)" "$(m launch_native)")"
 echo "  ratio cuaudit without launch checks/native: $(ratio "$(m launch_nocheck)" "$(m launch_native)")"
+echo "  what the checks did in one cuaudit run (CUAUDIT_STATS=1):"
+CUAUDIT_STATS=1 "$bin/cuaudit" --log-file /dev/null "$bin/bench_launch_rate" 200000 2>&1 | grep 'launch checks' | sed 's/^/    /'
 if command -v compute-sanitizer >/dev/null 2>&1; then
   sanitized=$(compute-sanitizer --leak-check full "$bin/bench_launch_rate" 200000 | figure)
   echo "  compute-sanitizer --leak-check full (one run): $sanitized us per launch, ratio $(ratio "$sanitized" "$(m launch_native)")"

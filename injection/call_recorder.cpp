@@ -129,6 +129,7 @@ bool on_call_exit(const ApiCall& call) noexcept {
       p.header = {static_cast<uint16_t>(trace::RecordType::AllocPython), sizeof p, 0};
       p.seq = r.seq;
       p.python_stack_id = python;
+      p.launches = launches_so_far();
       trace_writer().append(&p, sizeof p);
     }
   }
@@ -145,6 +146,7 @@ void record_memory_sample(int32_t device, uint64_t free_bytes, uint64_t total_by
   r.free_bytes = free_bytes;
   r.total_bytes = total_bytes;
   r.device = device;
+  r.launches = launches_so_far();
   trace_writer().append(&r, sizeof r);
 }
 

@@ -27,6 +27,7 @@ void resolve_driver_api() noexcept {
   resolve(library, g_driver.mem_get_info, CUAUDIT_SYMBOL(cuMemGetInfo));
   resolve(library, g_driver.ctx_set_current, CUAUDIT_SYMBOL(cuCtxSetCurrent));
   resolve(library, g_driver.pointer_get_attributes, CUAUDIT_SYMBOL(cuPointerGetAttributes));
+  resolve(library, g_driver.mem_get_address_range, CUAUDIT_SYMBOL(cuMemGetAddressRange));
   resolve(library, g_driver.func_get_param_info, CUAUDIT_SYMBOL(cuFuncGetParamInfo));
   resolve(library, g_driver.kernel_get_param_info, CUAUDIT_SYMBOL(cuKernelGetParamInfo));
   resolve(library, g_driver.func_get_name, CUAUDIT_SYMBOL(cuFuncGetName));

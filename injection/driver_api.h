@@ -11,6 +11,7 @@ struct DriverApi {
   decltype(&::cuMemGetInfo) mem_get_info = nullptr;
   decltype(&::cuCtxSetCurrent) ctx_set_current = nullptr;
   decltype(&::cuPointerGetAttributes) pointer_get_attributes = nullptr;
+  decltype(&::cuMemGetAddressRange) mem_get_address_range = nullptr;
   decltype(&::cuFuncGetParamInfo) func_get_param_info = nullptr;
   decltype(&::cuKernelGetParamInfo) kernel_get_param_info = nullptr;
   decltype(&::cuFuncGetName) func_get_name = nullptr;

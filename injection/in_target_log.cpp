@@ -30,6 +30,13 @@ void log_warning(const char* format, ...) noexcept {
   va_end(args);
 }
 
+void log_info(const char* format, ...) noexcept {
+  va_list args;
+  va_start(args, format);
+  emit("info", format, args);
+  va_end(args);
+}
+
 void log_error(const char* format, ...) noexcept {
   va_list args;
   va_start(args, format);

@@ -6,5 +6,6 @@ namespace cuaudit::inject {
 
 void log_warning(const char* format, ...) noexcept __attribute__((format(printf, 1, 2)));
 void log_error(const char* format, ...) noexcept __attribute__((format(printf, 1, 2)));
+void log_info(const char* format, ...) noexcept __attribute__((format(printf, 1, 2)));
 
 }  // namespace cuaudit::inject

@@ -29,6 +29,7 @@
 #include "cupti_subscriber.h"
 #include "preload_link.h"
 #include "in_target_log.h"
+#include "launch_checker.h"
 #include "memory_sampler.h"
 #include "module_map.h"
 #include "python_stack.h"
@@ -75,6 +76,7 @@ void write_notice(trace::NoticeCode code, const char* text) noexcept {
 // event at once, since no flusher or thread-exit hook is guaranteed to run again.
 void at_exit() noexcept {
   stop_memory_sampler();
+  if (const char* stats = getenv("CUAUDIT_STATS"); stats && strcmp(stats, "1") == 0) log_launch_check_stats();
   on_process_end();
   trace_writer().set_write_through();
 }

@@ -9,11 +9,21 @@
 
 #include "driver_api.h"
 #include "kernel_signature.h"
+#include "in_target_log.h"
 #include "launch_recorder.h"
 #include "readable_memory.h"
 
 namespace cuaudit::inject {
 namespace {
+
+// What the checks cost, for CUAUDIT_STATS=1 (benchmarks): the slow paths only.
+struct Stats {
+  std::atomic<uint64_t> kernels{0};
+  std::atomic<uint64_t> driver_queries{0};
+  std::atomic<uint64_t> single_address_ranges{0};  // the driver named no range: one address cached
+  std::atomic<uint64_t> name_compares{0};           // a known handle came with another name pointer
+};
+Stats g_stats;
 
 // One parameter to check: where its value is and what its type demands.
 struct ParamCheck {
@@ -40,6 +50,13 @@ std::atomic<KernelInfo*> g_kernels[kKernelSlots];
 std::atomic<bool> g_insert_lock{false};
 std::atomic<uint32_t> g_next_kernel_id{1};
 
+bool same_kernel(const KernelInfo* k, const void* handle, const char* name) noexcept {
+  if (k->handle != handle) return false;
+  if (!name || name == k->name_seen) return true;
+  g_stats.name_compares.fetch_add(1, std::memory_order_relaxed);
+  return k->name && strcmp(k->name, name) == 0;
+}
+
 size_t slot_of(const void* handle) noexcept {
   auto h = reinterpret_cast<uintptr_t>(handle);
   h ^= h >> 17;
@@ -48,11 +65,7 @@ size_t slot_of(const void* handle) noexcept {
   return h;
 }
 
-bool same_kernel(const KernelInfo* k, const void* handle, const char* name) noexcept {
-  if (k->handle != handle) return false;
-  if (!name || name == k->name_seen) return true;
-  return k->name && strcmp(k->name, name) == 0;
-}
+bool same_kernel(const KernelInfo* k, const void* handle, const char* name) noexcept;
 
 // Parameter offsets and sizes from the driver: the runtime's cudaKernel_t is a CUkernel, a
 // driver launch's handle a CUfunction (or a CUkernel cast to one). Returns the count, or -1.
@@ -84,6 +97,7 @@ KernelInfo* build_kernel(const void* handle, const char* name, bool function_fir
   k->name_seen = name;
   k->name = name ? strdup(name) : nullptr;
   k->id = g_next_kernel_id.fetch_add(1, std::memory_order_relaxed);
+  g_stats.kernels.fetch_add(1, std::memory_order_relaxed);
 
   size_t offsets[kMaxKernelParams], sizes[kMaxKernelParams];
   const int count = param_layout(handle, function_first, offsets, sizes);
@@ -154,6 +168,7 @@ struct Reachability {
 };
 
 Reachability ask_driver(uint64_t value) noexcept {
+  g_stats.driver_queries.fetch_add(1, std::memory_order_relaxed);
   unsigned int memory_type = 0;
   CUdeviceptr start = 0;
   size_t size = 0;
@@ -173,9 +188,13 @@ Reachability ask_driver(uint64_t value) noexcept {
                 (memory_type == CU_MEMORYTYPE_DEVICE || memory_type == CU_MEMORYTYPE_ARRAY ||
                  memory_type == CU_MEMORYTYPE_UNIFIED || (managed & 0xff) != 0 ||
                  (memory_type == CU_MEMORYTYPE_HOST && device_pointer != 0));
+  if (r.reachable && !(start && size) && driver().mem_get_address_range) {
+    driver().mem_get_address_range(&start, &size, value);  // the batch query left the range out
+  }
   if (r.reachable) {
     r.start = start && size ? start : value;
     r.end = start && size ? start + size : value + 1;
+    if (!(start && size)) g_stats.single_address_ranges.fetch_add(1, std::memory_order_relaxed);
   } else {
     r.host_readable = readable_memory(value);
   }
@@ -291,8 +310,18 @@ bool node_kernel(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS& p, const void*& hand
 
 }  // namespace
 
+void log_launch_check_stats() noexcept {
+  log_info("launch checks: %llu launches, %llu kernels, %llu driver pointer queries (%llu without a range), %llu kernel "
+           "name comparisons",
+           static_cast<unsigned long long>(launches_so_far()), static_cast<unsigned long long>(g_stats.kernels.load()),
+           static_cast<unsigned long long>(g_stats.driver_queries.load()),
+           static_cast<unsigned long long>(g_stats.single_address_ranges.load()),
+           static_cast<unsigned long long>(g_stats.name_compares.load()));
+}
+
 void check_launch(trace::LaunchPath path, const void* handle, const char* name, void* const* params,
                   void* const* extra) noexcept {
+  note_launch();
   if (!handle) return;
   KernelInfo* k = find_kernel(handle, name, driver_path(path));
   if (k && k->check_count) check_arguments(path, k, params, extra);

@@ -22,6 +22,9 @@ void check_launch(trace::LaunchPath path, const void* handle, const char* name, 
 // A graph kernel node whose parameters were just set (created, or updated in its graph).
 void check_graph_node(trace::LaunchPath path, CUgraphNode node) noexcept;
 
+// CUAUDIT_STATS=1: the checks' counters on stderr at exit (for benchmarks).
+void log_launch_check_stats() noexcept;
+
 // An update of an instantiated graph's node: the kernel is the node's, the arguments are new.
 void check_graph_exec_update(trace::LaunchPath path, CUgraphNode node, CUfunction function, void* const* params,
                              void* const* extra) noexcept;

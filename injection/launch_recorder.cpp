@@ -12,6 +12,8 @@ namespace {
 
 std::atomic<uint64_t> g_allocation_epoch{0};
 std::atomic<uint64_t> g_release_epoch{0};
+std::atomic<uint64_t> g_launches{0};
+thread_local uint32_t tls_unpublished_launches = 0;
 
 }  // namespace
 
@@ -43,6 +45,15 @@ void record_launch_param(const LaunchFact& f) noexcept {
   r.host_readable = f.host_readable ? 1 : 0;
   trace_writer().append(&r, sizeof r);
 }
+
+void note_launch() noexcept {
+  if (++tls_unpublished_launches == 64) {
+    g_launches.fetch_add(64, std::memory_order_relaxed);
+    tls_unpublished_launches = 0;
+  }
+}
+
+uint64_t launches_so_far() noexcept { return g_launches.load(std::memory_order_relaxed); }
 
 uint64_t allocation_epoch() noexcept { return g_allocation_epoch.load(std::memory_order_acquire); }
 uint64_t release_epoch() noexcept { return g_release_epoch.load(std::memory_order_acquire); }

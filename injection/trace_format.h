@@ -157,8 +157,9 @@ struct MemorySampleRecord {
   uint64_t total_bytes;
   int32_t device;
   uint32_t reserved;
+  uint64_t launches;  // kernel launches so far (a clock of the program's work); absent in 48-byte records
 };
-static_assert(sizeof(MemorySampleRecord) == 48);
+static_assert(sizeof(MemorySampleRecord) == 56);
 
 // Followed by `depth` PythonFrame entries (innermost first), then for each frame its file name and
 // its function's qualified name, file_bytes and function_bytes long, no NULs.
@@ -185,8 +186,9 @@ struct AllocPythonRecord {
   RecordHeader header;
   uint64_t seq;  // the allocation's
   uint64_t python_stack_id;
+  uint64_t launches;  // kernel launches before it (0 when launches are not checked)
 };
-static_assert(sizeof(AllocPythonRecord) == 24);
+static_assert(sizeof(AllocPythonRecord) == 32);
 
 // Followed by name_bytes of the kernel's name as the driver gives it (mangled for C++ kernels).
 struct KernelRecord {

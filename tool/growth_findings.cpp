@@ -29,9 +29,9 @@ std::string human_bytes(uint64_t bytes) {
 
 std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& held,
                                              StackResolver& stacks) {
-  uint64_t end_ns = 0;
-  for (const Event& e : trace.events) end_ns = std::max(end_ns, e.time_ns);
-  for (const MemorySample& s : trace.samples) end_ns = std::max(end_ns, s.time_ns);
+  uint64_t end_ns = 0, end_launches = 0;
+  for (const Event& e : trace.events) end_ns = std::max(end_ns, e.time_ns), end_launches = std::max(end_launches, e.launches);
+  for (const MemorySample& s : trace.samples) end_ns = std::max(end_ns, s.time_ns), end_launches = std::max(end_launches, s.launches);
 
   // By the user's Python line (file, line, function): where the program asked for the memory.
   std::map<std::tuple<std::string, int, std::string>, Site> sites;
@@ -55,10 +55,13 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
     if (site.allocations.size() < kMinGrowthAllocations) continue;
     std::sort(site.allocations.begin(), site.allocations.end(),
               [](const Event* a, const Event* b) { return a->seq < b->seq; });
-    const uint64_t first = site.allocations.front()->time_ns;
-    const uint64_t middle = first + (end_ns - first) / 2;
+    // The clock: launches when the program launched anything after the site's first allocation.
+    const bool by_launches = end_launches > site.allocations.front()->launches;
+    auto clock = [&](const Event* a) { return by_launches ? a->launches : a->time_ns; };
+    const uint64_t first = clock(site.allocations.front());
+    const uint64_t middle = first + ((by_launches ? end_launches : end_ns) - first) / 2;
     const auto late = static_cast<uint64_t>(std::count_if(site.allocations.begin(), site.allocations.end(),
-                                                          [&](const Event* a) { return a->time_ns > middle; }));
+                                                          [&](const Event* a) { return clock(a) > middle; }));
     if (late * 3 < site.allocations.size()) continue;  // allocated early and reused: steady state
 
     const report::Frame& line = site.python[site.user];
@@ -73,8 +76,8 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
     f.pid = trace.pid;
     if (sample.device >= 0) f.device = sample.device;
     f.headline = fmt::format("Memory growth: {} in {} allocation(s) ({}), still held at exit, were allocated while the "
-                             "program ran ({} of them in its second half), from Python at:",
-                             human_bytes(site.bytes), f.count, api, late);
+                             "program ran ({} of them in the second half of its {}), from Python at:",
+                             human_bytes(site.bytes), f.count, api, late, by_launches ? "kernel launches" : "time");
     f.message = fmt::format("{} allocated from {}:{} kept growing until the end of the program instead of being "
                             "reused: something keeps what this line creates (a list of tensors, a cache)",
                             human_bytes(site.bytes), line.file, line.line);

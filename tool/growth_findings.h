@@ -4,9 +4,10 @@
 // that keeps every step's activations in a list and one that does not both "hold" memory. What
 // differs is when: a healthy training loop allocates its segments in the first steps and then
 // reuses them, a growing one keeps allocating to the end. A Python line is reported as growth when
-// memory still held at exit was allocated from it at least kMinAllocations times and at least a
-// third of those came in the second half of the time from its first allocation to the end of the
-// process.
+// memory still held at exit was allocated from it at least kMinGrowthAllocations times and at
+// least a third of those came in the second half of the program's work after its first one. Work
+// is counted in kernel launches (interpreter start-up and shutdown launch nothing); a trace
+// without launch counts uses time to the end of the process instead.
 #pragma once
 
 #include <vector>

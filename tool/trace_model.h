@@ -59,6 +59,7 @@ struct Event {
   uint32_t cbid = 0;  // FailedCall, LastError, CallSite: the runtime callback id
   LaunchParamFact launch = {};  // LaunchParam only
   uint64_t python_stack_id = 0;  // Alloc: the Python stack it was made from (0: none)
+  uint64_t launches = 0;         // Alloc from Python: kernel launches before it
 };
 
 // One frame of a Python stack, innermost first.
@@ -75,6 +76,7 @@ struct MemorySample {
   int32_t device = 0;
   uint64_t free_bytes = 0;
   uint64_t total_bytes = 0;
+  uint64_t launches = 0;  // kernel launches so far (0 in traces that do not say)
 };
 
 struct ProcessTrace {

@@ -139,9 +139,12 @@ class RecordParser {
         return true;
       }
       case RecordType::MemorySample: {
-        if (size < sizeof(MemorySampleRecord)) return false;
-        const auto r = load<MemorySampleRecord>(p);
-        out_.samples.push_back({r.seq, r.time_ns, r.device, r.free_bytes, r.total_bytes});
+        if (size < offsetof(MemorySampleRecord, launches)) return false;
+        MemorySampleRecord r{};
+        memcpy(&r, p, std::min(size, sizeof r));
+        // Records of 48 bytes (before the launch count was added) leave `launches` zero.
+        const uint64_t launches = size >= sizeof(MemorySampleRecord) ? r.launches : 0;
+        out_.samples.push_back({r.seq, r.time_ns, r.device, r.free_bytes, r.total_bytes, launches});
         return true;
       }
       case RecordType::Kernel: {
@@ -185,7 +188,7 @@ class RecordParser {
       case RecordType::AllocPython: {
         if (size < sizeof(AllocPythonRecord)) return false;
         const auto r = load<AllocPythonRecord>(p);
-        alloc_python_[r.seq] = r.python_stack_id;
+        alloc_python_[r.seq] = {r.python_stack_id, r.launches};
         return true;
       }
       case RecordType::CallPointers: {
@@ -244,14 +247,17 @@ class RecordParser {
     if (alloc_python_.empty()) return;
     for (Event& e : events) {
       if (e.kind != EventKind::Alloc) continue;
-      if (auto it = alloc_python_.find(e.seq); it != alloc_python_.end()) e.python_stack_id = it->second;
+      if (auto it = alloc_python_.find(e.seq); it != alloc_python_.end()) {
+        e.python_stack_id = it->second.first;
+        e.launches = it->second.second;
+      }
     }
   }
 
  private:
   ProcessTrace& out_;
   size_t unknown_apis_ = 0;
-  std::unordered_map<uint64_t, uint64_t> alloc_python_;  // allocation seq -> Python stack id
+  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> alloc_python_;  // seq -> (Python stack, launches)
 };
 
 }  // namespace

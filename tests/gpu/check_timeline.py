@@ -61,11 +61,20 @@ def check(report, lines):
         return ["only %d samples on device 0; the program ran for well over a second at 10 ms" % len(samples)]
     windows = []
     for name, _, size in PHASES:
-        idx = [i for i, s in enumerate(samples) if s["tracked"] == size]
-        if not idx:
+        # The phase is the longest run of samples holding its size (the same total can pass by
+        # for a moment while another phase's memory is allocated or released).
+        best, start = None, None
+        for i, sample in enumerate(samples + [{"tracked": -1}]):
+            if sample["tracked"] == size and start is None:
+                start = i
+            elif sample["tracked"] != size and start is not None:
+                if best is None or i - 1 - start > best[1] - best[0]:
+                    best = (start, i - 1)
+                start = None
+        if best is None:
             failures.append("no sample has %s's %d MiB tracked" % (name, size // MIB))
             continue
-        windows.append((name, size, idx[0], idx[-1]))
+        windows.append((name, size, best[0], best[1]))
     if failures:
         return failures
     first = windows[0][2]

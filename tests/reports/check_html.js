@@ -81,7 +81,14 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
   const xOf = t => 46 + (1000 - 46 - 10) * t / tmax;
   const GiB = 1 << 30;
   for (const [name, size] of [["one", 1 * GiB], ["two", 3 * GiB], ["three", 2 * GiB]]) {
-    const inside = samples.filter(s => s.tracked === size);
+    // The longest run of samples holding the phase's size (another phase passes through it briefly).
+    let best = [], run = [];
+    for (const s of samples.concat([{ tracked: -1 }])) {
+      if (s.tracked === size) { run.push(s); continue; }
+      if (run.length > best.length) best = run;
+      run = [];
+    }
+    const inside = best;
     const lo = xOf(inside[0].t) - 1, hi = xOf(inside[inside.length - 1].t) + 1;
     const top = Math.max(...drawn.pts.filter(([x]) => x >= lo && x <= hi).map(([, y]) => valueAt(y)));
     const want = Math.max(...inside.map(s => s.used));

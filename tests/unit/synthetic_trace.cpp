@@ -26,6 +26,11 @@ SyntheticTrace& SyntheticTrace::alloc_from_python(Api api, uint64_t key, uint64_
   return *this;
 }
 
+SyntheticTrace& SyntheticTrace::after_launches(uint64_t launches) {
+  trace_.events.back().launches = launches;
+  return *this;
+}
+
 SyntheticTrace& SyntheticTrace::wait(uint64_t ns) {
   waited_ns_ += ns;
   return *this;

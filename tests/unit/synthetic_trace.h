@@ -21,6 +21,8 @@ class SyntheticTrace {
   // Python: a stack (innermost first) and an allocation made from it.
   SyntheticTrace& python_stack(uint64_t id, std::vector<PythonFrameInfo> frames);
   SyntheticTrace& alloc_from_python(Api api, uint64_t key, uint64_t bytes, uint64_t python_stack, uint64_t stack = 1);
+  // The last event happened after this many kernel launches.
+  SyntheticTrace& after_launches(uint64_t launches);
   // Later events happen `ns` later than they otherwise would.
   SyntheticTrace& wait(uint64_t ns);
   const ProcessTrace& trace() const { return trace_; }

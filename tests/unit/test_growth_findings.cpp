@@ -84,3 +84,25 @@ TEST_CASE("leaks from two Python lines through one native path are two sites, ea
     CHECK(f.notes.back().find("allocated from Python at /home/me/train.py:4") == 0);
   }
 }
+
+TEST_CASE("with launch counts, time spent after the work (interpreter shutdown) does not hide growth") {
+  SyntheticTrace t;
+  t.python_stack(7, kForward);
+  for (uint64_t i = 0; i < 8; ++i) {
+    t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (i + 1), 64 * kMiB, 7).after_launches(1000 + i * 500);
+  }
+  t.wait(5000 * kMs).end().after_launches(1000 + 8 * 500);  // a long shutdown that launches nothing
+  const auto findings = growth(t.trace());
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].headline.find("kernel launches") != std::string::npos);
+}
+
+TEST_CASE("with launch counts, segments of the first steps are steady state however short the run") {
+  SyntheticTrace t;
+  t.python_stack(7, kForward);
+  for (uint64_t i = 0; i < 6; ++i) {
+    t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (i + 1), 20 * kMiB, 7).after_launches(100 + i * 10).wait(100 * kMs);
+  }
+  t.end().after_launches(30000);  // 60 steps of work followed
+  CHECK(growth(t.trace()).empty());
+}
