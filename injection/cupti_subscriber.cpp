@@ -18,14 +18,26 @@ CUpti_SubscriberHandle g_subscriber = nullptr;
 bool g_record_call_sites = false;  // --check-api-results
 bool g_check_launches = true;      // --check-launch-params
 
-// Inside a runtime call that launches or sets kernel arguments on this thread: the driver calls
-// and graph nodes it makes on our behalf were checked already, at the runtime call.
-thread_local bool tls_in_runtime_launch = false;
-// The runtime call adding graph nodes on this thread, to name the nodes it creates by it.
-thread_local trace::LaunchPath tls_adding_nodes = trace::LaunchPath::cuGraphAddKernelNode;
-// Inside a call that copies existing nodes (instantiate, clone, child graphs, exec update):
-// their kernels were checked when the originals were made.
-thread_local bool tls_copying_nodes = false;
+// What this thread is in the middle of, as the callbacks see it. One thread_local for all of it:
+// every CUDA call comes through here twice, and each thread_local costs a lookup in a library
+// loaded with dlopen.
+struct ThreadState {
+  // Re-entrancy guard: CUPTI calls we make (cuptiGetDeviceId) may call the driver, whose
+  // callbacks come back here.
+  bool in_callback = false;
+  // Inside a runtime call that launches or sets kernel arguments: the driver calls and graph nodes
+  // it makes on our behalf were checked already, at the runtime call.
+  bool in_runtime_launch = false;
+  // Inside a call that copies existing nodes (instantiate, clone, child graphs, exec update):
+  // their kernels were checked when the originals were made.
+  bool copying_nodes = false;
+  // The runtime call adding graph nodes, to name the nodes it creates by it.
+  trace::LaunchPath adding_nodes = trace::LaunchPath::cuGraphAddKernelNode;
+  // Runtime calls in progress (every runtime callback is enabled): a driver call made at depth 0
+  // is the program's own.
+  int runtime_depth = 0;
+};
+thread_local ThreadState tls;
 
 bool copies_graph_nodes(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept {
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
@@ -56,9 +68,6 @@ bool copies_graph_nodes(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noex
   }
 }
 
-// Re-entrancy guard: CUPTI calls we make (cuptiGetDeviceId) may call the driver, whose
-// callbacks come back here.
-thread_local bool tls_in_callback = false;
 
 struct CallbackId {
   CUpti_CallbackDomain domain;
@@ -498,16 +507,16 @@ bool on_runtime_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data) no
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecKernelNodeSetParams_v10010:
       break;
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddKernelNode_v10000:
-      tls_adding_nodes = enter ? LaunchPath::cudaGraphAddKernelNode : LaunchPath::cuGraphAddKernelNode;
+      tls.adding_nodes = enter ? LaunchPath::cudaGraphAddKernelNode : LaunchPath::cuGraphAddKernelNode;
       return false;
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddNode_v12020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddNode_v12030:
-      tls_adding_nodes = enter ? LaunchPath::cudaGraphAddNode : LaunchPath::cuGraphAddKernelNode;
+      tls.adding_nodes = enter ? LaunchPath::cudaGraphAddNode : LaunchPath::cuGraphAddKernelNode;
       return false;
     default:
       return false;
   }
-  tls_in_runtime_launch = enter;
+  tls.in_runtime_launch = enter;
   if (!params) return true;
   switch (cbid) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
@@ -550,7 +559,7 @@ bool on_runtime_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data) no
 
 // Driver launches made by the program itself (not on behalf of a runtime launch).
 void on_driver_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
-  if (tls_in_runtime_launch || !data->functionParams) return;
+  if (tls.in_runtime_launch || !data->functionParams) return;
   const void* params = data->functionParams;
   const bool enter = data->callbackSite == CUPTI_API_ENTER;
   switch (cbid) {
@@ -614,9 +623,6 @@ constexpr CUpti_CallbackId kDriverHandleCbids[] = {
     CUPTI_DRIVER_TRACE_CBID_cuKernelGetFunction,
 };
 
-// Runtime calls in progress on this thread (every runtime callback is enabled): a driver call
-// made at depth 0 is the program's own.
-thread_local int tls_runtime_depth = 0;
 
 void enable_driver_launch_checks() noexcept {
   static std::atomic<bool> enabled{false};
@@ -635,7 +641,7 @@ bool hands_out_kernel_handles(CUpti_CallbackDomain domain, CUpti_CallbackId cbid
            cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLibraryEnumerateKernels_v12060;
   }
   for (CUpti_CallbackId c : kDriverHandleCbids) {
-    if (c == cbid) return tls_runtime_depth == 0;
+    if (c == cbid) return tls.runtime_depth == 0;
   }
   return false;
 }
@@ -643,7 +649,7 @@ bool hands_out_kernel_handles(CUpti_CallbackDomain domain, CUpti_CallbackId cbid
 void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
   if (!data) return;
   if (g_check_launches) {
-    if (copies_graph_nodes(domain, cbid)) tls_copying_nodes = data->callbackSite == CUPTI_API_ENTER;
+    if (copies_graph_nodes(domain, cbid)) tls.copying_nodes = data->callbackSite == CUPTI_API_ENTER;
     if (data->callbackSite == CUPTI_API_ENTER && hands_out_kernel_handles(domain, cbid)) enable_driver_launch_checks();
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && on_runtime_launch(cbid, data) &&
         data->callbackSite == CUPTI_API_ENTER) {
@@ -681,9 +687,9 @@ void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) noexcept
   if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
     // A kernel node added explicitly; one made by stream capture was checked at its launch.
     const auto* graph = static_cast<const CUpti_GraphData*>(data->resourceDescriptor);
-    if (!tls_in_runtime_launch && !tls_copying_nodes && graph && graph->nodeType == CU_GRAPH_NODE_TYPE_KERNEL &&
+    if (!tls.in_runtime_launch && !tls.copying_nodes && graph && graph->nodeType == CU_GRAPH_NODE_TYPE_KERNEL &&
         !graph->originalNode && !graph->graphExec)
-      check_graph_node(tls_adding_nodes, graph->node);
+      check_graph_node(tls.adding_nodes, graph->node);
     return;
   }
   if (!data->context) return;
@@ -702,19 +708,19 @@ void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) noexcept
 
 void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   // A disabled writer (forked child, unwritable trace) records nothing: skip all work.
-  if (tls_in_callback || !trace_writer().enabled()) return;
-  tls_in_callback = true;
+  if (tls.in_callback || !trace_writer().enabled()) return;
+  tls.in_callback = true;
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     on_resource(cbid, static_cast<const CUpti_ResourceData*>(data));
   } else {
     const auto* api = static_cast<const CUpti_CallbackData*>(data);
     const bool runtime_enter = domain == CUPTI_CB_DOMAIN_RUNTIME_API && api && api->callbackSite == CUPTI_API_ENTER;
-    if (runtime_enter) ++tls_runtime_depth;
+    if (runtime_enter) ++tls.runtime_depth;
     on_api(domain, cbid, api);
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && api && api->callbackSite == CUPTI_API_EXIT && tls_runtime_depth > 0)
-      --tls_runtime_depth;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && api && api->callbackSite == CUPTI_API_EXIT && tls.runtime_depth > 0)
+      --tls.runtime_depth;
   }
-  tls_in_callback = false;
+  tls.in_callback = false;
 }
 
 }  // namespace
