@@ -40,7 +40,7 @@ fi
 
 say "== PyTorch growth: activations kept in a list, attributed to the Python line; without the list the gate passes"
 if PYTHONUNBUFFERED=1 timeout 300 python3 tests/gpu/check_torch_growth.py --cuaudit "$bin/cuaudit" \
-     --script tests/gpu/torch_growth.py --log "$log" 2>&1 | tee -a "$log" | grep -q '^PASS'; then
+     --script tests/gpu/torch_growth.py --log "$log" --keep-dir "$out" 2>&1 | tee -a "$log" | grep -q '^PASS'; then
   passed=$((passed + 1))
 else
   failed=$((failed + 1))

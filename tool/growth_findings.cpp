@@ -25,18 +25,43 @@ std::string human_bytes(uint64_t bytes) {
   return fmt::format("{} bytes", bytes);
 }
 
+// The allocations live at one memory sample (the replay's state then).
+class LiveAt : public ReplayObserver {
+ public:
+  explicit LiveAt(uint64_t seq) : seq_(seq) {}
+  void on_sample(const MemorySample& s, uint64_t,
+                 const std::function<void(const std::function<void(const Event&)>&)>& live) override {
+    if (s.seq == seq_) live([&](const Event& a) { live_.push_back(a); });
+  }
+  std::vector<Event> live_;
+
+ private:
+  uint64_t seq_;
+};
+
 }  // namespace
 
-std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& held,
+std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& at_exit,
                                              StackResolver& stacks) {
   uint64_t end_ns = 0, end_launches = 0;
   for (const Event& e : trace.events) end_ns = std::max(end_ns, e.time_ns), end_launches = std::max(end_launches, e.launches);
   for (const MemorySample& s : trace.samples) end_ns = std::max(end_ns, s.time_ns), end_launches = std::max(end_launches, s.launches);
 
+  // The end of the work: the first sample that saw the last launch count.
+  std::vector<Event> held;
+  const auto end_of_work = std::find_if(trace.samples.begin(), trace.samples.end(),
+                                        [&](const MemorySample& s) { return end_launches && s.launches == end_launches; });
+  if (end_of_work != trace.samples.end()) {
+    LiveAt observer(end_of_work->seq);
+    replay(trace, &observer);
+    held = std::move(observer.live_);
+  } else {
+    for (const LeakedAllocation& leak : at_exit) held.push_back(leak.allocation);
+  }
+
   // By the user's Python line (file, line, function): where the program asked for the memory.
   std::map<std::tuple<std::string, int, std::string>, Site> sites;
-  for (const LeakedAllocation& leak : held) {
-    const Event& a = leak.allocation;
+  for (const Event& a : held) {
     if (!a.python_stack_id || !owns_memory(api_info(a.api).family)) continue;
     std::vector<report::Frame> python = python_frames(trace, a.python_stack_id);
     const size_t user = user_python_frame(python);
@@ -75,8 +100,8 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
     f.count = site.allocations.size();
     f.pid = trace.pid;
     if (sample.device >= 0) f.device = sample.device;
-    f.headline = fmt::format("Memory growth: {} in {} allocation(s) ({}), still held at exit, were allocated while the "
-                             "program ran ({} of them in the second half of its {}), from Python at:",
+    f.headline = fmt::format("Memory growth: {} in {} allocation(s) ({}), still held when the program's work ended, "
+                             "were allocated while it ran ({} of them in the second half of its {}), from Python at:",
                              human_bytes(site.bytes), f.count, api, late, by_launches ? "kernel launches" : "time");
     f.message = fmt::format("{} allocated from {}:{} kept growing until the end of the program instead of being "
                             "reused: something keeps what this line creates (a list of tensors, a cache)",

@@ -1,13 +1,16 @@
 // Memory that grew while the program ran, attributed to the Python line that allocated it.
 //
-// A caching allocator (PyTorch's) holds its segments until the process ends, so at exit a program
-// that keeps every step's activations in a list and one that does not both "hold" memory. What
-// differs is when: a healthy training loop allocates its segments in the first steps and then
-// reuses them, a growing one keeps allocating to the end. A Python line is reported as growth when
-// memory still held at exit was allocated from it at least kMinGrowthAllocations times and at
-// least a third of those came in the second half of the program's work after its first one. Work
-// is counted in kernel launches (interpreter start-up and shutdown launch nothing); a trace
-// without launch counts uses time to the end of the process instead.
+// What counts is the memory still live when the program's work ended (its last kernel launch, seen
+// in the memory samples; without them, at exit): a healthy training loop allocates what it keeps
+// in its first steps and then reuses it, a growing one keeps allocating to the end. A Python line
+// is reported as growth when memory live at the end was allocated from it at least
+// kMinGrowthAllocations times and at least a third of those came in the second half of the
+// program's work after its first one. Work is counted in kernel launches (interpreter start-up
+// and shutdown launch nothing); a trace without launch counts uses time instead.
+//
+// PyTorch's caching allocator calls cudaMalloc only for new segments, from whichever line (or
+// autograd thread) first needs one, so the attribution is exact only with the cache off
+// (PYTORCH_NO_CUDA_MEMORY_CACHING=1): then every tensor is an allocation of its own.
 #pragma once
 
 #include <vector>
@@ -20,7 +23,8 @@ namespace cuaudit {
 
 inline constexpr uint64_t kMinGrowthAllocations = 4;
 
-std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& held,
+// `at_exit`: what was live at exit (used when the trace has no launch-counting samples).
+std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& at_exit,
                                              StackResolver& stacks);
 
 }  // namespace cuaudit

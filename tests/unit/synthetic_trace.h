@@ -14,7 +14,7 @@ class SyntheticTrace {
   SyntheticTrace& destroy_context(uint32_t context);
   SyntheticTrace& end();  // the process reached exit processing
   // A memory sample taken now (between the events before and after it).
-  SyntheticTrace& sample(uint64_t used_bytes, int32_t device = 0);
+  SyntheticTrace& sample(uint64_t used_bytes, int32_t device = 0, uint64_t launches = 0);
   // A kernel parameter that failed a launch check (problem: trace::LaunchProblem).
   SyntheticTrace& launch_param(const std::string& kernel, uint16_t index, uint64_t value, uint8_t problem,
                                uint32_t alignment = 0, bool host_readable = false, uint64_t stack = 3);

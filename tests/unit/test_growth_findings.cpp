@@ -106,3 +106,20 @@ TEST_CASE("with launch counts, segments of the first steps are steady state howe
   t.end().after_launches(30000);  // 60 steps of work followed
   CHECK(growth(t.trace()).empty());
 }
+
+TEST_CASE("tensors kept until the work ends are growth even when the interpreter frees them at shutdown") {
+  // PYTORCH_NO_CUDA_MEMORY_CACHING=1: every tensor is an allocation; a list keeps one per step.
+  SyntheticTrace t;
+  t.python_stack(7, kForward).python_stack(8, kLoss);
+  for (uint64_t step = 0; step < 20; ++step) {
+    t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (step + 1), 8 * kMiB, 7).after_launches(step * 100);
+    t.alloc_from_python(Api::cudaMalloc, 0x90000000, kMiB, 8).after_launches(step * 100 + 50);  // a temporary
+    t.release(Api::cudaFree, 0x90000000).sample(0, 0, step * 100 + 99);
+  }
+  for (uint64_t step = 0; step < 20; ++step) t.release(Api::cudaFree, 0x1000000 * (step + 1));  // shutdown
+  t.end();
+  const auto findings = growth(t.trace());
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].count == 20);
+  CHECK(findings[0].stack[0].line == 42);
+}
