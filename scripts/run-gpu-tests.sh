@@ -2,7 +2,7 @@
 # Everything that needs a GPU, in one go: the CUDA test programs with their expected findings,
 # a recorded demo run (kept as the golden trace), a PyTorch smoke test, coexistence with
 # compute-sanitizer, and the benchmark. Runs from the repository root on the GPU machine.
-# Usage: scripts/run-gpu-tests.sh BIN_DIR OUT_DIR
+# Usage: [BENCH_REPS=N] scripts/run-gpu-tests.sh BIN_DIR OUT_DIR   (BENCH_REPS=0: no benchmarks)
 set -uo pipefail
 bin=${1:?usage: scripts/run-gpu-tests.sh BIN_DIR OUT_DIR}
 out=${2:?usage: scripts/run-gpu-tests.sh BIN_DIR OUT_DIR}
@@ -86,8 +86,10 @@ fi
 say "== under compute-sanitizer (one CUPTI subscriber only)"
 timeout 300 compute-sanitizer --print-limit 3 "$bin/cuaudit" "$bin/gpu_leak_exitcode" 2>&1 | tail -n 12 | tee -a "$log"
 
-say "== benchmarks (medians of ${BENCH_REPS:-5} alternating runs)"
-PATH="$PATH:/usr/local/cuda/bin" bench/run_bench.sh "$(dirname "$bin")" "${BENCH_REPS:-5}" 2>&1 | tee -a "$log"
+if [[ ${BENCH_REPS:-5} != 0 ]]; then
+  say "== benchmarks (medians of ${BENCH_REPS:-5} alternating runs)"
+  PATH="$PATH:/usr/local/cuda/bin" bench/run_bench.sh "$(dirname "$bin")" "${BENCH_REPS:-5}" 2>&1 | tee -a "$log"
+fi
 
 say "== --check-api-results: discarded results of successful calls, recorded in the target"
 "$bin/cuaudit" --check-api-results "$bin/gpu_handled_errors_O2" 2>&1 | tail -n 30 | tee -a "$log"
