@@ -106,8 +106,8 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
     f.message = fmt::format("{} allocated from {}:{} kept growing until the end of the program instead of being "
                             "reused: something keeps what this line creates (a list of tensors, a cache)",
                             human_bytes(site.bytes), line.file, line.line);
-    f.notes.push_back("memory a caching allocator holds is reused by a healthy program, which allocates it in its "
-                      "first steps; this line needed new memory until the end");
+    f.notes.push_back("a healthy loop allocates what it keeps in its first steps and reuses it (a caching allocator "
+                      "holds it until exit either way); this line needed new memory until the end");
     // The user's line first, then its callers: the library frames above it are in the Python stack.
     f.stack.assign(site.python.begin() + static_cast<std::ptrdiff_t>(site.user), site.python.end());
     f.related.push_back({"python", "", "Python stack of the last allocation:", python_frames(trace, sample.python_stack_id)});
