@@ -55,7 +55,7 @@ struct Group {
 };
 
 std::string memory_of(const Event& allocation) {
-  return fmt::format("{}-byte {} from {}", allocation.bytes, family_description(api_info(allocation.api).family),
+  return fmt::format("{}-byte allocation of {} ({})", allocation.bytes, family_description(api_info(allocation.api).family),
                      api_info(allocation.api).name);
 }
 

@@ -35,7 +35,8 @@ void add_output_options(CLI::App& app, Options& o) {
       ->allow_extra_args(false);
   app.add_option("--builtin-suppressions", o.builtin_suppressions,
                  "yes: memory that known framework allocators (PyTorch, cuBLAS, CuPy, RMM, ...) hold on purpose "
-                 "is reported as held_by_allocator (info), not as leaks; no: as leaks")
+                 "is reported as held_by_allocator (info), not as leaks, and cuBLAS's host alpha/beta pointers "
+                 "are not host_pointer_param; no: report them all")
       ->check(CLI::IsMember({"yes", "no"}))
       ->default_str("yes");
   app.add_flag("--print-builtin-suppressions", o.print_builtin_suppressions,

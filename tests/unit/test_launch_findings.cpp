@@ -39,7 +39,7 @@ TEST_CASE("a misaligned float4* is one finding counting its launches, with type,
   CHECK(f.parameter->type == "float4*");
   CHECK(f.parameter->alignment == 16);
   CHECK(f.parameter->offset == 4);
-  CHECK(f.headline.find("4 byte(s) into a 4096-byte device memory from cudaMalloc") != std::string::npos);
+  CHECK(f.headline.find("4 byte(s) into a 4096-byte allocation of device memory (cudaMalloc)") != std::string::npos);
   REQUIRE(f.related.size() == 1);
   CHECK(f.related[0].role == "allocation");
 }
