@@ -1,12 +1,11 @@
 #include "memory_sampler.h"
 
-#include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <time.h>
 
 #include <atomic>
 
+#include "background_thread.h"
 #include "call_recorder.h"
 #include "driver_api.h"
 #include "in_target_log.h"
@@ -80,17 +79,9 @@ void start_memory_sampler(unsigned interval_ms) noexcept {
   if (interval_ms == 0 || !driver().mem_get_info || !driver().ctx_set_current) return;
   g_interval_ms = interval_ms;
   g_enabled.store(true);
-  // Like the flusher, the sampler must never take a signal meant for the program's threads.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t thread;
-  if (pthread_create(&thread, nullptr, sampler_main, nullptr) == 0) {
-    pthread_detach(thread);
-  } else {
+  if (!start_background_thread(sampler_main)) {
     log_warning("cannot start the memory sampler thread; the timeline has samples at allocations only");
   }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 void sampler_context_created(CUcontext context, int32_t device) noexcept {

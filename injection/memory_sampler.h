@@ -22,7 +22,7 @@ void start_memory_sampler(unsigned interval_ms) noexcept;
 void sampler_context_created(CUcontext context, int32_t device) noexcept;
 void sampler_context_destroying(CUcontext context) noexcept;
 
-// An allocation or release of `device` just finished on this thread, with `context` current.
+// An allocation or release on `device` just finished on this thread (its context is current).
 void sample_after_memory_change(int32_t device) noexcept;
 
 // Exit processing started: stops sampling for good, waiting at most for the sample in flight,

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <new>
 
+#include "background_thread.h"
 #include "in_target_log.h"
 #include "trace_format.h"
 
@@ -297,17 +298,9 @@ void TraceWriter::set_write_through() noexcept {
 void TraceWriter::start_flusher(unsigned interval_ms) noexcept {
   if (interval_ms == 0) return;
   state().flush_interval_ms = interval_ms;
-  // The flusher must never take a signal meant for the program's threads.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t thread;
-  if (pthread_create(&thread, nullptr, flusher_main, nullptr) == 0) {
-    pthread_detach(thread);
-  } else {
+  if (!start_background_thread(flusher_main)) {
     log_warning("cannot start the trace flusher thread; a crash may lose more of the trace");
   }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 void TraceWriter::restart_in_child(void (*on_open)()) noexcept {

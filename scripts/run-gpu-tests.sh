@@ -12,6 +12,14 @@ log="$out/gpu.log"
 failed=0
 passed=0
 say() { echo "$@" | tee -a "$log"; }
+# Runs a check script (its output into the log); counts it passed when it prints a PASS line.
+check() {
+  if PYTHONUNBUFFERED=1 timeout 300 "$@" 2>&1 | tee -a "$log" | grep -q '^PASS'; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+  fi
+}
 
 say "== machine"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee -a "$log"
@@ -31,29 +39,17 @@ for program in "$bin"/gpu_*; do
 done
 
 say "== PyTorch training under cuaudit: tracked, no unchecked_error, passes the gate"
-if PYTHONUNBUFFERED=1 timeout 300 python3 tests/gpu/check_torch.py --cuaudit "$bin/cuaudit" \
-     --script tests/gpu/torch_training.py --log "$log" --keep-json "$out/torch-report.json" 2>&1 | tee -a "$log" | grep -q '^PASS'; then
-  passed=$((passed + 1))
-else
-  failed=$((failed + 1))
-fi
+check python3 tests/gpu/check_torch.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_training.py --log "$log" \
+  --keep-json "$out/torch-report.json"
 
 say "== PyTorch growth: activations kept in a list, attributed to the Python line; without the list the gate passes"
-if PYTHONUNBUFFERED=1 timeout 300 python3 tests/gpu/check_torch_growth.py --cuaudit "$bin/cuaudit" \
-     --script tests/gpu/torch_growth.py --log "$log" --keep-dir "$out" 2>&1 | tee -a "$log" | grep -q '^PASS'; then
-  passed=$((passed + 1))
-else
-  failed=$((failed + 1))
-fi
+check python3 tests/gpu/check_torch_growth.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_growth.py --log "$log" \
+  --keep-dir "$out"
 
 say "== memory timeline: three phases, kept as a golden trace with its HTML report"
 rm -rf "$out/timeline-run"
-if python3 tests/gpu/check_timeline.py --cuaudit "$bin/cuaudit" --program "$bin/gpu_timeline_phases" \
-     --source tests/gpu/timeline_phases.cu --keep-run "$out/timeline-run" --html "$out/timeline.html" 2>&1 | tee -a "$log" | grep -q '^PASS'; then
-  passed=$((passed + 1))
-else
-  failed=$((failed + 1))
-fi
+check python3 tests/gpu/check_timeline.py --cuaudit "$bin/cuaudit" --program "$bin/gpu_timeline_phases" \
+  --source tests/gpu/timeline_phases.cu --keep-run "$out/timeline-run" --html "$out/timeline.html"
 
 say "== demo run, kept as the golden trace"
 rm -rf "$out/demo-run"
