@@ -82,6 +82,26 @@ inline const char* family_description(MemoryFamily f) {
   return "memory";
 }
 
+inline constexpr size_t kMemoryFamilies = static_cast<size_t>(MemoryFamily::HostHeap) + 1;
+
+// How machine-readable reports name a family ("stream_ordered").
+inline const char* family_key(MemoryFamily f) {
+  switch (f) {
+    case MemoryFamily::Device: return "device";
+    case MemoryFamily::Managed: return "managed";
+    case MemoryFamily::PinnedHost: return "pinned_host";
+    case MemoryFamily::RegisteredHost: return "registered_host";
+    case MemoryFamily::StreamOrdered: return "stream_ordered";
+    case MemoryFamily::Array: return "array";
+    case MemoryFamily::MipmappedArray: return "mipmapped_array";
+    case MemoryFamily::VmmPhysical: return "vmm_physical";
+    case MemoryFamily::VmmReservation: return "vmm_reservation";
+    case MemoryFamily::VmmMapping: return "vmm_mapping";
+    case MemoryFamily::HostHeap: return "host_heap";
+  }
+  return "memory";
+}
+
 // Memory that lives on the host: its leaks have no device.
 inline bool is_host_family(MemoryFamily f) {
   return f == MemoryFamily::PinnedHost || f == MemoryFamily::RegisteredHost;

@@ -19,6 +19,13 @@ json frame_json(const Frame& f) {
           {"pc", fmt::format("0x{:x}", f.pc)}};
 }
 
+// {"device": 3221225472, "stream_ordered": 1048576}
+json families_json(const std::vector<std::pair<std::string, uint64_t>>& families) {
+  json out = json::object();
+  for (const auto& [family, bytes] : families) out[family] = bytes;
+  return out;
+}
+
 json stack_json(const std::vector<Frame>& frames) {
   json stack = json::array();
   for (const Frame& frame : frames) stack.push_back(frame_json(frame));
@@ -81,7 +88,7 @@ std::string render_json(const Report& report) {
   json samples = json::array();
   for (const TimelineSample& t : report.timeline.samples) {
     samples.push_back({{"t", t.t}, {"pid", t.pid}, {"device", t.device}, {"used", t.used}, {"free", t.free},
-                       {"tracked", t.tracked}});
+                       {"tracked", t.tracked}, {"families", families_json(t.families)}});
   }
   json peaks = json::array();
   for (const DevicePeak& p : report.timeline.peaks) {
@@ -90,7 +97,7 @@ std::string render_json(const Report& report) {
       sites.push_back({{"api", site.api}, {"bytes", site.bytes}, {"count", site.count}, {"stack", stack_json(site.stack)}});
     }
     peaks.push_back({{"pid", p.pid}, {"device", p.device}, {"t", p.t}, {"used", p.used}, {"tracked", p.tracked},
-                     {"sites", sites}});
+                     {"families", families_json(p.families)}, {"sites", sites}});
   }
   json doc = {{"schema", kSchema},
               {"tool", {{"name", "cuaudit"}, {"version", report.tool_version}}},

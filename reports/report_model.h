@@ -96,6 +96,7 @@ struct TimelineSample {
   uint64_t used = 0;     // total - free, as cuMemGetInfo reported
   uint64_t free = 0;
   uint64_t tracked = 0;  // bytes the program's tracked allocations held on that device then
+  std::vector<std::pair<std::string, uint64_t>> families;  // `tracked` by allocation family (non-zero ones)
 };
 
 // An allocation site holding memory at a peak.
@@ -113,6 +114,7 @@ struct DevicePeak {
   double t = 0;
   uint64_t used = 0;
   uint64_t tracked = 0;
+  std::vector<std::pair<std::string, uint64_t>> families;  // `tracked` by allocation family
   std::vector<PeakSite> sites;  // biggest first
 };
 

@@ -112,9 +112,15 @@ std::string render_text(const Report& report, const TextOptions& options) {
     for (const DevicePeak& peak : report.timeline.peaks) {
       if (peak.pid != p.pid) continue;
       const uint64_t gap = peak.used > peak.tracked ? peak.used - peak.tracked : 0;
-      w.line(fmt::format("Memory on device {}: peak {} in use at {:.3f} s; the program held {}, the other {} were "
+      std::string families;
+      for (const auto& [family, bytes] : peak.families) {
+        families += fmt::format("{}{} {}", families.empty() ? " (" : ", ", family, human_bytes(bytes));
+      }
+      if (!families.empty()) families += ")";
+      w.line(fmt::format("Memory on device {}: peak {} in use at {:.3f} s; the program held {}{}, the other {} were "
                          "contexts, libraries and memory cuaudit cannot see",
-                         peak.device, human_bytes(peak.used), peak.t, human_bytes(peak.tracked), human_bytes(gap)));
+                         peak.device, human_bytes(peak.used), peak.t, human_bytes(peak.tracked), families,
+                         human_bytes(gap)));
       for (const PeakSite& site : peak.sites) {
         w.line(fmt::format("  held at the peak: {} in {} allocation(s) ({}) {}", human_bytes(site.bytes), site.count, site.api,
                            site.stack.empty() ? std::string("(no stack)") : format_frame(0, site.stack[0])));

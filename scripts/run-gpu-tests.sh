@@ -46,6 +46,10 @@ say "== PyTorch growth: activations kept in a list, attributed to the Python lin
 check python3 tests/gpu/check_torch_growth.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_growth.py --log "$log" \
   --keep-dir "$out"
 
+say "== the CI gate live: suppressions and a baseline"
+check python3 tests/gpu/check_gate.py --cuaudit "$bin/cuaudit" --program "$bin/gpu_gate_program" \
+  --source tests/gpu/gate_program.cu --log "$log"
+
 say "== memory timeline: three phases, kept as a golden trace with its HTML report"
 rm -rf "$out/timeline-run"
 check python3 tests/gpu/check_timeline.py --cuaudit "$bin/cuaudit" --program "$bin/gpu_timeline_phases" \

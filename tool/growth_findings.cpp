@@ -29,7 +29,7 @@ std::string human_bytes(uint64_t bytes) {
 class LiveAt : public ReplayObserver {
  public:
   explicit LiveAt(uint64_t seq) : seq_(seq) {}
-  void on_sample(const MemorySample& s, uint64_t,
+  void on_sample(const MemorySample& s, const DeviceHoldings&,
                  const std::function<void(const std::function<void(const Event&)>&)>& live) override {
     if (s.seq == seq_) live([&](const Event& a) { live_.push_back(a); });
   }
@@ -59,14 +59,18 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
     for (const LeakedAllocation& leak : at_exit) held.push_back(leak.allocation);
   }
 
-  // By the user's Python line (file, line, function): where the program asked for the memory.
-  std::map<std::tuple<std::string, int, std::string>, Site> sites;
+  // By the user's Python line (file, line, function): where the program asked for the memory. In a
+  // Python process, memory allocated with no Python stack (an autograd thread, or a caching
+  // allocator's segment for whichever line first needed one) is grouped by its native site.
+  const bool python_process = !trace.python_stacks.empty();
+  std::map<std::tuple<std::string, int, std::string, uint64_t>, Site> sites;
   for (const Event& a : held) {
-    if (!a.python_stack_id || !owns_memory(api_info(a.api).family)) continue;
+    if (!owns_memory(api_info(a.api).family)) continue;
     std::vector<report::Frame> python = python_frames(trace, a.python_stack_id);
     const size_t user = user_python_frame(python);
-    if (user >= python.size()) continue;
-    Site& site = sites[{python[user].file, python[user].line, python[user].function}];
+    if (user >= python.size() && !python_process) continue;
+    Site& site = user < python.size() ? sites[{python[user].file, python[user].line, python[user].function, 0}]
+                                      : sites[{std::string(), 0, std::string(), a.stack_id}];
     if (site.allocations.empty()) {
       site.python = std::move(python);
       site.user = user;
@@ -89,7 +93,6 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
                                                           [&](const Event* a) { return clock(a) > middle; }));
     if (late * 3 < site.allocations.size()) continue;  // allocated early and reused: steady state
 
-    const report::Frame& line = site.python[site.user];
     const Event& sample = *site.allocations.back();
     const std::string api(api_info(stacks.api_called(sample.stack_id, sample.api)).name);
     report::Finding f;
@@ -100,18 +103,31 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
     f.count = site.allocations.size();
     f.pid = trace.pid;
     if (sample.device >= 0) f.device = sample.device;
+    const bool from_python = site.user < site.python.size();
     f.headline = fmt::format("Memory growth: {} in {} allocation(s) ({}), still held when the program's work ended, "
-                             "were allocated while it ran ({} of them in the second half of its {}), from Python at:",
-                             human_bytes(site.bytes), f.count, api, late, by_launches ? "kernel launches" : "time");
-    f.message = fmt::format("{} allocated from {}:{} kept growing until the end of the program instead of being "
-                            "reused: something keeps what this line creates (a list of tensors, a cache)",
-                            human_bytes(site.bytes), line.file, line.line);
+                             "were allocated while it ran ({} of them in the second half of its {}), {}:",
+                             human_bytes(site.bytes), f.count, api, late, by_launches ? "kernel launches" : "time",
+                             from_python ? "from Python at" : "from");
     f.notes.push_back("a healthy loop allocates what it keeps in its first steps and reuses it (a caching allocator "
-                      "holds it until exit either way); this line needed new memory until the end");
-    // The user's line first, then its callers: the library frames above it are in the Python stack.
-    f.stack.assign(site.python.begin() + static_cast<std::ptrdiff_t>(site.user), site.python.end());
-    f.related.push_back({"python", "", "Python stack of the last allocation:", python_frames(trace, sample.python_stack_id)});
-    f.related.push_back({"allocation", api, fmt::format("allocated by {} at:", api), stacks.user_stack(sample.stack_id)});
+                      "holds it until exit either way); this site needed new memory until the end");
+    if (from_python) {
+      const report::Frame& line = site.python[site.user];
+      f.message = fmt::format("{} allocated from {}:{} kept growing until the end of the program instead of being "
+                              "reused: something keeps what this line creates (a list of tensors, a cache)",
+                              human_bytes(site.bytes), line.file, line.line);
+      // The user's line first, then its callers: the library frames above it are in the Python stack.
+      f.stack.assign(site.python.begin() + static_cast<std::ptrdiff_t>(site.user), site.python.end());
+      f.related.push_back({"python", "", "Python stack of the last allocation:", python_frames(trace, sample.python_stack_id)});
+      f.related.push_back({"allocation", api, fmt::format("allocated by {} at:", api), stacks.user_stack(sample.stack_id)});
+    } else {
+      f.message = fmt::format("{} allocated at this site kept growing until the end of the program instead of being "
+                              "reused: something keeps what the program creates (a list of tensors, a cache)",
+                              human_bytes(site.bytes));
+      f.notes.push_back("made on threads without Python frames, or by a caching allocator for whichever line first "
+                        "needed a new segment; for the Python line, run with PYTORCH_NO_CUDA_MEMORY_CACHING=1 (every "
+                        "tensor is then an allocation of its own)");
+      f.stack = stacks.user_stack(sample.stack_id);
+    }
     findings.push_back(std::move(f));
   }
   std::sort(findings.begin(), findings.end(),

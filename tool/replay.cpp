@@ -49,9 +49,9 @@ class AllocationTable {
     remember(e);
   }
 
-  uint64_t device_bytes(int32_t device) const {
+  DeviceHoldings holdings(int32_t device) const {
     auto it = device_bytes_.find(device);
-    return it == device_bytes_.end() ? 0 : it->second;
+    return it == device_bytes_.end() ? DeviceHoldings{} : it->second;
   }
 
   void for_each_live(const std::function<void(const Event&)>& visit) const {
@@ -178,10 +178,16 @@ class AllocationTable {
 
   // Memory the program holds per device: what the timeline compares with the driver's view.
   void remember(const Event& e) {
-    if (e.device >= 0 && owns_memory(family_of(e))) device_bytes_[e.device] += e.bytes;
+    if (e.device < 0 || !owns_memory(family_of(e))) return;
+    DeviceHoldings& h = device_bytes_[e.device];
+    h.total += e.bytes;
+    h.by_family[static_cast<size_t>(family_of(e))] += e.bytes;
   }
   void forget(const Event& e) {
-    if (e.device >= 0 && owns_memory(family_of(e))) device_bytes_[e.device] -= e.bytes;
+    if (e.device < 0 || !owns_memory(family_of(e))) return;
+    DeviceHoldings& h = device_bytes_[e.device];
+    h.total -= e.bytes;
+    h.by_family[static_cast<size_t>(family_of(e))] -= e.bytes;
   }
 
   void erase(Live& live, Live::iterator it, const Event& release) {
@@ -216,7 +222,7 @@ class AllocationTable {
   std::array<Live, kSpaces> live_;
   std::array<std::map<uint64_t, Released>, kSpaces> released_;
   std::unordered_map<uint64_t, Event> failed_releases_;  // allocation seq -> the release that failed
-  std::map<int32_t, uint64_t> device_bytes_;
+  std::map<int32_t, DeviceHoldings> device_bytes_;
 };
 
 }  // namespace
@@ -227,7 +233,7 @@ ReplayResult replay(const ProcessTrace& trace, ReplayObserver* observer) {
   auto sample = trace.samples.begin();
   auto observe_until = [&](uint64_t seq) {  // the samples taken before event `seq`
     for (; observer && sample != trace.samples.end() && sample->seq < seq; ++sample) {
-      observer->on_sample(*sample, table.device_bytes(sample->device),
+      observer->on_sample(*sample, table.holdings(sample->device),
                           [&](const std::function<void(const Event&)>& visit) { table.for_each_live(visit); });
     }
   };

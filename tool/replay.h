@@ -2,6 +2,7 @@
 // which releases were wrong (mismatched, double, invalid).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -62,13 +63,19 @@ struct ReplayResult {
   std::vector<LaunchParamJudgement> launch_params;
 };
 
+// Memory the program holds on one device at one moment, in all and by allocation family.
+struct DeviceHoldings {
+  uint64_t total = 0;
+  std::array<uint64_t, kMemoryFamilies> by_family{};
+};
+
 // Sees the allocation state at each memory sample, in order (the timeline is built this way).
 class ReplayObserver {
  public:
   virtual ~ReplayObserver() = default;
-  // `tracked_bytes`: memory the program holds on the sample's device; `live` calls its argument
-  // for every allocation live at that moment (any device).
-  virtual void on_sample(const MemorySample& sample, uint64_t tracked_bytes,
+  // `held`: what the program holds on the sample's device; `live` calls its argument for every
+  // allocation live at that moment (any device).
+  virtual void on_sample(const MemorySample& sample, const DeviceHoldings& held,
                          const std::function<void(const std::function<void(const Event&)>&)>& live) = 0;
 };
 

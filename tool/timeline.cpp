@@ -18,7 +18,7 @@ double seconds_since_start(const ProcessTrace& trace, uint64_t time_ns) {
 class SampleCollector : public ReplayObserver {
  public:
   explicit SampleCollector(const ProcessTrace& trace, report::Timeline& timeline) : trace_(trace), timeline_(timeline) {}
-  void on_sample(const MemorySample& s, uint64_t tracked,
+  void on_sample(const MemorySample& s, const DeviceHoldings& held,
                  const std::function<void(const std::function<void(const Event&)>&)>&) override {
     report::TimelineSample out;
     out.t = seconds_since_start(trace_, s.time_ns);
@@ -26,7 +26,10 @@ class SampleCollector : public ReplayObserver {
     out.device = s.device;
     out.used = s.total_bytes > s.free_bytes ? s.total_bytes - s.free_bytes : 0;
     out.free = s.free_bytes;
-    out.tracked = tracked;
+    out.tracked = held.total;
+    for (size_t f = 0; f < kMemoryFamilies; ++f) {
+      if (held.by_family[f]) out.families.emplace_back(family_key(static_cast<MemoryFamily>(f)), held.by_family[f]);
+    }
     timeline_.samples.push_back(out);
     auto& peak = peaks_[s.device];
     if (!peak.first || out.used > peak.second.used) peak = {s.seq, out};
@@ -42,7 +45,7 @@ class SampleCollector : public ReplayObserver {
 class PeakSites : public ReplayObserver {
  public:
   explicit PeakSites(const std::map<int, std::pair<uint64_t, report::TimelineSample>>& peaks) : peaks_(peaks) {}
-  void on_sample(const MemorySample& s, uint64_t,
+  void on_sample(const MemorySample& s, const DeviceHoldings&,
                  const std::function<void(const std::function<void(const Event&)>&)>& live) override {
     auto peak = peaks_.find(s.device);
     if (peak == peaks_.end() || peak->second.first != s.seq) return;
@@ -76,6 +79,7 @@ void build_timeline(const ProcessTrace& trace, StackResolver& stacks, report::Ti
     p.t = peak.second.t;
     p.used = peak.second.used;
     p.tracked = peak.second.tracked;
+    p.families = peak.second.families;
     for (const auto& [key, held] : at_peak.sites_[device]) {
       report::PeakSite site;
       const Api api = stacks.api_called(key.first, static_cast<Api>(key.second));

@@ -123,3 +123,22 @@ TEST_CASE("tensors kept until the work ends are growth even when the interpreter
   CHECK(findings[0].count == 20);
   CHECK(findings[0].stack[0].line == 42);
 }
+
+TEST_CASE("in a Python process, segments without a Python stack that keep coming are growth at their native site") {
+  SyntheticTrace t;
+  t.python_stack(8, kLoss);  // the process is a Python interpreter
+  for (uint64_t i = 0; i < 9; ++i) t.alloc(Api::cudaMalloc, 0x1000000 * (i + 1), 64 * kMiB, /*stack=*/5).after_launches(i * 1000);
+  t.end().after_launches(9000);
+  const auto findings = growth(t.trace());
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].count == 9);
+  REQUIRE(findings[0].notes.size() == 2);
+  CHECK(findings[0].notes[1].find("PYTORCH_NO_CUDA_MEMORY_CACHING=1") != std::string::npos);
+}
+
+TEST_CASE("outside Python, memory without a Python stack is the leak check's, never growth") {
+  SyntheticTrace t;
+  for (uint64_t i = 0; i < 9; ++i) t.alloc(Api::cudaMalloc, 0x1000000 * (i + 1), 64 * kMiB, 5).after_launches(i * 1000);
+  t.end().after_launches(9000);
+  CHECK(growth(t.trace()).empty());
+}

@@ -59,3 +59,21 @@ TEST_CASE("a run without samples has no timeline") {
   CHECK(timeline.samples.empty());
   CHECK(timeline.peaks.empty());
 }
+
+TEST_CASE("what the program holds is also told by allocation family") {
+  SyntheticTrace s;
+  s.alloc(Api::cudaMalloc, 0x1000000, 100 * MiB).alloc(Api::cudaMallocAsync, 0x9000000, 20 * MiB);
+  s.alloc(Api::cudaMallocManaged, 0x11000000, 5 * MiB).alloc(Api::cudaMallocHost, 0x70000000, 999 * MiB);
+  s.sample(kContexts + 125 * MiB);
+  const ProcessTrace& t = s.end().trace();
+  Symbolizer symbolizer;
+  StackResolver stacks(t, symbolizer);
+  report::Timeline timeline;
+  build_timeline(t, stacks, timeline);
+  REQUIRE(timeline.samples.size() == 1);
+  const std::vector<std::pair<std::string, uint64_t>> want = {
+      {"device", 100 * MiB}, {"managed", 5 * MiB}, {"stream_ordered", 20 * MiB}};  // pinned host memory is no device's
+  CHECK(timeline.samples[0].families == want);
+  REQUIRE(timeline.peaks.size() == 1);
+  CHECK(timeline.peaks[0].families == want);
+}
