@@ -95,7 +95,7 @@ say "== --check-api-results: discarded results of successful calls, recorded in 
 "$bin/cuaudit" --check-api-results "$bin/gpu_handled_errors_O2" 2>&1 | tail -n 30 | tee -a "$log"
 
 # Recorded runs travel back as one file each (the device returns a limited number of files).
-tar -C "$out" -czf "$out/recorded-runs.tar.gz" timeline-run demo-run && rm -rf "$out/timeline-run" "$out/demo-run"
+tar -C "$out" -czf "$out/recorded-runs.tar.gz" timeline-run demo-run growth-*-run && rm -rf "$out/timeline-run" "$out/demo-run" "$out"/growth-*-run
 
 say "== GPU tests: $passed passed, $failed failed"
 exit $((failed > 0))

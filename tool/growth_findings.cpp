@@ -39,6 +39,15 @@ class LiveAt : public ReplayObserver {
   uint64_t seq_;
 };
 
+// Kernel launches before an allocation: its own count when it has one (allocations from Python
+// record it), else the count of the last memory sample before it (every 10 ms by default).
+uint64_t launches_before(const ProcessTrace& trace, const Event& a) {
+  if (a.launches) return a.launches;
+  auto after = std::lower_bound(trace.samples.begin(), trace.samples.end(), a.seq,
+                                [](const MemorySample& s, uint64_t seq) { return s.seq < seq; });
+  return after == trace.samples.begin() ? 0 : std::prev(after)->launches;
+}
+
 }  // namespace
 
 std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& at_exit,
@@ -85,8 +94,8 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
     std::sort(site.allocations.begin(), site.allocations.end(),
               [](const Event* a, const Event* b) { return a->seq < b->seq; });
     // The clock: launches when the program launched anything after the site's first allocation.
-    const bool by_launches = end_launches > site.allocations.front()->launches;
-    auto clock = [&](const Event* a) { return by_launches ? a->launches : a->time_ns; };
+    const bool by_launches = end_launches > launches_before(trace, *site.allocations.front());
+    auto clock = [&](const Event* a) { return by_launches ? launches_before(trace, *a) : a->time_ns; };
     const uint64_t first = clock(site.allocations.front());
     const uint64_t middle = first + ((by_launches ? end_launches : end_ns) - first) / 2;
     const auto late = static_cast<uint64_t>(std::count_if(site.allocations.begin(), site.allocations.end(),

@@ -12,7 +12,8 @@ import tempfile
 
 
 def marker(source, name):
-    return next(n for n, text in enumerate(open(source), start=1) if re.search(r"//.*%s\s*$" % name, text))
+    return next(n for n, text in enumerate(open(source), start=1)
+                if "EXPECT" not in text and re.search(r"//.*%s\s*$" % name, text))
 
 
 def run(opts, tmp, args, program_args=()):

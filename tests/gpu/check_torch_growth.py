@@ -18,8 +18,10 @@ import tempfile
 
 def run(opts, tmp, keep, cache):
     out = os.path.join(tmp, "report.json")
-    cmd = [opts.cuaudit, "--json", out, "--error-exitcode", "9", "--leak-check", "summary", "--",
-           sys.executable, opts.script] + (["--keep"] if keep else [])
+    name = "growth-%s-cache-%s" % ("list" if keep else "plain", "on" if cache else "off")
+    save = ["--save", os.path.join(opts.keep_dir, name + "-run")] if opts.keep_dir else []
+    cmd = [opts.cuaudit, "--json", out, "--error-exitcode", "9", "--leak-check", "summary"] + save + [
+        "--", sys.executable, opts.script] + (["--keep"] if keep else [])
     env = dict(os.environ)
     if not cache:
         env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
@@ -29,8 +31,7 @@ def run(opts, tmp, keep, cache):
             log.write("$ " + ("" if cache else "PYTORCH_NO_CUDA_MEMORY_CACHING=1 ") + " ".join(cmd) + "\n" + proc.stdout + proc.stderr + "exit %d\n\n" % proc.returncode)
     report = json.load(open(out))
     if opts.keep_dir:
-        name = "growth-%s-cache-%s.json" % ("list" if keep else "plain", "on" if cache else "off")
-        with open(os.path.join(opts.keep_dir, name), "w") as copy:
+        with open(os.path.join(opts.keep_dir, name + ".json"), "w") as copy:
             json.dump(report, copy, indent=1)
     return proc.returncode, report
 
@@ -40,7 +41,7 @@ def main():
     ap.add_argument("--cuaudit", required=True)
     ap.add_argument("--script", required=True)
     ap.add_argument("--log")
-    ap.add_argument("--keep-dir", help="copy the JSON reports here")
+    ap.add_argument("--keep-dir", help="keep the JSON reports and the recorded runs here")
     opts = ap.parse_args()
     line = next(n for n, text in enumerate(open(opts.script), start=1) if re.search(r"#\s*@features\s*$", text))
     failures = []

@@ -142,3 +142,13 @@ TEST_CASE("outside Python, memory without a Python stack is the leak check's, ne
   t.end().after_launches(9000);
   CHECK(growth(t.trace()).empty());
 }
+
+TEST_CASE("allocations without their own launch count take it from the memory samples around them") {
+  SyntheticTrace t;
+  t.python_stack(8, kLoss);
+  for (uint64_t i = 0; i < 9; ++i) {
+    t.sample(0, 0, i * 1000).alloc(Api::cudaMalloc, 0x1000000 * (i + 1), 64 * kMiB, /*stack=*/5);  // no count of its own
+  }
+  t.sample(0, 0, 9000).end();
+  REQUIRE(growth(t.trace()).size() == 1);
+}
