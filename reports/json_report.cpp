@@ -37,7 +37,7 @@ json stack_json(const std::vector<Frame>& frames) {
 json finding_to_json(const Finding& f) {
   json related = json::array();
   for (const RelatedStack& r : f.related) {
-    related.push_back({{"role", r.role}, {"api", r.api}, {"stack", stack_json(r.stack)}});
+    related.push_back({{"role", r.role}, {"api", r.api}, {"title", r.title}, {"stack", stack_json(r.stack)}});
   }
   json parameter = nullptr;
   if (f.parameter) {
