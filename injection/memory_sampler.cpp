@@ -32,10 +32,12 @@ std::atomic<uint64_t> g_last_inline_ns{0};
 constexpr uint64_t kInlineGapNs = 1000000;  // samples from program threads: at most one a millisecond
 unsigned g_interval_ms = 10;
 
-void take_sample(int32_t device) noexcept {
+// Samples `device` through the calling thread's current context.
+bool take_sample(int32_t device) noexcept {
   size_t free_bytes = 0, total_bytes = 0;
-  if (driver().mem_get_info(&free_bytes, &total_bytes) != CUDA_SUCCESS) return;
+  if (driver().mem_get_info(&free_bytes, &total_bytes) != CUDA_SUCCESS) return false;
   record_memory_sample(device, free_bytes, total_bytes);
+  return true;
 }
 
 // One round: each device once, through the first live context on it.
@@ -47,10 +49,7 @@ void sample_all_devices() noexcept {
     const int32_t device = slot.device.load();
     const uint64_t bit = device >= 0 && device < 64 ? uint64_t{1} << device : 0;
     if (context && !(sampled & bit) && !g_stopping.load()) {
-      size_t free_bytes = 0, total_bytes = 0;
-      if (driver().ctx_set_current(context) == CUDA_SUCCESS &&
-          driver().mem_get_info(&free_bytes, &total_bytes) == CUDA_SUCCESS) {
-        record_memory_sample(device, free_bytes, total_bytes);
+      if (driver().ctx_set_current(context) == CUDA_SUCCESS && take_sample(device)) {
         sampled |= bit;
       } else {
         // Destroyed behind our back (cudaDeviceReset) or CUDA is shutting down: forget it.

@@ -1,5 +1,7 @@
 #include "report_model.h"
 
+#include <fmt/format.h>
+
 namespace cuaudit::report {
 
 const char* severity_name(Severity s) {
@@ -12,6 +14,14 @@ const char* severity_name(Severity s) {
       return "info";
   }
   return "error";
+}
+
+std::string human_bytes(uint64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (bytes >= (uint64_t{1} << 30)) return fmt::format("{:.1f} GiB", b / (1 << 30));
+  if (bytes >= (uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", b / (1 << 20));
+  if (bytes >= (uint64_t{1} << 10)) return fmt::format("{:.1f} KiB", b / (1 << 10));
+  return fmt::format("{} B", bytes);
 }
 
 Summary summarize(const std::vector<Finding>& findings) { return summarize_process(findings, 0); }

@@ -143,6 +143,9 @@ struct Report {
   Timeline timeline;  // empty when the run recorded no memory samples
 };
 
+// Memory sizes for people: "3.0 GiB", "540.8 MiB", "4.0 KiB", "100 B".
+std::string human_bytes(uint64_t bytes);
+
 // Recomputes the summary from the findings (of one process, for summarize_process).
 Summary summarize(const std::vector<Finding>& findings);
 Summary summarize_process(const std::vector<Finding>& findings, uint64_t pid);

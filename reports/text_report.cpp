@@ -51,14 +51,6 @@ void write_stack(Writer& w, const std::vector<Frame>& stack, uint64_t omitted) {
   if (omitted) w.line(fmt::format("    Omitting {} more frame(s)", omitted));
 }
 
-// Memory sizes for people: "3.0 GiB", "540.8 MiB", "4.0 KiB", "100 B".
-std::string human_bytes(uint64_t bytes) {
-  const double b = static_cast<double>(bytes);
-  if (bytes >= (uint64_t{1} << 30)) return fmt::format("{:.1f} GiB", b / (1 << 30));
-  if (bytes >= (uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", b / (1 << 20));
-  if (bytes >= (uint64_t{1} << 10)) return fmt::format("{:.1f} KiB", b / (1 << 10));
-  return fmt::format("{} B", bytes);
-}
 
 std::string describe_end(const Process& p) {
   if (p.signal) return fmt::format("killed by {}", *p.signal);

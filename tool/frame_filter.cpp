@@ -42,14 +42,14 @@ bool is_cuda_header(std::string_view file) {
 
 bool is_main(std::string_view fn) { return fn == "main" || starts_with(fn, "main("); }
 
-// "cudaError cudaMallocHost<float>(float**, unsigned long)" -> "cudaMallocHost"
-std::string bare_name(std::string_view fn) {
-  fn = fn.substr(0, fn.find('('));
-  if (const auto space = fn.rfind(' '); space != std::string_view::npos) fn = fn.substr(space + 1);
-  return std::string(fn.substr(0, fn.find('<')));
-}
-
 }  // namespace
+
+std::string bare_function_name(std::string_view fn) {
+  // Template arguments and parameters go first: they may hold spaces of their own.
+  fn = fn.substr(0, fn.find_first_of("<("));
+  if (const auto space = fn.rfind(' '); space != std::string_view::npos) fn = fn.substr(space + 1);
+  return std::string(fn);
+}
 
 bool is_cuda_internal(const report::Frame& frame) {
   return is_internal_module(frame.module) || is_internal_function(frame.function) || is_cuda_header(frame.file);
@@ -87,7 +87,7 @@ std::vector<report::Frame> user_frames(std::vector<report::Frame> frames) {
 std::string called_function(const std::vector<report::Frame>& frames) {
   const size_t first = first_user_index(frames);
   if (first == 0 || first == frames.size()) return {};
-  return bare_name(frames[first - 1].function);
+  return bare_function_name(frames[first - 1].function);
 }
 
 }  // namespace cuaudit

@@ -18,13 +18,6 @@ struct Site {
   size_t user = 0;                        // its user frame
 };
 
-std::string human_bytes(uint64_t bytes) {
-  const double b = static_cast<double>(bytes);
-  if (bytes >= (uint64_t{1} << 30)) return fmt::format("{:.1f} GiB", b / (1 << 30));
-  if (bytes >= (uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", b / (1 << 20));
-  return fmt::format("{} bytes", bytes);
-}
-
 // The allocations live at one memory sample (the replay's state then).
 class LiveAt : public ReplayObserver {
  public:
@@ -115,7 +108,7 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
     const bool from_python = site.user < site.python.size();
     f.headline = fmt::format("Memory growth: {} in {} allocation(s) ({}), still held when the program's work ended, "
                              "were allocated while it ran ({} of them in the second half of its {}), {}:",
-                             human_bytes(site.bytes), f.count, api, late, by_launches ? "kernel launches" : "time",
+                             report::human_bytes(site.bytes), f.count, api, late, by_launches ? "kernel launches" : "time",
                              from_python ? "from Python at" : "from");
     f.notes.push_back("a healthy loop allocates what it keeps in its first steps and reuses it (a caching allocator "
                       "holds it until exit either way); this site needed new memory until the end");
@@ -123,7 +116,7 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
       const report::Frame& line = site.python[site.user];
       f.message = fmt::format("{} allocated from {}:{} kept growing until the end of the program instead of being "
                               "reused: something keeps what this line creates (a list of tensors, a cache)",
-                              human_bytes(site.bytes), line.file, line.line);
+                              report::human_bytes(site.bytes), line.file, line.line);
       // The user's line first, then its callers: the library frames above it are in the Python stack.
       f.stack.assign(site.python.begin() + static_cast<std::ptrdiff_t>(site.user), site.python.end());
       f.related.push_back({"python", "", "Python stack of the last allocation:", python_frames(trace, sample.python_stack_id)});
@@ -131,7 +124,7 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
     } else {
       f.message = fmt::format("{} allocated at this site kept growing until the end of the program instead of being "
                               "reused: something keeps what the program creates (a list of tensors, a cache)",
-                              human_bytes(site.bytes));
+                              report::human_bytes(site.bytes));
       f.notes.push_back("made on threads without Python frames, or by a caching allocator for whichever line first "
                         "needed a new segment; for the Python line, run with PYTORCH_NO_CUDA_MEMORY_CACHING=1 (every "
                         "tensor is then an allocation of its own)");

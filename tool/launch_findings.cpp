@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "frame_filter.h"
 #include "kernel_signature.h"
 #include "trace_format.h"
 
@@ -35,17 +36,11 @@ const char* kind_of(const LaunchParamJudgement& j) {
   return nullptr;
 }
 
-// "ns::fill" of "ns::fill<int4>(int4*, int)" or of "ns::fill<int4>".
-std::string bare_function(const std::string& name) {
-  std::string bare = name.substr(0, name.find('('));
-  return bare.substr(0, bare.find('<'));
-}
-
 // nvcc's host-side wrapper of a kernel has the kernel's name and sits at the kernel's definition;
 // inlined into the caller it can survive the internal-frame filter. The <<<>>> line is below it.
 void drop_kernel_wrapper(std::vector<report::Frame>& stack, const std::string& kernel) {
-  const std::string bare = bare_function(kernel);
-  while (stack.size() > 1 && bare_function(stack.front().function) == bare) stack.erase(stack.begin());
+  const std::string bare = bare_function_name(kernel);
+  while (stack.size() > 1 && bare_function_name(stack.front().function) == bare) stack.erase(stack.begin());
 }
 
 struct Group {

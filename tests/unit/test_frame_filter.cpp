@@ -80,3 +80,10 @@ TEST_CASE("a <<<>>> launch starts at the launch line, not at nvcc's generated ho
   REQUIRE(frames.size() == 1);
   CHECK(frames[0].function == "main");
 }
+
+TEST_CASE("bare function names drop return type, template arguments and parameters") {
+  CHECK(cuaudit::bare_function_name("cudaError cudaMallocHost<float>(float**, unsigned long)") == "cudaMallocHost");
+  CHECK(cuaudit::bare_function_name("void ns::fill<int4, 3>(int4*, int)") == "ns::fill");
+  CHECK(cuaudit::bare_function_name("fill<int4>") == "fill");
+  CHECK(cuaudit::bare_function_name("main") == "main");
+}
