@@ -30,14 +30,14 @@ std::atomic<uint64_t>& sequence() noexcept {
   return *s;
 }
 
-void write_context_record(trace::RecordType type, uint32_t context_uid, int32_t device) noexcept {
-  trace::ContextRecord r{};
-  r.header = {static_cast<uint16_t>(type), sizeof r, 0};
+template <typename ContextRecord>
+void write_context_record(uint32_t context_uid, int32_t device) noexcept {
+  ContextRecord r{};
   r.seq = next_sequence();
   r.time_ns = monotonic_ns();
   r.context_uid = context_uid;
   r.device = device;
-  trace_writer().append(&r, sizeof r);
+  trace_writer().append(r);
 }
 
 // Callback ids whose name is already in the trace (runtime ids are below 1024).
@@ -50,11 +50,10 @@ void write_callback_name(uint32_t domain, uint32_t cbid, const char* name) noexc
   if (g_named[cbid / 64].fetch_or(bit, std::memory_order_relaxed) & bit) return;
   trace::CallbackNameRecord r{};
   const size_t name_bytes = strnlen(name, 128);
-  r.header.type = static_cast<uint16_t>(trace::RecordType::CallbackName);
   r.domain = domain;
   r.cbid = cbid;
   r.name_bytes = static_cast<uint32_t>(name_bytes);
-  trace_writer().append_with_tail(&r, sizeof r, name, name_bytes);
+  trace_writer().append_with_tail(r, name, name_bytes);
 }
 
 }  // namespace
@@ -64,10 +63,6 @@ void on_runtime_call(CallFact fact, uint32_t domain, uint32_t cbid, const char* 
   if (tls_active.depth > 0) return;  // made by CUDA itself inside a tracked call
   write_callback_name(domain, cbid, name);
   trace::CallRecord r{};
-  const auto type = fact == CallFact::Failed      ? trace::RecordType::FailedCall
-                    : fact == CallFact::LastError ? trace::RecordType::LastError
-                                                  : trace::RecordType::CallSite;
-  r.header = {static_cast<uint16_t>(type), sizeof r, 0};
   r.stack_id = capture_stack();
   r.seq = next_sequence();
   r.time_ns = monotonic_ns();
@@ -75,14 +70,23 @@ void on_runtime_call(CallFact fact, uint32_t domain, uint32_t cbid, const char* 
   r.result = result;
   r.cbid = cbid;
   r.domain = domain;
-  trace_writer().append(&r, sizeof r);
+  switch (fact) {
+    case CallFact::Failed:
+      trace_writer().append(trace::FailedCallRecord{r});
+      break;
+    case CallFact::LastError:
+      trace_writer().append(trace::LastErrorRecord{r});
+      break;
+    case CallFact::Site:
+      trace_writer().append(trace::CallSiteRecord{r});
+      break;
+  }
   if (pointers) {
     trace::CallPointersRecord p{};
-    p.header = {static_cast<uint16_t>(trace::RecordType::CallPointers), sizeof p, 0};
     p.seq = r.seq;
     p.pointers[0] = (*pointers)[0];
     p.pointers[1] = (*pointers)[1];
-    trace_writer().append(&p, sizeof p);
+    trace_writer().append(p);
   }
 }
 
@@ -110,8 +114,6 @@ bool on_call_exit(const ApiCall& call) noexcept {
 
   const ApiInfo& info = api_info(call.api);
   trace::ApiEventRecord r{};
-  const auto type = info.role == ApiRole::Alloc ? trace::RecordType::Alloc : trace::RecordType::Free;
-  r.header = {static_cast<uint16_t>(type), sizeof r, 0};
   r.stack_id = capture_stack();
   r.seq = pre_seq != 0 ? pre_seq : next_sequence();
   r.time_ns = monotonic_ns();
@@ -122,15 +124,18 @@ bool on_call_exit(const ApiCall& call) noexcept {
   r.device = is_host_family(info.family) ? trace::kHostDevice : call.device;
   r.result = call.result;
   r.api = static_cast<uint16_t>(call.api);
-  trace_writer().append(&r, sizeof r);
+  if (info.role == ApiRole::Alloc) {
+    trace_writer().append(trace::AllocRecord{r});
+  } else {
+    trace_writer().append(trace::FreeRecord{r});
+  }
   if (info.role == ApiRole::Alloc && call.result == 0) {
     if (const uint64_t python = capture_python_stack()) {
       trace::AllocPythonRecord p{};
-      p.header = {static_cast<uint16_t>(trace::RecordType::AllocPython), sizeof p, 0};
       p.seq = r.seq;
       p.python_stack_id = python;
       p.launches = launches_so_far();
-      trace_writer().append(&p, sizeof p);
+      trace_writer().append(p);
     }
   }
   update_host_pointers(call);
@@ -140,32 +145,30 @@ bool on_call_exit(const ApiCall& call) noexcept {
 
 void record_memory_sample(int32_t device, uint64_t free_bytes, uint64_t total_bytes) noexcept {
   trace::MemorySampleRecord r{};
-  r.header = {static_cast<uint16_t>(trace::RecordType::MemorySample), sizeof r, 0};
   r.seq = next_sequence();
   r.time_ns = monotonic_ns();
   r.free_bytes = free_bytes;
   r.total_bytes = total_bytes;
   r.device = device;
   r.launches = launches_so_far();
-  trace_writer().append(&r, sizeof r);
+  trace_writer().append(r);
 }
 
 void on_context_created(uint32_t context_uid, int32_t device) noexcept {
-  write_context_record(trace::RecordType::ContextCreated, context_uid, device);
+  write_context_record<trace::ContextCreatedRecord>(context_uid, device);
 }
 
 void on_context_destroyed(uint32_t context_uid, int32_t device) noexcept {
-  write_context_record(trace::RecordType::ContextDestroyed, context_uid, device);
+  write_context_record<trace::ContextDestroyedRecord>(context_uid, device);
   note_release();
   forget_host_pointers();
 }
 
 void on_process_end() noexcept {
   trace::ProcessEndRecord r{};
-  r.header = {static_cast<uint16_t>(trace::RecordType::ProcessEnd), sizeof r, 0};
   r.seq = next_sequence();
   r.time_ns = monotonic_ns();
-  trace_writer().append(&r, sizeof r);
+  trace_writer().append(r);
 }
 
 }  // namespace cuaudit::inject

@@ -45,12 +45,11 @@ void on_fatal_signal(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   if (!g_handling.exchange(true)) {  // a fault inside this handler must not loop
     trace::SignalRecord r{};
-    r.header = {static_cast<uint16_t>(trace::RecordType::Signal), sizeof r, 0};
     r.seq = next_sequence();
     r.time_ns = monotonic_ns();
     r.signal = sig;
     r.tid = current_tid();
-    trace_writer().flush_without_waiting(&r, sizeof r);
+    trace_writer().flush_without_waiting(r);
     g_handling.store(false);
   }
   pass_on(sig, info, context);

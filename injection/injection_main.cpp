@@ -1,19 +1,8 @@
 // InitializeInjection: the entry point the CUDA driver calls when CUDA_INJECTION64_PATH names
 // this library. Everything the injection does starts here.
 //
-// Configuration (environment, set by the cuaudit launcher; see docs/INJECTION.md):
-//   CUAUDIT_TRACE_DIR          directory for trace-<pid>.cutrace (default: $TMPDIR/cuaudit-<pid>)
-//   CUAUDIT_FLUSH_INTERVAL_MS  how often buffered events reach the file (default 100; 0 = only when full)
-//   CUAUDIT_SAMPLE_INTERVAL_MS how often the memory timeline samples each device (default 10; 0 = no samples)
-//   CUAUDIT_CHECK_LAUNCH_PARAMS 0: do not check kernel launch parameters (default 1)
-//   CUAUDIT_CHECK_API_RESULTS  1: record the site of every successful runtime call (lint mode)
-//   CUAUDIT_TARGET_PROCESSES   all (default) | application-only: track only CUAUDIT_ROOT_PID
-// Without the launcher (CUAUDIT_LAUNCHED unset), the first process sets CUAUDIT_TRACE_DIR and
-// CUAUDIT_ROOT_PID for its children and, at its end, runs `cuaudit report` on the run:
-//   CUAUDIT_REPORT_AT_EXIT     0: do not (default 1)
-//   CUAUDIT_JSON               also write the JSON report here
-//   CUAUDIT_REPORT_ARGS        more `cuaudit report` options, separated by spaces
-//   CUAUDIT_TOOL_PATH          the cuaudit executable (default: beside this library)
+// Configuration comes from the environment, set by the cuaudit launcher: every variable is
+// declared once in common/environment.inc (and listed in docs/INJECTION.md).
 #include <pthread.h>
 #include <unistd.h>
 
@@ -22,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "environment.h"
 #include "call_recorder.h"
 #include "crash_handler.h"
 #include "driver_api.h"
@@ -52,23 +42,21 @@ void write_process_info() noexcept {
     fclose(f);
   }
   trace::ProcessInfoRecord r{};
-  r.header.type = static_cast<uint16_t>(trace::RecordType::ProcessInfo);
   r.pid = static_cast<uint64_t>(getpid());
   r.parent_pid = static_cast<uint64_t>(getppid());
   r.start_realtime_ns = realtime_ns();
   r.start_monotonic_ns = monotonic_ns();
   r.cmdline_bytes = static_cast<uint32_t>(cmdline_bytes);
   r.flush_interval_ms = g_flush_interval_ms;
-  trace_writer().append_with_tail(&r, sizeof r, cmdline, cmdline_bytes);
+  trace_writer().append_with_tail(r, cmdline, cmdline_bytes);
 }
 
 void write_notice(trace::NoticeCode code, const char* text) noexcept {
   trace::NoticeRecord r{};
   const size_t text_bytes = strnlen(text, 1024);
-  r.header.type = static_cast<uint16_t>(trace::RecordType::Notice);
   r.code = static_cast<uint32_t>(code);
   r.text_bytes = static_cast<uint32_t>(text_bytes);
-  trace_writer().append_with_tail(&r, sizeof r, text, text_bytes);
+  trace_writer().append_with_tail(r, text, text_bytes);
 }
 
 // Runs before the program's static destructors (registered at the first CUDA call, after
@@ -76,7 +64,7 @@ void write_notice(trace::NoticeCode code, const char* text) noexcept {
 // event at once, since no flusher or thread-exit hook is guaranteed to run again.
 void at_exit() noexcept {
   stop_memory_sampler();
-  if (const char* stats = getenv("CUAUDIT_STATS"); stats && strcmp(stats, "1") == 0) log_launch_check_stats();
+  if (const char* stats = getenv(cuaudit::env_name(cuaudit::EnvVar::Stats)); stats && strcmp(stats, "1") == 0) log_launch_check_stats();
   on_process_end();
   trace_writer().set_write_through();
 }
@@ -102,10 +90,10 @@ void in_forked_child() noexcept {
 
 // --target-processes application-only: only the process the launcher started is tracked.
 bool is_untracked_process() noexcept {
-  const char* mode = getenv("CUAUDIT_TARGET_PROCESSES");
+  const char* mode = getenv(cuaudit::env_name(cuaudit::EnvVar::TargetProcesses));
   g_application_only = mode && strcmp(mode, "application-only") == 0;
   if (!g_application_only) return false;
-  const char* root = getenv("CUAUDIT_ROOT_PID");
+  const char* root = getenv(cuaudit::env_name(cuaudit::EnvVar::RootPid));
   return root && strtol(root, nullptr, 10) != static_cast<long>(getpid());
 }
 
@@ -133,12 +121,13 @@ __attribute__((destructor)) static void cuaudit_flush_at_unload() {
 }
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  using namespace cuaudit;
   using namespace cuaudit::inject;
   if (g_initialized.exchange(true)) return 1;
   if (is_untracked_process()) return 1;
 
   char dir[4096];
-  const char* configured = getenv("CUAUDIT_TRACE_DIR");
+  const char* configured = getenv(cuaudit::env_name(cuaudit::EnvVar::TraceDir));
   if (configured && *configured) {
     snprintf(dir, sizeof dir, "%s", configured);
   } else {
@@ -153,14 +142,14 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     log_error("%s; this process is not tracked", error);
     return 1;  // never fail the program itself
   }
-  g_flush_interval_ms = milliseconds_from_env("CUAUDIT_FLUSH_INTERVAL_MS", 100);
+  g_flush_interval_ms = milliseconds_from_env(env_name(EnvVar::FlushIntervalMs), 100);
   resolve_driver_api();
   resolve_python_api();
   write_process_info();
   record_loaded_modules();
 
-  const char* lint = getenv("CUAUDIT_CHECK_API_RESULTS");
-  const char* launches = getenv("CUAUDIT_CHECK_LAUNCH_PARAMS");
+  const char* lint = getenv(cuaudit::env_name(cuaudit::EnvVar::CheckApiResults));
+  const char* launches = getenv(cuaudit::env_name(cuaudit::EnvVar::CheckLaunchParams));
   if (!subscribe_callbacks(lint && strcmp(lint, "1") == 0, !launches || strcmp(launches, "0") != 0, error,
                            sizeof error)) {
     log_error("%s", error);
@@ -174,6 +163,6 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   atexit(at_exit);
   pthread_atfork(nullptr, nullptr, in_forked_child);
   trace_writer().start_flusher(g_flush_interval_ms);
-  start_memory_sampler(milliseconds_from_env("CUAUDIT_SAMPLE_INTERVAL_MS", 10));
+  start_memory_sampler(milliseconds_from_env(env_name(EnvVar::SampleIntervalMs), 10));
   return 1;
 }

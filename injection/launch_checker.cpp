@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "environment.h"
 #include "driver_api.h"
 #include "kernel_signature.h"
 #include "in_target_log.h"

@@ -21,15 +21,13 @@ void record_kernel(uint32_t kernel_id, const char* name) noexcept {
   trace::KernelRecord r{};
   if (!name) name = "?";
   const size_t name_bytes = strnlen(name, trace::kMaxRecordBytes - sizeof r);
-  r.header.type = static_cast<uint16_t>(trace::RecordType::Kernel);
   r.kernel_id = kernel_id;
   r.name_bytes = static_cast<uint32_t>(name_bytes);
-  trace_writer().append_with_tail(&r, sizeof r, name, name_bytes);
+  trace_writer().append_with_tail(r, name, name_bytes);
 }
 
 void record_launch_param(const LaunchFact& f) noexcept {
   trace::LaunchParamRecord r{};
-  r.header = {static_cast<uint16_t>(trace::RecordType::LaunchParam), sizeof r, 0};
   r.stack_id = capture_stack();
   r.seq = next_sequence();
   r.time_ns = monotonic_ns();
@@ -43,7 +41,7 @@ void record_launch_param(const LaunchFact& f) noexcept {
   r.driver_result = f.driver_result;
   r.memory_type = f.memory_type;
   r.host_readable = f.host_readable ? 1 : 0;
-  trace_writer().append(&r, sizeof r);
+  trace_writer().append(r);
 }
 
 void note_launch() noexcept {

@@ -96,13 +96,12 @@ int record_one(dl_phdr_info* info, size_t, void*) noexcept {
 
   trace::ModuleRecord r{};
   const size_t path_bytes = std::min<size_t>(strlen(name), 4096);
-  r.header.type = static_cast<uint16_t>(trace::RecordType::Module);
   r.load_bias = info->dlpi_addr;
   r.start = lo;
   r.end = hi;
   r.build_id_bytes = static_cast<uint16_t>(read_build_id(info, r.build_id, sizeof r.build_id));
   r.path_bytes = static_cast<uint16_t>(path_bytes);
-  trace_writer().append_with_tail(&r, sizeof r, name, path_bytes);
+  trace_writer().append_with_tail(r, name, path_bytes);
 
   t.ranges[n] = {lo, hi};
   t.count.store(n + 1, std::memory_order_release);

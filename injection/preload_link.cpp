@@ -33,15 +33,14 @@ void record_libc_release(int api, void* pointer) noexcept {
 // append: that path never waits for a buffer.
 void record_exit_call(int status, int how) noexcept {
   trace::ExitCallRecord r{};
-  r.header = {static_cast<uint16_t>(trace::RecordType::ExitCall), sizeof r, 0};
   r.seq = next_sequence();
   r.time_ns = monotonic_ns();
   r.status = status;
   r.how = static_cast<uint32_t>(how);
   if (how == static_cast<int>(trace::ExitHow::Exit)) {
-    trace_writer().append(&r, sizeof r);  // exit processing follows and writes everything
+    trace_writer().append(r);  // exit processing follows and writes everything
   } else {
-    trace_writer().flush_without_waiting(&r, sizeof r);
+    trace_writer().flush_without_waiting(r);
   }
 }
 

@@ -207,10 +207,9 @@ void write_stack(uint64_t id, const RawPythonStack& s) noexcept {
   const size_t frame_bytes = s.depth * sizeof(trace::PythonFrame);
   memmove(tail + frame_bytes, out.names, used);
   out.record = {};
-  out.record.header.type = static_cast<uint16_t>(trace::RecordType::PythonStack);
   out.record.id = id;
   out.record.depth = static_cast<uint32_t>(s.depth);
-  trace_writer().append_with_tail(&out.record, sizeof out.record, tail, frame_bytes + used);
+  trace_writer().append_with_tail(out.record, tail, frame_bytes + used);
 }
 
 }  // namespace

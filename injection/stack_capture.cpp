@@ -28,26 +28,21 @@ uint64_t hash_frames(const uint64_t* frames, size_t n) noexcept {
 void forget_written_stacks() noexcept { tls_seen.clear(); }
 
 uint64_t capture_stack() noexcept {
-  struct {
-    trace::StackRecord record;
-    uint64_t frames[trace::kMaxStackDepth + 1];
-  } out;
+  uint64_t frames[trace::kMaxStackDepth + 1];
   // safe_dump_to (_Unwind_Backtrace underneath) allocates nothing; it stores a terminating zero.
   // Skip this function's own frame: the tool drops the remaining in-tool and CUDA frames.
-  size_t n = boost::stacktrace::safe_dump_to(1, out.frames, sizeof out.frames);
-  while (n > 0 && out.frames[n - 1] == 0) --n;
+  size_t n = boost::stacktrace::safe_dump_to(1, frames, sizeof frames);
+  while (n > 0 && frames[n - 1] == 0) --n;
   if (n == 0) return trace::kNoStack;
 
-  const uint64_t id = hash_frames(out.frames, n);
+  const uint64_t id = hash_frames(frames, n);
   if (tls_seen.check_and_insert(id)) return id;
 
-  ensure_modules_recorded(out.frames, n);
-  const size_t bytes = sizeof out.record + n * sizeof(uint64_t);
-  out.record.header = {static_cast<uint16_t>(trace::RecordType::Stack), static_cast<uint16_t>(bytes), 0};
-  out.record.id = id;
-  out.record.depth = static_cast<uint32_t>(n);
-  out.record.reserved = 0;
-  trace_writer().append(&out, bytes);
+  ensure_modules_recorded(frames, n);
+  trace::StackRecord record{};
+  record.id = id;
+  record.depth = static_cast<uint32_t>(n);
+  trace_writer().append_with_tail(record, frames, n * sizeof(uint64_t));
   return id;
 }
 

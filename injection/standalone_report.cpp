@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "environment.h"
 #include "in_target_log.h"
 
 extern char** environ;
@@ -28,7 +29,7 @@ bool env_is(const char* name, const char* value) {
 
 // The cuaudit executable: CUAUDIT_TOOL_PATH, else beside this library.
 bool find_tool(char* out, size_t size) {
-  if (const char* explicit_path = getenv("CUAUDIT_TOOL_PATH"); explicit_path && *explicit_path) {
+  if (const char* explicit_path = getenv(env_name(EnvVar::ToolPath)); explicit_path && *explicit_path) {
     snprintf(out, size, "%s", explicit_path);
     return access(out, X_OK) == 0;
   }
@@ -43,19 +44,19 @@ bool find_tool(char* out, size_t size) {
 }  // namespace
 
 void adopt_run_as_root_if_standalone(const char* trace_dir) noexcept {
-  if (getenv("CUAUDIT_LAUNCHED") || getenv("CUAUDIT_ROOT_PID")) return;
+  if (getenv(env_name(EnvVar::Launched)) || getenv(env_name(EnvVar::RootPid))) return;
   g_root = true;
   snprintf(g_dir, sizeof g_dir, "%s", trace_dir);
   char pid[32];
   snprintf(pid, sizeof pid, "%ld", static_cast<long>(getpid()));
   // Children inherit these: one run directory, one report (this process's).
-  setenv("CUAUDIT_ROOT_PID", pid, 1);
-  setenv("CUAUDIT_TRACE_DIR", trace_dir, 1);
+  setenv(env_name(EnvVar::RootPid), pid, 1);
+  setenv(env_name(EnvVar::TraceDir), trace_dir, 1);
 }
 
 void report_at_exit_if_standalone() noexcept {
-  if (!g_root || env_is("CUAUDIT_REPORT_AT_EXIT", "0")) return;
-  if (strtol(getenv("CUAUDIT_ROOT_PID") ? getenv("CUAUDIT_ROOT_PID") : "0", nullptr, 10) != getpid()) {
+  if (!g_root || env_is(env_name(EnvVar::ReportAtExit), "0")) return;
+  if (strtol(getenv(env_name(EnvVar::RootPid)) ? getenv(env_name(EnvVar::RootPid)) : "0", nullptr, 10) != getpid()) {
     return;  // a forked child of the root: the root reports
   }
   char tool[4096];
@@ -66,10 +67,10 @@ void report_at_exit_if_standalone() noexcept {
   }
   // argv: cuaudit report DIR [--json FILE] [CUAUDIT_REPORT_ARGS...]
   static char args[4096];
-  snprintf(args, sizeof args, "%s", getenv("CUAUDIT_REPORT_ARGS") ? getenv("CUAUDIT_REPORT_ARGS") : "");
+  snprintf(args, sizeof args, "%s", getenv(env_name(EnvVar::ReportArgs)) ? getenv(env_name(EnvVar::ReportArgs)) : "");
   char* argv[64] = {tool, const_cast<char*>("report"), g_dir};
   int argc = 3;
-  if (const char* json = getenv("CUAUDIT_JSON"); json && *json) {
+  if (const char* json = getenv(env_name(EnvVar::Json)); json && *json) {
     argv[argc++] = const_cast<char*>("--json");
     argv[argc++] = const_cast<char*>(json);
   }

@@ -243,10 +243,10 @@ void append_parts(const void* head, size_t head_bytes, const void* tail, size_t 
 }
 }  // namespace
 
-void TraceWriter::append(const void* record, size_t bytes) noexcept { append_parts(record, bytes, nullptr, 0, bytes); }
+void TraceWriter::append_bytes(const void* record, size_t bytes) noexcept { append_parts(record, bytes, nullptr, 0, bytes); }
 
-void TraceWriter::append_with_tail(const void* record, size_t record_bytes, const void* tail,
-                                   size_t tail_bytes) noexcept {
+void TraceWriter::append_with_tail_bytes(const void* record, size_t record_bytes, const void* tail,
+                                         size_t tail_bytes) noexcept {
   alignas(8) unsigned char head[128];  // the fixed part of every record is far smaller
   if (record_bytes > sizeof head || record_bytes > trace::kMaxRecordBytes) return;
   if (tail_bytes > trace::kMaxRecordBytes - record_bytes) tail_bytes = trace::kMaxRecordBytes - record_bytes;
@@ -267,7 +267,7 @@ void TraceWriter::flush_all() noexcept {
   }
 }
 
-void TraceWriter::flush_without_waiting(const void* record, size_t bytes) noexcept {
+void TraceWriter::flush_without_waiting_bytes(const void* record, size_t bytes) noexcept {
   WriterState& s = state();
   // A forked child ending before its first event (a fork that only _exits) still gets its trace.
   if (s.open_pending.load(std::memory_order_acquire)) open_pending_trace();

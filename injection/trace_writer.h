@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "trace_format.h"
+
 namespace cuaudit::inject {
 
 class TraceWriter {
@@ -18,12 +20,21 @@ class TraceWriter {
   // with a reason in `error`; the writer then stays disabled and appends are dropped.
   bool open(const char* dir, char* error, size_t error_bytes) noexcept;
 
-  // Appends one complete record (header included) to the calling thread's buffer.
-  void append(const void* record, size_t bytes) noexcept;
+  // Appends one record to the calling thread's buffer; its header is set from its type
+  // (trace_records.inc), so callers fill in only the fields.
+  template <typename Record>
+  void append(Record record) noexcept {
+    record.header = trace::header_for<Record>(sizeof record);
+    append_bytes(&record, sizeof record);
+  }
 
-  // Appends a record followed by `tail_bytes` of variable data (a path, a name, a text): sets the
-  // header's size to the padded total. The record's type must be set; `tail` is cut to fit.
-  void append_with_tail(const void* record, size_t record_bytes, const void* tail, size_t tail_bytes) noexcept;
+  // Appends a record followed by `tail_bytes` of variable data (a path, a name, frames): the
+  // header's size covers the padded total. `tail` is cut to fit the largest record.
+  template <typename Record>
+  void append_with_tail(Record record, const void* tail, size_t tail_bytes) noexcept {
+    record.header = trace::header_for<Record>(sizeof record);
+    append_with_tail_bytes(&record, sizeof record, tail, tail_bytes);
+  }
 
   // Writes every thread's buffer to the file.
   void flush_all() noexcept;
@@ -36,7 +47,11 @@ class TraceWriter {
   // _exit called from one): writes `record` (if any) and every buffer that can be taken without
   // waiting, since waiting for a buffer this very thread holds would hang; then switches to
   // write-through. The record goes first, as a chunk of its own. Async-signal-safe.
-  void flush_without_waiting(const void* record, size_t bytes) noexcept;
+  template <typename Record>
+  void flush_without_waiting(Record record) noexcept {
+    record.header = trace::header_for<Record>(sizeof record);
+    flush_without_waiting_bytes(&record, sizeof record);
+  }
 
   // Starts the periodic flusher (interval_ms > 0).
   void start_flusher(unsigned interval_ms) noexcept;
@@ -52,6 +67,11 @@ class TraceWriter {
   bool enabled() const noexcept;
   const char* path() const noexcept;
   uint64_t dropped_records() const noexcept;
+
+ private:
+  void append_bytes(const void* record, size_t bytes) noexcept;
+  void append_with_tail_bytes(const void* record, size_t record_bytes, const void* tail, size_t tail_bytes) noexcept;
+  void flush_without_waiting_bytes(const void* record, size_t bytes) noexcept;
 };
 
 // The process's one writer; never destroyed.

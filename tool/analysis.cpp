@@ -17,7 +17,6 @@
 #include "run_dir.h"
 #include "stack_resolver.h"
 #include "symbolizer.h"
-#include "trace_format.h"
 #include "timeline.h"
 #include "trace_reader.h"
 
@@ -28,14 +27,14 @@
 namespace cuaudit {
 namespace {
 
-// How a process ended, from the launcher's account (authoritative for the process it started)
-// or from the trace's own facts: a fatal signal, an exit call, exit processing, or nothing.
 // The launcher's account of how the process it started ended.
 void apply_run_info(const RunInfo& run, report::Process& p) {
   p.exit_code = run.exit_code;
   if (run.signal) p.signal = signal_name(*run.signal);
 }
 
+// How a process ended, from the launcher's account (authoritative for the process it started)
+// or from the trace's own facts: a fatal signal, an exit call, exit processing, or nothing.
 void describe_end(const ProcessTrace& trace, const std::optional<RunInfo>& run, report::Process& p) {
   if (run && run->pid == trace.pid) apply_run_info(*run, p);
   const Event* last = nullptr;  // the last of the ending facts
@@ -52,16 +51,17 @@ void describe_end(const ProcessTrace& trace, const std::optional<RunInfo>& run, 
     return;
   }
   if (last->kind == EventKind::Signal) {
-    if (!p.signal && !p.exit_code) p.signal = signal_name(last->result);
+    const int signal = last->signal().signal;
+    if (!p.signal && !p.exit_code) p.signal = signal_name(signal);
     p.notes.push_back(fmt::format("the process received {}; its trace was written from the signal handler, complete "
                                   "up to that moment, and what was live then is reported as leaked",
-                                  signal_name(last->result)));
+                                  signal_name(signal)));
   } else if (last->kind == EventKind::ExitCall) {
-    if (!p.signal && !p.exit_code) p.exit_code = last->result;
-    const auto how = static_cast<trace::ExitHow>(last->cbid);
-    if (how != trace::ExitHow::Exit) {
+    const ExitFact& exit = last->exit();
+    if (!p.signal && !p.exit_code) p.exit_code = exit.status;
+    if (exit.how != trace::ExitHow::Exit) {
       p.notes.push_back(fmt::format("the process ended with {}({}), which skips exit processing; the trace is complete",
-                                    how == trace::ExitHow::QuickExit ? "quick_exit" : "_exit", last->result));
+                                    trace::exit_function_name(exit.how), exit.status));
     }
   }
 }

@@ -21,7 +21,7 @@ bool is_failure(const Event& e) {
     case EventKind::Alloc:
     case EventKind::Free:
     case EventKind::FailedCall:
-      return e.result != 0 && !is_exempt(e.result);
+      return e.call_result() != 0 && !is_exempt(e.call_result());
     default:
       return false;
   }
@@ -41,14 +41,15 @@ struct Judged {
 // copy or memset on the same thread that was given that value is where the program used it.
 std::string garbage_use(const ProcessTrace& trace, const Event& failed_allocation, StackResolver& stacks) {
   if (failed_allocation.kind != EventKind::Alloc) return {};
+  const uint64_t left_behind = failed_allocation.memory().key;
   for (const Event& e : trace.events) {
     if (e.seq <= failed_allocation.seq || e.kind != EventKind::FailedCall || e.tid != failed_allocation.tid) continue;
     auto p = trace.call_pointers.find(e.seq);
     if (p == trace.call_pointers.end()) continue;
-    if (p->second[0] != failed_allocation.key && p->second[1] != failed_allocation.key) continue;
+    if (p->second[0] != left_behind && p->second[1] != left_behind) continue;
     return fmt::format("the pointer it left behind (0x{:x}) was then given to {} at {}, which failed with {}",
-                       failed_allocation.key, event_api_name(trace, e), stacks.call_site(e.stack_id),
-                       result_name(ApiLayer::Runtime, e.result));
+                       left_behind, event_api_name(trace, e), stacks.call_site(e.stack_id),
+                       result_name(ApiLayer::Runtime, e.call().result));
   }
   return {};
 }
@@ -78,14 +79,14 @@ std::string times(uint64_t count) { return count > 1 ? fmt::format(" ({} times)"
 report::Finding describe(const Judged& j, uint64_t count, uint64_t pid, StackResolver& stacks) {
   const Event& e = *j.event;
   const ApiLayer layer = api_layer(j.api);
-  const std::string name = result_name(layer, e.result);
-  const std::string text = result_text(layer, e.result);
+  const std::string name = result_name(layer, e.call_result());
+  const std::string text = result_text(layer, e.call_result());
   report::Finding f;
   f.api = j.api;
   f.count = count;
   f.pid = pid;
   f.result = name;
-  if (e.device >= 0) f.device = e.device;
+  if (e.is_memory() && e.memory().device >= 0) f.device = e.memory().device;
   f.stack = stacks.user_stack(e.stack_id);
   if (j.handling == ErrorHandling::Unchecked) {
     f.kind = "unchecked_error";
@@ -134,7 +135,7 @@ std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std
   std::map<std::tuple<int, std::string, int32_t, uint64_t>, std::pair<Judged, uint64_t>> groups;
   std::vector<decltype(groups)::key_type> order;
   auto add = [&](const Judged& j) {
-    const auto key = std::make_tuple(static_cast<int>(j.handling), j.api, j.event->result, j.event->stack_id);
+    const auto key = std::make_tuple(static_cast<int>(j.handling), j.api, j.event->call_result(), j.event->stack_id);
     auto [it, inserted] = groups.try_emplace(key, j, 0);
     if (inserted) order.push_back(key);
     ++it->second.second;
@@ -143,9 +144,9 @@ std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std
   std::map<uint64_t, std::string> lint_sites;  // stack -> api, for --check-api-results
   for (const Event& e : trace.events) {
     std::string api = event_api_name(trace, e);
-    if (e.kind == EventKind::Alloc || e.kind == EventKind::Free) api = api_info(stacks.api_called(e.stack_id, e.api)).name;
+    if (e.is_memory()) api = api_info(stacks.api_called(e.stack_id, e.memory().api)).name;
     if (options.check_api_results && !is_launch(api) &&
-        (e.kind == EventKind::CallSite || ((e.kind == EventKind::Alloc || e.kind == EventKind::Free) && e.result == 0))) {
+        (e.kind == EventKind::CallSite || (e.is_memory() && e.memory().result == 0))) {
       lint_sites.emplace(e.stack_id, api);
     }
     if (!is_failure(e) || explained.count(e.seq)) continue;

@@ -12,7 +12,7 @@ namespace cuaudit {
 namespace {
 
 struct Site {
-  std::vector<const Event*> allocations;  // in trace order
+  std::vector<const MemoryEvent*> allocations;  // in trace order
   uint64_t bytes = 0;
   std::vector<report::Frame> python;      // the first allocation's Python stack
   size_t user = 0;                        // its user frame
@@ -23,10 +23,10 @@ class LiveAt : public ReplayObserver {
  public:
   explicit LiveAt(uint64_t seq) : seq_(seq) {}
   void on_sample(const MemorySample& s, const DeviceHoldings&,
-                 const std::function<void(const std::function<void(const Event&)>&)>& live) override {
-    if (s.seq == seq_) live([&](const Event& a) { live_.push_back(a); });
+                 const std::function<void(const std::function<void(const MemoryEvent&)>&)>& live) override {
+    if (s.seq == seq_) live([&](const MemoryEvent& a) { live_.push_back(a); });
   }
-  std::vector<Event> live_;
+  std::vector<MemoryEvent> live_;
 
  private:
   uint64_t seq_;
@@ -34,7 +34,7 @@ class LiveAt : public ReplayObserver {
 
 // Kernel launches before an allocation: its own count when it has one (allocations from Python
 // record it), else the count of the last memory sample before it (every 10 ms by default).
-uint64_t launches_before(const ProcessTrace& trace, const Event& a) {
+uint64_t launches_before(const ProcessTrace& trace, const MemoryEvent& a) {
   if (a.launches) return a.launches;
   auto after = std::lower_bound(trace.samples.begin(), trace.samples.end(), a.seq,
                                 [](const MemorySample& s, uint64_t seq) { return s.seq < seq; });
@@ -46,11 +46,14 @@ uint64_t launches_before(const ProcessTrace& trace, const Event& a) {
 std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& at_exit,
                                              StackResolver& stacks) {
   uint64_t end_ns = 0, end_launches = 0;
-  for (const Event& e : trace.events) end_ns = std::max(end_ns, e.time_ns), end_launches = std::max(end_launches, e.launches);
+  for (const Event& e : trace.events) {
+    end_ns = std::max(end_ns, e.time_ns);
+    if (e.is_memory()) end_launches = std::max(end_launches, e.memory().launches);
+  }
   for (const MemorySample& s : trace.samples) end_ns = std::max(end_ns, s.time_ns), end_launches = std::max(end_launches, s.launches);
 
   // The end of the work: the first sample that saw the last launch count.
-  std::vector<Event> held;
+  std::vector<MemoryEvent> held;
   const auto end_of_work = std::find_if(trace.samples.begin(), trace.samples.end(),
                                         [&](const MemorySample& s) { return end_launches && s.launches == end_launches; });
   if (end_of_work != trace.samples.end()) {
@@ -66,7 +69,7 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
   // allocator's segment for whichever line first needed one) is grouped by its native site.
   const bool python_process = !trace.python_stacks.empty();
   std::map<std::tuple<std::string, int, std::string, uint64_t>, Site> sites;
-  for (const Event& a : held) {
+  for (const MemoryEvent& a : held) {
     if (!owns_memory(api_info(a.api).family)) continue;
     std::vector<report::Frame> python = python_frames(trace, a.python_stack_id);
     const size_t user = user_python_frame(python);
@@ -85,17 +88,17 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
   for (auto& [key, site] : sites) {
     if (site.allocations.size() < kMinGrowthAllocations) continue;
     std::sort(site.allocations.begin(), site.allocations.end(),
-              [](const Event* a, const Event* b) { return a->seq < b->seq; });
+              [](const MemoryEvent* a, const MemoryEvent* b) { return a->seq < b->seq; });
     // The clock: launches when the program launched anything after the site's first allocation.
     const bool by_launches = end_launches > launches_before(trace, *site.allocations.front());
-    auto clock = [&](const Event* a) { return by_launches ? launches_before(trace, *a) : a->time_ns; };
+    auto clock = [&](const MemoryEvent* a) { return by_launches ? launches_before(trace, *a) : a->time_ns; };
     const uint64_t first = clock(site.allocations.front());
     const uint64_t middle = first + ((by_launches ? end_launches : end_ns) - first) / 2;
     const auto late = static_cast<uint64_t>(std::count_if(site.allocations.begin(), site.allocations.end(),
-                                                          [&](const Event* a) { return clock(a) > middle; }));
+                                                          [&](const MemoryEvent* a) { return clock(a) > middle; }));
     if (late * 3 < site.allocations.size()) continue;  // allocated early and reused: steady state
 
-    const Event& sample = *site.allocations.back();
+    const MemoryEvent& sample = *site.allocations.back();
     const std::string api(api_info(stacks.api_called(sample.stack_id, sample.api)).name);
     report::Finding f;
     f.kind = "growth";

@@ -29,10 +29,10 @@ Demangled demangled(const std::string& name) {
 // Which finding a judged parameter makes, if any. An inaccessible value that is neither in freed
 // memory nor readable host memory (an integer, IPC memory, another tool's) is not reported.
 const char* kind_of(const LaunchParamJudgement& j) {
-  if (j.launch.launch.problem == static_cast<uint8_t>(LaunchProblem::Misaligned)) return "misaligned_param";
+  if (j.launch.launch_param().problem == LaunchProblem::Misaligned) return "misaligned_param";
   if (j.live) return nullptr;  // tracked memory the driver did not describe: nothing to say
   if (j.freed) return "stale_pointer_param";
-  if (j.launch.launch.host_readable) return "host_pointer_param";
+  if (j.launch.launch_param().host_readable) return "host_pointer_param";
   return nullptr;
 }
 
@@ -49,7 +49,7 @@ struct Group {
   uint64_t launches = 0;
 };
 
-std::string memory_of(const Event& allocation) {
+std::string memory_of(const MemoryEvent& allocation) {
   return fmt::format("{}-byte allocation of {} ({})", allocation.bytes, family_description(api_info(allocation.api).family),
                      api_info(allocation.api).name);
 }
@@ -57,7 +57,7 @@ std::string memory_of(const Event& allocation) {
 report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolver& stacks) {
   const LaunchParamJudgement& j = *g.first;
   const Event& e = j.launch;
-  const LaunchParamFact& fact = e.launch;
+  const LaunchParamFact& fact = e.launch_param();
   auto name_it = trace.kernels.find(fact.kernel_id);
   const std::string name = name_it == trace.kernels.end() ? std::string("?") : name_it->second;
   const std::string kernel = kernel_display_name(name);
@@ -69,10 +69,11 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
   report::Finding f;
   f.kind = g.kind;
   f.severity = report::Severity::Error;
-  f.api = launch_path_name(fact.path);
+  const char* path = trace::launch_path_name(fact.path);
+  f.api = path ? path : "a kernel launch";
   f.count = g.launches;
   f.pid = trace.pid;
-  f.address = e.key;
+  f.address = fact.value;
   f.stack = stacks.user_stack(e.stack_id);
   drop_kernel_wrapper(f.stack, kernel);
   f.parameter = report::KernelParameter{kernel, fact.param_index, type, fact.alignment, {}};
@@ -83,23 +84,23 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
         j.live ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(*j.live))
                : j.freed ? fmt::format(", {} byte(s) into a released {}", j.offset, memory_of(*j.freed)) : std::string();
     f.headline = fmt::format("Misaligned kernel parameter: {} of {} is 0x{:x}{}, not {}-byte aligned{}; launched by {} at:",
-                             param, kernel, e.key, where, fact.alignment, launches, f.api);
+                             param, kernel, fact.value, where, fact.alignment, launches, f.api);
     f.message = fmt::format("{} of kernel {} must be {}-byte aligned for its type; 0x{:x} is {} byte(s) past a multiple "
                             "of {}",
-                            param, kernel, fact.alignment, e.key, e.key % fact.alignment, fact.alignment);
+                            param, kernel, fact.alignment, fact.value, fact.value % fact.alignment, fact.alignment);
     f.notes.push_back("a vector load through it faults (misaligned address) or, in code that does not fault, reads "
                       "the wrong elements; offset the pointer by whole vectors, or use the scalar type");
   } else if (kind == "stale_pointer_param") {
     f.bytes = j.freed->bytes;
     f.headline = fmt::format("Stale pointer kernel parameter: {} of {} is 0x{:x}, {} byte(s) into a {} already "
                              "released by {}{}; launched by {} at:",
-                             param, kernel, e.key, j.offset, memory_of(*j.freed), api_info(j.release->api).name,
+                             param, kernel, fact.value, j.offset, memory_of(*j.freed), api_info(j.release->api).name,
                              launches, f.api);
     f.message = fmt::format("{} of kernel {} points into memory released before the launch (use after free)", param, kernel);
   } else {
     f.headline = fmt::format("Host pointer kernel parameter: {} of {} is 0x{:x}, pageable host memory (not pinned, "
                              "registered or managed){}; launched by {} at:",
-                             param, kernel, e.key, launches, f.api);
+                             param, kernel, fact.value, launches, f.api);
     f.message = fmt::format("{} of kernel {} points into pageable host memory, which the device cannot access "
                             "(except on systems with HMM or ATS)",
                             param, kernel);
@@ -111,7 +112,7 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
                          fmt::format("released by {} at:", api_info(j.release->api).name),
                          stacks.user_stack(j.release->stack_id)});
   }
-  const Event* allocation = j.live ? &*j.live : j.freed ? &*j.freed : nullptr;
+  const MemoryEvent* allocation = j.live ? &*j.live : j.freed ? &*j.freed : nullptr;
   if (allocation) {
     f.related.push_back({"allocation", std::string(api_info(allocation->api).name),
                          fmt::format("allocated by {} at:", api_info(allocation->api).name),
@@ -122,26 +123,6 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
 }
 
 }  // namespace
-
-std::string launch_path_name(uint8_t path) {
-  using trace::LaunchPath;
-  switch (static_cast<LaunchPath>(path)) {
-    case LaunchPath::cudaLaunchKernel: return "cudaLaunchKernel";
-    case LaunchPath::cudaLaunchKernelExC: return "cudaLaunchKernelExC";
-    case LaunchPath::cudaLaunchCooperativeKernel: return "cudaLaunchCooperativeKernel";
-    case LaunchPath::cuLaunchKernel: return "cuLaunchKernel";
-    case LaunchPath::cuLaunchKernelEx: return "cuLaunchKernelEx";
-    case LaunchPath::cuLaunchCooperativeKernel: return "cuLaunchCooperativeKernel";
-    case LaunchPath::cuGraphAddKernelNode: return "cuGraphAddKernelNode";
-    case LaunchPath::cudaGraphAddKernelNode: return "cudaGraphAddKernelNode";
-    case LaunchPath::cudaGraphAddNode: return "cudaGraphAddNode";
-    case LaunchPath::cudaGraphKernelNodeSetParams: return "cudaGraphKernelNodeSetParams";
-    case LaunchPath::cudaGraphExecKernelNodeSetParams: return "cudaGraphExecKernelNodeSetParams";
-    case LaunchPath::cuGraphKernelNodeSetParams: return "cuGraphKernelNodeSetParams";
-    case LaunchPath::cuGraphExecKernelNodeSetParams: return "cuGraphExecKernelNodeSetParams";
-  }
-  return "a kernel launch";
-}
 
 std::string kernel_display_name(const std::string& name) {
   const Demangled d = demangled(name);
@@ -170,9 +151,10 @@ std::vector<report::Finding> launch_findings(const ProcessTrace& trace, const st
   for (const LaunchParamJudgement& j : judged) {
     const char* kind = kind_of(j);
     if (!kind) continue;
-    auto name = trace.kernels.find(j.launch.launch.kernel_id);
+    const LaunchParamFact& fact = j.launch.launch_param();
+    auto name = trace.kernels.find(fact.kernel_id);
     const auto key = std::make_tuple(j.launch.stack_id, name == trace.kernels.end() ? std::string() : name->second,
-                                     j.launch.launch.param_index, std::string(kind));
+                                     fact.param_index, std::string(kind));
     auto [it, inserted] = groups.try_emplace(key, Group{&j, kind});
     if (inserted) order.push_back(key);
     ++it->second.launches;

@@ -16,9 +16,6 @@ namespace cuaudit {
 std::vector<report::Finding> launch_findings(const ProcessTrace& trace, const std::vector<LaunchParamJudgement>& judged,
                                              StackResolver& stacks);
 
-// How findings name a launch path ("cudaLaunchKernel", "graph kernel node").
-std::string launch_path_name(uint8_t path);
-
 // "write4(float4*, int)" for a mangled name, the name itself when it is not a C++ one.
 std::string kernel_display_name(const std::string& name);
 

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "environment.h"
 #include "exit_codes.h"
 
 namespace cuaudit {
@@ -87,7 +88,7 @@ std::string resolve_program(const std::string& name) {
 std::string find_injection_library(const std::string& explicit_path) {
   std::string path = explicit_path;
   if (path.empty()) {
-    if (const char* env = getenv("CUAUDIT_INJECTION_PATH"); env && *env) path = env;
+    if (const char* env = getenv(env_name(EnvVar::InjectionPath)); env && *env) path = env;
   }
   if (path.empty()) {
     const std::string dir = self_dir();
@@ -149,14 +150,14 @@ RunInfo run_program(const LaunchRequest& request) {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
     setenv("CUDA_INJECTION64_PATH", request.injection_path.c_str(), 1);
-    setenv("CUAUDIT_TRACE_DIR", request.run_dir.c_str(), 1);
-    if (request.record_call_sites) setenv("CUAUDIT_CHECK_API_RESULTS", "1", 1);
+    setenv(env_name(EnvVar::TraceDir), request.run_dir.c_str(), 1);
+    if (request.record_call_sites) setenv(env_name(EnvVar::CheckApiResults), "1", 1);
     // This process is the run's root; cuaudit reports, so the injection must not.
-    setenv("CUAUDIT_LAUNCHED", "1", 1);
-    setenv("CUAUDIT_ROOT_PID", std::to_string(getpid()).c_str(), 1);
-    setenv("CUAUDIT_TARGET_PROCESSES", request.target_processes.c_str(), 1);
-    setenv("CUAUDIT_SAMPLE_INTERVAL_MS", std::to_string(request.sample_interval_ms).c_str(), 1);
-    setenv("CUAUDIT_CHECK_LAUNCH_PARAMS", request.check_launch_params ? "1" : "0", 1);
+    setenv(env_name(EnvVar::Launched), "1", 1);
+    setenv(env_name(EnvVar::RootPid), std::to_string(getpid()).c_str(), 1);
+    setenv(env_name(EnvVar::TargetProcesses), request.target_processes.c_str(), 1);
+    setenv(env_name(EnvVar::SampleIntervalMs), std::to_string(request.sample_interval_ms).c_str(), 1);
+    setenv(env_name(EnvVar::CheckLaunchParams), request.check_launch_params ? "1" : "0", 1);
     if (!request.preload_path.empty()) {
       // Ahead of what the user preloads, so that free() is checked before any other interposer.
       const char* existing = getenv("LD_PRELOAD");

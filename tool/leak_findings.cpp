@@ -18,7 +18,7 @@ struct Group {
   LeakEnd end;
   uint64_t stack_id;
   uint64_t python_stack_id;
-  std::optional<Event> failed_release;  // of the first allocation in the group that had one
+  std::optional<MemoryEvent> failed_release;  // of the first allocation in the group that had one
   uint64_t bytes = 0;
   uint64_t count = 0;
   int32_t device = -2;
@@ -47,7 +47,7 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const std:
   // different sites.
   std::map<std::tuple<uint64_t, uint64_t, uint16_t, uint8_t, uint64_t>, Group> groups;
   for (const LeakedAllocation& leak : leaks) {
-    const Event& a = leak.allocation;
+    const MemoryEvent& a = leak.allocation;
     const Api api = stacks.api_called(a.stack_id, a.api);
     const uint64_t failed_site = leak.failed_release ? leak.failed_release->stack_id : 0;
     auto [it, inserted] =

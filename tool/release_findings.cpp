@@ -22,14 +22,14 @@ const char* kind_name(ReleaseProblem p) {
   return "invalid_free";
 }
 
-bool is_libc(const Event& e) { return api_info(e.api).family == MemoryFamily::HostHeap; }
+bool is_libc(const MemoryEvent& e) { return api_info(e.api).family == MemoryFamily::HostHeap; }
 
 // " (returned cudaErrorInvalidValue)"; libc calls are recorded before they run: nothing to say.
-std::string returned(const Event& release) {
+std::string returned(const MemoryEvent& release) {
   return is_libc(release) ? std::string() : fmt::format(" (returned {})", result_name(release.api, release.result));
 }
 
-std::string memory_of(const Event& allocation) {
+std::string memory_of(const MemoryEvent& allocation) {
   return fmt::format("{} from {}", family_description(api_info(allocation.api).family), api_info(allocation.api).name);
 }
 

@@ -22,18 +22,18 @@ bool dies_with_context(MemoryFamily f) {
          f != MemoryFamily::VmmMapping;
 }
 
-MemoryFamily family_of(const Event& e) { return api_info(e.api).family; }
+MemoryFamily family_of(const MemoryEvent& e) { return api_info(e.api).family; }
 
 struct Released {
-  Event allocation;
-  Event release;
+  MemoryEvent allocation;
+  MemoryEvent release;
 };
 
 class AllocationTable {
  public:
   explicit AllocationTable(ReplayResult& result) : result_(result) {}
 
-  void allocate(const Event& e) {
+  void allocate(const MemoryEvent& e) {
     if (e.result != 0 || e.key == 0) {
       if (e.result != 0) ++result_.failed_allocations;
       return;
@@ -54,20 +54,20 @@ class AllocationTable {
     return it == device_bytes_.end() ? DeviceHoldings{} : it->second;
   }
 
-  void for_each_live(const std::function<void(const Event&)>& visit) const {
+  void for_each_live(const std::function<void(const MemoryEvent&)>& visit) const {
     for (const auto& live : live_) {
       for (const auto& [key, allocation] : live) visit(allocation);
     }
   }
 
-  void release(const Event& e) {
+  void release(const MemoryEvent& e) {
     if (e.key == 0) return;  // cudaFree(nullptr) and friends are legal no-ops
     if (api_info(e.api).space == KeySpace::VmmMapping) return unmap(e);
     const bool shutdown = e.result == kShutdownResult && family_of(e) != MemoryFamily::HostHeap;
     auto& live = live_[space_index(e.api)];
 
     if (auto it = live.find(e.key); it != live.end()) {
-      const Event allocation = it->second;
+      const MemoryEvent allocation = it->second;
       if (!releases_family(e.api, family_of(allocation))) {
         if (!shutdown) result_.release_findings.push_back({ReleaseProblem::Mismatched, e, allocation, {}, 0});
         // libc never releases CUDA memory; a CUDA call that refused it released nothing either.
@@ -98,7 +98,7 @@ class AllocationTable {
     if (family_of(e) == MemoryFamily::HostHeap) return;  // ordinary heap memory: not ours to judge
 
     if (api_info(e.api).space == KeySpace::Address) {
-      if (const Event* inside = containing(live, e.key)) {
+      if (const MemoryEvent* inside = containing(live, e.key)) {
         result_.release_findings.push_back({ReleaseProblem::Invalid, e, *inside, {}, e.key - inside->key});
         return;
       }
@@ -120,23 +120,24 @@ class AllocationTable {
   // inside memory that was released and not allocated again.
   void judge_launch_param(const Event& e) {
     LaunchParamJudgement j{e, {}, {}, {}, 0};
+    const uint64_t value = e.launch_param().value;
     for (KeySpace space : {KeySpace::Address, KeySpace::VmmMapping}) {
-      if (const Event* inside = containing(live_[static_cast<size_t>(space)], e.key)) {
+      if (const MemoryEvent* inside = containing(live_[static_cast<size_t>(space)], value)) {
         j.live = *inside;
-        j.offset = e.key - inside->key;
+        j.offset = value - inside->key;
         break;
       }
     }
     if (!j.live) {
       const auto& released = released_[static_cast<size_t>(KeySpace::Address)];
-      auto it = released.upper_bound(e.key);
+      auto it = released.upper_bound(value);
       if (it != released.begin()) {
         --it;
         const Released& r = it->second;
-        if (e.key - it->first < std::max<uint64_t>(r.allocation.bytes, 1)) {
+        if (value - it->first < std::max<uint64_t>(r.allocation.bytes, 1)) {
           j.freed = r.allocation;
           j.release = r.release;
-          j.offset = e.key - it->first;
+          j.offset = value - it->first;
         }
       }
     }
@@ -165,11 +166,11 @@ class AllocationTable {
   }
 
  private:
-  using Live = std::map<uint64_t, Event>;
+  using Live = std::map<uint64_t, MemoryEvent>;
 
   static size_t space_index(Api api) { return static_cast<size_t>(api_info(api).space); }
 
-  static const Event* containing(const Live& live, uint64_t address) {
+  static const MemoryEvent* containing(const Live& live, uint64_t address) {
     auto it = live.upper_bound(address);
     if (it == live.begin()) return nullptr;
     --it;
@@ -177,20 +178,20 @@ class AllocationTable {
   }
 
   // Memory the program holds per device: what the timeline compares with the driver's view.
-  void remember(const Event& e) {
+  void remember(const MemoryEvent& e) {
     if (e.device < 0 || !owns_memory(family_of(e))) return;
     DeviceHoldings& h = device_bytes_[e.device];
     h.total += e.bytes;
     h.by_family[static_cast<size_t>(family_of(e))] += e.bytes;
   }
-  void forget(const Event& e) {
+  void forget(const MemoryEvent& e) {
     if (e.device < 0 || !owns_memory(family_of(e))) return;
     DeviceHoldings& h = device_bytes_[e.device];
     h.total -= e.bytes;
     h.by_family[static_cast<size_t>(family_of(e))] -= e.bytes;
   }
 
-  void erase(Live& live, Live::iterator it, const Event& release) {
+  void erase(Live& live, Live::iterator it, const MemoryEvent& release) {
     ++result_.releases;
     forget(it->second);
     released_[space_index(release.api)][it->first] = {it->second, release};
@@ -198,7 +199,7 @@ class AllocationTable {
   }
 
   // cuMemUnmap releases every mapping inside [ptr, ptr + size).
-  void unmap(const Event& e) {
+  void unmap(const MemoryEvent& e) {
     if (e.result != 0) return;
     auto& live = live_[space_index(e.api)];
     auto first = live.lower_bound(e.key);
@@ -212,7 +213,7 @@ class AllocationTable {
     live.erase(first, last);
   }
 
-  LeakedAllocation leaked(const Event& allocation, LeakEnd end) const {
+  LeakedAllocation leaked(const MemoryEvent& allocation, LeakEnd end) const {
     LeakedAllocation l{allocation, end, {}};
     if (auto f = failed_releases_.find(allocation.seq); f != failed_releases_.end()) l.failed_release = f->second;
     return l;
@@ -221,7 +222,7 @@ class AllocationTable {
   ReplayResult& result_;
   std::array<Live, kSpaces> live_;
   std::array<std::map<uint64_t, Released>, kSpaces> released_;
-  std::unordered_map<uint64_t, Event> failed_releases_;  // allocation seq -> the release that failed
+  std::unordered_map<uint64_t, MemoryEvent> failed_releases_;  // allocation seq -> the release that failed
   std::map<int32_t, DeviceHoldings> device_bytes_;
 };
 
@@ -234,20 +235,20 @@ ReplayResult replay(const ProcessTrace& trace, ReplayObserver* observer) {
   auto observe_until = [&](uint64_t seq) {  // the samples taken before event `seq`
     for (; observer && sample != trace.samples.end() && sample->seq < seq; ++sample) {
       observer->on_sample(*sample, table.holdings(sample->device),
-                          [&](const std::function<void(const Event&)>& visit) { table.for_each_live(visit); });
+                          [&](const std::function<void(const MemoryEvent&)>& visit) { table.for_each_live(visit); });
     }
   };
   for (const Event& e : trace.events) {
     observe_until(e.seq);
     switch (e.kind) {
       case EventKind::Alloc:
-        table.allocate(e);
+        table.allocate(e.memory());
         break;
       case EventKind::Free:
-        table.release(e);
+        table.release(e.memory());
         break;
       case EventKind::ContextDestroyed:
-        table.destroy_context(e.context_uid);
+        table.destroy_context(e.context().context_uid);
         break;
       case EventKind::LaunchParam:
         table.judge_launch_param(e);

@@ -20,9 +20,9 @@ enum class LeakEnd : uint8_t {
 };
 
 struct LeakedAllocation {
-  Event allocation;  // the allocation event that made it live
+  MemoryEvent allocation;  // the allocation that made it live
   LeakEnd end;
-  std::optional<Event> failed_release;  // a mismatched release that did not release it
+  std::optional<MemoryEvent> failed_release;  // a mismatched release that did not release it
 };
 
 enum class ReleaseProblem : uint8_t {
@@ -33,18 +33,18 @@ enum class ReleaseProblem : uint8_t {
 
 struct ReleaseFinding {
   ReleaseProblem problem;
-  Event release;                      // the offending call
-  std::optional<Event> allocation;    // the allocation it concerns, when there is one
-  std::optional<Event> first_release; // Double: the release that already released it
+  MemoryEvent release;                      // the offending call
+  std::optional<MemoryEvent> allocation;    // the allocation it concerns, when there is one
+  std::optional<MemoryEvent> first_release; // Double: the release that already released it
   uint64_t offset = 0;                // Invalid: offset of the pointer inside `allocation`
 };
 
 // Where a kernel parameter that failed a launch check pointed, at that launch.
 struct LaunchParamJudgement {
-  Event launch;                     // the LaunchParam event
-  std::optional<Event> live;        // the live allocation the value points into
-  std::optional<Event> freed;       // else: the released allocation it points into...
-  std::optional<Event> release;     // ...and the release that freed it
+  Event launch;                           // the LaunchParam event
+  std::optional<MemoryEvent> live;        // the live allocation the value points into
+  std::optional<MemoryEvent> freed;       // else: the released allocation it points into...
+  std::optional<MemoryEvent> release;     // ...and the release that freed it
   uint64_t offset = 0;              // of the value inside `live` or `freed`
 };
 
@@ -76,7 +76,7 @@ class ReplayObserver {
   // `held`: what the program holds on the sample's device; `live` calls its argument for every
   // allocation live at that moment (any device).
   virtual void on_sample(const MemorySample& sample, const DeviceHoldings& held,
-                         const std::function<void(const std::function<void(const Event&)>&)>& live) = 0;
+                         const std::function<void(const std::function<void(const MemoryEvent&)>&)>& live) = 0;
 };
 
 ReplayResult replay(const ProcessTrace& trace, ReplayObserver* observer = nullptr);

@@ -19,7 +19,7 @@ class SampleCollector : public ReplayObserver {
  public:
   explicit SampleCollector(const ProcessTrace& trace, report::Timeline& timeline) : trace_(trace), timeline_(timeline) {}
   void on_sample(const MemorySample& s, const DeviceHoldings& held,
-                 const std::function<void(const std::function<void(const Event&)>&)>&) override {
+                 const std::function<void(const std::function<void(const MemoryEvent&)>&)>&) override {
     report::TimelineSample out;
     out.t = seconds_since_start(trace_, s.time_ns);
     out.pid = trace_.pid;
@@ -46,11 +46,11 @@ class PeakSites : public ReplayObserver {
  public:
   explicit PeakSites(const std::map<int, std::pair<uint64_t, report::TimelineSample>>& peaks) : peaks_(peaks) {}
   void on_sample(const MemorySample& s, const DeviceHoldings&,
-                 const std::function<void(const std::function<void(const Event&)>&)>& live) override {
+                 const std::function<void(const std::function<void(const MemoryEvent&)>&)>& live) override {
     auto peak = peaks_.find(s.device);
     if (peak == peaks_.end() || peak->second.first != s.seq) return;
     auto& sites = sites_[s.device];
-    live([&](const Event& a) {
+    live([&](const MemoryEvent& a) {
       if (a.device != s.device || !owns_memory(api_info(a.api).family)) return;
       auto& site = sites[{a.stack_id, static_cast<uint16_t>(a.api)}];
       site.first += a.bytes;

@@ -7,7 +7,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include <variant>
+
 #include "api_table.h"
+#include "trace_format.h"
 
 namespace cuaudit {
 
@@ -25,41 +28,90 @@ enum class EventKind : uint8_t {
   ContextCreated,
   ContextDestroyed,
   ProcessEnd,
-  FailedCall,  // another runtime call failed (cbid names it)
+  FailedCall,  // another runtime call failed
   LastError,   // cudaGetLastError / cudaPeekAtLastError returned an error
   CallSite,    // a successful runtime call (recorded with --check-api-results)
-  Signal,      // a fatal signal reached the process (result: the signal number)
-  ExitCall,    // exit/_exit/_Exit/quick_exit (result: the status; cbid: trace::ExitHow)
-  LaunchParam, // a kernel parameter failed a launch check (key: its value; launch: the rest)
+  Signal,      // a fatal signal reached the process
+  ExitCall,    // exit/_exit/_Exit/quick_exit
+  LaunchParam, // a kernel parameter failed a launch check
+};
+
+// An allocation or release by a tracked API (Alloc, Free): complete on its own, since the replay
+// keeps it as the live allocation and as the release a later finding points back to.
+struct MemoryEvent {
+  uint64_t seq = 0;
+  uint64_t time_ns = 0;
+  uint64_t stack_id = 0;
+  uint32_t tid = 0;
+  Api api = Api::Count;
+  uint64_t key = 0;    // pointer or handle (KeySpace of the API)
+  uint64_t bytes = 0;
+  uint32_t context_uid = 0;
+  int32_t device = trace::kUnknownDevice;  // or trace::kHostDevice
+  int32_t result = 0;  // what the call returned to the program
+  uint64_t python_stack_id = 0;  // Alloc: the Python stack it was made from (0: none)
+  uint64_t launches = 0;         // Alloc from Python: kernel launches before it
+};
+
+// A context was created or destroyed (its allocations die with it).
+struct ContextChange {
+  uint32_t context_uid = 0;
+  int32_t device = trace::kUnknownDevice;
+};
+
+// A runtime call that is not an allocation or release (FailedCall, LastError, CallSite).
+struct RuntimeCall {
+  uint32_t cbid = 0;  // CUPTI runtime callback id; ProcessTrace::runtime_names names it
+  int32_t result = 0;
+};
+
+struct SignalFact {
+  int32_t signal = 0;
+};
+
+struct ExitFact {
+  int32_t status = 0;
+  trace::ExitHow how = trace::ExitHow::Exit;
 };
 
 // What the target found wrong with one kernel parameter at one launch.
 struct LaunchParamFact {
+  uint64_t value = 0;       // the parameter as passed
   uint32_t kernel_id = 0;
   uint32_t alignment = 0;   // required by its type; 0 unknown
   uint16_t param_index = 0;
-  uint8_t problem = 0;      // trace::LaunchProblem
-  uint8_t path = 0;         // trace::LaunchPath
+  trace::LaunchProblem problem = trace::LaunchProblem::Misaligned;
+  uint8_t path = 0;         // trace::LaunchPath (kept raw: a newer writer may know more paths)
+  int32_t driver_result = 0;  // NotAccessible: what cuPointerGetAttributes said
   uint8_t memory_type = 0;  // what the driver said the value was (0: nothing)
   bool host_readable = false;
 };
 
+// One fact of the trace, in the process's event order. The payload's type follows the kind:
+// MemoryEvent for Alloc and Free, ContextChange for the context kinds, RuntimeCall for the call
+// kinds, SignalFact, ExitFact, LaunchParamFact; nothing for ProcessEnd.
 struct Event {
-  EventKind kind;
-  Api api = Api::Count;  // Alloc and Free only
+  EventKind kind = EventKind::ProcessEnd;
   uint64_t seq = 0;
   uint64_t time_ns = 0;
-  uint64_t key = 0;
-  uint64_t bytes = 0;
-  uint64_t stack_id = 0;
+  uint64_t stack_id = 0;  // kNoStack when the fact has none
   uint32_t tid = 0;
-  uint32_t context_uid = 0;
-  int32_t device = -2;
-  int32_t result = 0;
-  uint32_t cbid = 0;  // FailedCall, LastError, CallSite: the runtime callback id
-  LaunchParamFact launch = {};  // LaunchParam only
-  uint64_t python_stack_id = 0;  // Alloc: the Python stack it was made from (0: none)
-  uint64_t launches = 0;         // Alloc from Python: kernel launches before it
+  std::variant<std::monostate, MemoryEvent, ContextChange, RuntimeCall, SignalFact, ExitFact, LaunchParamFact> payload;
+
+  bool is_memory() const { return kind == EventKind::Alloc || kind == EventKind::Free; }
+  const MemoryEvent& memory() const { return std::get<MemoryEvent>(payload); }
+  MemoryEvent& memory() { return std::get<MemoryEvent>(payload); }
+  const ContextChange& context() const { return std::get<ContextChange>(payload); }
+  const RuntimeCall& call() const { return std::get<RuntimeCall>(payload); }
+  const SignalFact& signal() const { return std::get<SignalFact>(payload); }
+  const ExitFact& exit() const { return std::get<ExitFact>(payload); }
+  const LaunchParamFact& launch_param() const { return std::get<LaunchParamFact>(payload); }
+  // What a call returned to the program: memory and runtime-call kinds; 0 for the others.
+  int32_t call_result() const {
+    if (const auto* m = std::get_if<MemoryEvent>(&payload)) return m->result;
+    if (const auto* c = std::get_if<RuntimeCall>(&payload)) return c->result;
+    return 0;
+  }
 };
 
 // One frame of a Python stack, innermost first.
@@ -110,5 +162,6 @@ inline std::string module_cache_key(const ModuleInfo& m) {
 // The name users know for an event's API: "cudaMalloc", "cudaMemcpy" (CUPTI's "_v3020" and
 // per-thread-stream "_ptsz"/"_ptds" suffixes removed).
 std::string event_api_name(const ProcessTrace& trace, const Event& e);
+std::string runtime_call_name(const ProcessTrace& trace, uint32_t cbid);
 
 }  // namespace cuaudit

@@ -40,204 +40,133 @@ std::vector<std::string> split_cmdline(const char* p, size_t n) {
   return args;
 }
 
-class RecordParser {
- public:
-  explicit RecordParser(ProcessTrace& out) : out_(out) {}
+// The bytes after a record's fixed part: a path, a name, frames.
+struct Tail {
+  const char* data;
+  size_t bytes;
+};
 
-  // Returns false when the record is malformed (the rest of the chunk is then skipped).
-  bool parse(const char* p, size_t size) {
-    const auto header = load<RecordHeader>(p);
-    switch (static_cast<RecordType>(header.type)) {
-      case RecordType::ProcessInfo: {
-        if (size < sizeof(ProcessInfoRecord)) return false;
-        const auto r = load<ProcessInfoRecord>(p);
-        if (sizeof r + r.cmdline_bytes > size) return false;
-        out_.pid = r.pid;
-        out_.parent_pid = r.parent_pid;
-        out_.start_realtime_ns = r.start_realtime_ns;
-        out_.start_monotonic_ns = r.start_monotonic_ns;
-        out_.command = split_cmdline(p + sizeof r, r.cmdline_bytes);
-        out_.flush_interval_ms = r.flush_interval_ms;
-        return true;
-      }
-      case RecordType::Module: {
-        if (size < sizeof(ModuleRecord)) return false;
-        const auto r = load<ModuleRecord>(p);
-        if (sizeof r + r.path_bytes > size || r.build_id_bytes > kMaxBuildIdBytes) return false;
-        out_.modules.push_back({r.load_bias, r.start, r.end, std::string(p + sizeof r, r.path_bytes),
-                                hex_bytes(r.build_id, r.build_id_bytes)});
-        return true;
-      }
-      case RecordType::Stack: {
-        if (size < sizeof(StackRecord)) return false;
-        const auto r = load<StackRecord>(p);
-        if (r.depth > kMaxStackDepth + 1 || sizeof r + r.depth * sizeof(uint64_t) > size) return false;
-        std::vector<uint64_t> frames(r.depth);
-        memcpy(frames.data(), p + sizeof r, r.depth * sizeof(uint64_t));
-        out_.stacks.emplace(r.id, std::move(frames));
-        return true;
-      }
-      case RecordType::Alloc:
-      case RecordType::Free: {
-        if (size < sizeof(ApiEventRecord)) return false;
-        const auto r = load<ApiEventRecord>(p);
-        if (!api_info(r.api)) {
-          ++unknown_apis_;
-          return true;
-        }
-        Event e{header.type == static_cast<uint16_t>(RecordType::Alloc) ? EventKind::Alloc : EventKind::Free};
-        e.api = static_cast<Api>(r.api);
-        e.seq = r.seq;
-        e.time_ns = r.time_ns;
-        e.key = r.key;
-        e.bytes = r.bytes;
-        e.stack_id = r.stack_id;
-        e.tid = r.tid;
-        e.context_uid = r.context_uid;
-        e.device = r.device;
-        e.result = r.result;
-        out_.events.push_back(e);
-        return true;
-      }
-      case RecordType::ContextCreated:
-      case RecordType::ContextDestroyed: {
-        if (size < sizeof(ContextRecord)) return false;
-        const auto r = load<ContextRecord>(p);
-        Event e{header.type == static_cast<uint16_t>(RecordType::ContextCreated) ? EventKind::ContextCreated
-                                                                                : EventKind::ContextDestroyed};
-        e.seq = r.seq;
-        e.time_ns = r.time_ns;
-        e.context_uid = r.context_uid;
-        e.device = r.device;
-        out_.events.push_back(e);
-        return true;
-      }
-      case RecordType::Notice: {
-        if (size < sizeof(NoticeRecord)) return false;
-        const auto r = load<NoticeRecord>(p);
-        if (sizeof r + r.text_bytes > size) return false;
-        out_.notices.emplace_back(p + sizeof r, r.text_bytes);
-        if (r.code == static_cast<uint32_t>(NoticeCode::SubscribeFailed)) out_.tracked = false;
-        return true;
-      }
-      case RecordType::FailedCall:
-      case RecordType::LastError:
-      case RecordType::CallSite: {
-        if (size < sizeof(CallRecord)) return false;
-        const auto r = load<CallRecord>(p);
-        const auto type = static_cast<RecordType>(header.type);
-        Event e{type == RecordType::FailedCall  ? EventKind::FailedCall
-                : type == RecordType::LastError ? EventKind::LastError
-                                                : EventKind::CallSite};
-        e.seq = r.seq;
-        e.time_ns = r.time_ns;
-        e.stack_id = r.stack_id;
-        e.tid = r.tid;
-        e.result = r.result;
-        e.cbid = r.cbid;
-        out_.events.push_back(e);
-        return true;
-      }
-      case RecordType::MemorySample: {
-        if (size < offsetof(MemorySampleRecord, launches)) return false;
-        MemorySampleRecord r{};
-        memcpy(&r, p, std::min(size, sizeof r));
-        // Records of 48 bytes (before the launch count was added) leave `launches` zero.
-        const uint64_t launches = size >= sizeof(MemorySampleRecord) ? r.launches : 0;
-        out_.samples.push_back({r.seq, r.time_ns, r.device, r.free_bytes, r.total_bytes, launches});
-        return true;
-      }
-      case RecordType::Kernel: {
-        if (size < sizeof(KernelRecord)) return false;
-        const auto r = load<KernelRecord>(p);
-        if (sizeof r + r.name_bytes > size) return false;
-        out_.kernels[r.kernel_id] = std::string(p + sizeof r, r.name_bytes);
-        return true;
-      }
-      case RecordType::LaunchParam: {
-        if (size < sizeof(LaunchParamRecord)) return false;
-        const auto r = load<LaunchParamRecord>(p);
-        Event e{EventKind::LaunchParam};
-        e.seq = r.seq;
-        e.time_ns = r.time_ns;
-        e.stack_id = r.stack_id;
-        e.key = r.value;
-        e.tid = r.tid;
-        e.result = r.driver_result;
-        e.launch = {r.kernel_id, r.alignment, r.param_index, r.problem, r.path, r.memory_type, r.host_readable != 0};
-        out_.events.push_back(e);
-        return true;
-      }
-      case RecordType::PythonStack: {
-        if (size < sizeof(PythonStackRecord)) return false;
-        const auto r = load<PythonStackRecord>(p);
-        if (r.depth > kMaxPythonDepth || sizeof r + r.depth * sizeof(PythonFrame) > size) return false;
-        std::vector<PythonFrameInfo> frames(r.depth);
-        size_t names = sizeof r + r.depth * sizeof(PythonFrame);
-        for (uint32_t i = 0; i < r.depth; ++i) {
-          const auto f = load<PythonFrame>(p + sizeof r + i * sizeof(PythonFrame));
-          if (names + f.file_bytes + f.function_bytes > size) return false;
-          frames[i].line = f.line;
-          frames[i].file.assign(p + names, f.file_bytes);
-          frames[i].function.assign(p + names + f.file_bytes, f.function_bytes);
-          names += f.file_bytes + f.function_bytes;
-        }
-        out_.python_stacks.emplace(r.id, std::move(frames));
-        return true;
-      }
-      case RecordType::AllocPython: {
-        if (size < sizeof(AllocPythonRecord)) return false;
-        const auto r = load<AllocPythonRecord>(p);
-        alloc_python_[r.seq] = {r.python_stack_id, r.launches};
-        return true;
-      }
-      case RecordType::CallPointers: {
-        if (size < sizeof(CallPointersRecord)) return false;
-        const auto r = load<CallPointersRecord>(p);
-        out_.call_pointers[r.seq] = {r.pointers[0], r.pointers[1]};
-        return true;
-      }
-      case RecordType::CallbackName: {
-        if (size < sizeof(CallbackNameRecord)) return false;
-        const auto r = load<CallbackNameRecord>(p);
-        if (sizeof r + r.name_bytes > size) return false;
-        out_.runtime_names[r.cbid] = std::string(p + sizeof r, r.name_bytes);
-        return true;
-      }
-      case RecordType::Signal: {
-        if (size < sizeof(SignalRecord)) return false;
-        const auto r = load<SignalRecord>(p);
-        Event e{EventKind::Signal};
-        e.seq = r.seq;
-        e.time_ns = r.time_ns;
-        e.result = r.signal;
-        e.tid = r.tid;
-        out_.events.push_back(e);
-        return true;
-      }
-      case RecordType::ExitCall: {
-        if (size < sizeof(ExitCallRecord)) return false;
-        const auto r = load<ExitCallRecord>(p);
-        Event e{EventKind::ExitCall};
-        e.seq = r.seq;
-        e.time_ns = r.time_ns;
-        e.result = r.status;
-        e.cbid = r.how;
-        out_.events.push_back(e);
-        return true;
-      }
-      case RecordType::ProcessEnd: {
-        if (size < sizeof(ProcessEndRecord)) return false;
-        const auto r = load<ProcessEndRecord>(p);
-        Event e{EventKind::ProcessEnd};
-        e.seq = r.seq;
-        e.time_ns = r.time_ns;
-        out_.events.push_back(e);
-        out_.reached_exit = true;
-        return true;
-      }
+// Builds a ProcessTrace from records, one parse function per record struct (trace_records.inc
+// dispatches to them). Each returns false when the record is malformed (the rest of the chunk is
+// then skipped).
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(ProcessTrace& out) : out_(out) {}
+
+  bool parse(const ProcessInfoRecord& r, Tail tail) {
+    if (r.cmdline_bytes > tail.bytes) return false;
+    out_.pid = r.pid;
+    out_.parent_pid = r.parent_pid;
+    out_.start_realtime_ns = r.start_realtime_ns;
+    out_.start_monotonic_ns = r.start_monotonic_ns;
+    out_.command = split_cmdline(tail.data, r.cmdline_bytes);
+    out_.flush_interval_ms = r.flush_interval_ms;
+    return true;
+  }
+
+  bool parse(const ModuleRecord& r, Tail tail) {
+    if (r.path_bytes > tail.bytes || r.build_id_bytes > kMaxBuildIdBytes) return false;
+    out_.modules.push_back(
+        {r.load_bias, r.start, r.end, std::string(tail.data, r.path_bytes), hex_bytes(r.build_id, r.build_id_bytes)});
+    return true;
+  }
+
+  bool parse(const StackRecord& r, Tail tail) {
+    if (r.depth > kMaxStackDepth + 1 || r.depth * sizeof(uint64_t) > tail.bytes) return false;
+    std::vector<uint64_t> frames(r.depth);
+    memcpy(frames.data(), tail.data, r.depth * sizeof(uint64_t));
+    out_.stacks.emplace(r.id, std::move(frames));
+    return true;
+  }
+
+  bool parse(const AllocRecord& r, Tail) { return add_memory_event(EventKind::Alloc, r); }
+  bool parse(const FreeRecord& r, Tail) { return add_memory_event(EventKind::Free, r); }
+  bool parse(const ContextCreatedRecord& r, Tail) { return add_context_change(EventKind::ContextCreated, r); }
+  bool parse(const ContextDestroyedRecord& r, Tail) { return add_context_change(EventKind::ContextDestroyed, r); }
+
+  bool parse(const NoticeRecord& r, Tail tail) {
+    if (r.text_bytes > tail.bytes) return false;
+    out_.notices.emplace_back(tail.data, r.text_bytes);
+    if (r.code == static_cast<uint32_t>(NoticeCode::SubscribeFailed)) out_.tracked = false;
+    return true;
+  }
+
+  bool parse(const FailedCallRecord& r, Tail) { return add_runtime_call(EventKind::FailedCall, r); }
+  bool parse(const LastErrorRecord& r, Tail) { return add_runtime_call(EventKind::LastError, r); }
+  bool parse(const CallSiteRecord& r, Tail) { return add_runtime_call(EventKind::CallSite, r); }
+
+  bool parse(const MemorySampleRecord& r, Tail) {
+    out_.samples.push_back({r.seq, r.time_ns, r.device, r.free_bytes, r.total_bytes, r.launches});
+    return true;
+  }
+
+  bool parse(const KernelRecord& r, Tail tail) {
+    if (r.name_bytes > tail.bytes) return false;
+    out_.kernels[r.kernel_id] = std::string(tail.data, r.name_bytes);
+    return true;
+  }
+
+  bool parse(const LaunchParamRecord& r, Tail) {
+    LaunchParamFact fact;
+    fact.value = r.value;
+    fact.kernel_id = r.kernel_id;
+    fact.alignment = r.alignment;
+    fact.param_index = r.param_index;
+    fact.problem = static_cast<LaunchProblem>(r.problem);
+    fact.path = r.path;
+    fact.driver_result = r.driver_result;
+    fact.memory_type = r.memory_type;
+    fact.host_readable = r.host_readable != 0;
+    add_event(EventKind::LaunchParam, r.seq, r.time_ns, r.stack_id, r.tid, fact);
+    return true;
+  }
+
+  bool parse(const PythonStackRecord& r, Tail tail) {
+    if (r.depth > kMaxPythonDepth || r.depth * sizeof(PythonFrame) > tail.bytes) return false;
+    std::vector<PythonFrameInfo> frames(r.depth);
+    size_t names = r.depth * sizeof(PythonFrame);
+    for (uint32_t i = 0; i < r.depth; ++i) {
+      const auto f = load<PythonFrame>(tail.data + i * sizeof(PythonFrame));
+      if (names + f.file_bytes + f.function_bytes > tail.bytes) return false;
+      frames[i].line = f.line;
+      frames[i].file.assign(tail.data + names, f.file_bytes);
+      frames[i].function.assign(tail.data + names + f.file_bytes, f.function_bytes);
+      names += f.file_bytes + f.function_bytes;
     }
-    return true;  // a record type added by a newer writer: skip it
+    out_.python_stacks.emplace(r.id, std::move(frames));
+    return true;
+  }
+
+  bool parse(const AllocPythonRecord& r, Tail) {
+    alloc_python_[r.seq] = {r.python_stack_id, r.launches};
+    return true;
+  }
+
+  bool parse(const CallPointersRecord& r, Tail) {
+    out_.call_pointers[r.seq] = {r.pointers[0], r.pointers[1]};
+    return true;
+  }
+
+  bool parse(const CallbackNameRecord& r, Tail tail) {
+    if (r.name_bytes > tail.bytes) return false;
+    out_.runtime_names[r.cbid] = std::string(tail.data, r.name_bytes);
+    return true;
+  }
+
+  bool parse(const SignalRecord& r, Tail) {
+    add_event(EventKind::Signal, r.seq, r.time_ns, kNoStack, r.tid, SignalFact{r.signal});
+    return true;
+  }
+
+  bool parse(const ExitCallRecord& r, Tail) {
+    add_event(EventKind::ExitCall, r.seq, r.time_ns, kNoStack, 0, ExitFact{r.status, static_cast<ExitHow>(r.how)});
+    return true;
+  }
+
+  bool parse(const ProcessEndRecord& r, Tail) {
+    add_event(EventKind::ProcessEnd, r.seq, r.time_ns, kNoStack, 0, std::monostate{});
+    out_.reached_exit = true;
+    return true;
   }
 
   size_t unknown_apis() const { return unknown_apis_; }
@@ -248,24 +177,94 @@ class RecordParser {
     for (Event& e : events) {
       if (e.kind != EventKind::Alloc) continue;
       if (auto it = alloc_python_.find(e.seq); it != alloc_python_.end()) {
-        e.python_stack_id = it->second.first;
-        e.launches = it->second.second;
+        e.memory().python_stack_id = it->second.first;
+        e.memory().launches = it->second.second;
       }
     }
   }
 
  private:
+  template <typename Payload>
+  void add_event(EventKind kind, uint64_t seq, uint64_t time_ns, uint64_t stack_id, uint32_t tid, Payload payload) {
+    Event e;
+    e.kind = kind;
+    e.seq = seq;
+    e.time_ns = time_ns;
+    e.stack_id = stack_id;
+    e.tid = tid;
+    e.payload = std::move(payload);
+    out_.events.push_back(std::move(e));
+  }
+
+  bool add_memory_event(EventKind kind, const ApiEventRecord& r) {
+    if (!api_info(r.api)) {
+      ++unknown_apis_;
+      return true;
+    }
+    MemoryEvent m;
+    m.seq = r.seq;
+    m.time_ns = r.time_ns;
+    m.stack_id = r.stack_id;
+    m.tid = r.tid;
+    m.api = static_cast<Api>(r.api);
+    m.key = r.key;
+    m.bytes = r.bytes;
+    m.context_uid = r.context_uid;
+    m.device = r.device;
+    m.result = r.result;
+    add_event(kind, r.seq, r.time_ns, r.stack_id, r.tid, m);
+    return true;
+  }
+
+  bool add_context_change(EventKind kind, const ContextRecord& r) {
+    add_event(kind, r.seq, r.time_ns, kNoStack, 0, ContextChange{r.context_uid, r.device});
+    return true;
+  }
+
+  bool add_runtime_call(EventKind kind, const CallRecord& r) {
+    add_event(kind, r.seq, r.time_ns, r.stack_id, r.tid, RuntimeCall{r.cbid, r.result});
+    return true;
+  }
+
   ProcessTrace& out_;
   size_t unknown_apis_ = 0;
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> alloc_python_;  // seq -> (Python stack, launches)
 };
 
+// Loads a record of struct R (zero-filling what an older, shorter writer left out) and hands it
+// to R's parse function with the bytes that follow it.
+template <typename R>
+bool parse_record(TraceBuilder& builder, const char* p, size_t size) {
+  if (size < kMinRecordBytes<R>) return false;
+  R r{};
+  memcpy(&r, p, std::min(size, sizeof r));
+  const size_t fixed = std::min(size, sizeof r);
+  return builder.parse(r, Tail{p + fixed, size - fixed});
+}
+
+// One record, by its type; a type added by a newer writer is skipped.
+bool parse_any_record(TraceBuilder& builder, const char* p, size_t size) {
+  switch (static_cast<RecordType>(load<RecordHeader>(p).type)) {
+#define CUAUDIT_RECORD(type, number, Struct, bytes) \
+  case RecordType::type:                             \
+    return parse_record<Struct>(builder, p, size);
+#include "trace_records.inc"
+#undef CUAUDIT_RECORD
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string event_api_name(const ProcessTrace& trace, const Event& e) {
-  if (e.kind == EventKind::Alloc || e.kind == EventKind::Free) return std::string(api_info(e.api).name);
-  auto it = trace.runtime_names.find(e.cbid);
-  if (it == trace.runtime_names.end()) return fmt::format("runtime call #{}", e.cbid);
+  if (e.is_memory()) return std::string(api_info(e.memory().api).name);
+  if (const auto* call = std::get_if<RuntimeCall>(&e.payload)) return runtime_call_name(trace, call->cbid);
+  return {};  // not a call
+}
+
+std::string runtime_call_name(const ProcessTrace& trace, uint32_t cbid) {
+  auto it = trace.runtime_names.find(cbid);
+  if (it == trace.runtime_names.end()) return fmt::format("runtime call #{}", cbid);
   std::string name = it->second;  // "cudaMemcpyAsync_ptsz_v7000"
   if (auto v = name.rfind("_v"); v != std::string::npos && v + 2 < name.size() &&
                                  name.find_first_not_of("0123456789", v + 2) == std::string::npos) {
@@ -296,7 +295,7 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
   ProcessTrace out;
   out.file = name;
   out.pid = header.pid;
-  RecordParser parser(out);
+  TraceBuilder parser(out);
   size_t pos = header.header_size;
   size_t bad_records = 0;
   while (pos < bytes.size()) {
@@ -322,7 +321,7 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
     for (size_t r = payload; r < payload + chunk.payload_bytes;) {
       const size_t left = payload + chunk.payload_bytes - r;
       const auto rh = left >= sizeof(RecordHeader) ? load<RecordHeader>(bytes.data() + r) : RecordHeader{};
-      if (rh.size < sizeof(RecordHeader) || rh.size > left || !parser.parse(bytes.data() + r, rh.size)) {
+      if (rh.size < sizeof(RecordHeader) || rh.size > left || !parse_any_record(parser, bytes.data() + r, rh.size)) {
         ++bad_records;
         break;
       }

@@ -8,9 +8,26 @@ SyntheticTrace::SyntheticTrace() {
 }
 
 Event SyntheticTrace::next(EventKind kind) {
-  Event e{kind};
+  Event e;
+  e.kind = kind;
   e.seq = seq_++;
   e.time_ns = e.seq * 1000 + waited_ns_;
+  return e;
+}
+
+Event SyntheticTrace::memory_event(EventKind kind, Api api, uint64_t key, uint64_t bytes, uint64_t stack,
+                                   int32_t result) {
+  Event e = next(kind);
+  e.stack_id = stack;
+  MemoryEvent m;
+  m.seq = e.seq;
+  m.time_ns = e.time_ns;
+  m.stack_id = stack;
+  m.api = api;
+  m.key = key;
+  m.bytes = bytes;
+  m.result = result;
+  e.payload = m;
   return e;
 }
 
@@ -22,12 +39,12 @@ SyntheticTrace& SyntheticTrace::python_stack(uint64_t id, std::vector<PythonFram
 SyntheticTrace& SyntheticTrace::alloc_from_python(Api api, uint64_t key, uint64_t bytes, uint64_t python_stack,
                                                   uint64_t stack) {
   alloc(api, key, bytes, stack);
-  trace_.events.back().python_stack_id = python_stack;
+  trace_.events.back().memory().python_stack_id = python_stack;
   return *this;
 }
 
 SyntheticTrace& SyntheticTrace::after_launches(uint64_t launches) {
-  trace_.events.back().launches = launches;
+  trace_.events.back().memory().launches = launches;
   return *this;
 }
 
@@ -38,32 +55,21 @@ SyntheticTrace& SyntheticTrace::wait(uint64_t ns) {
 
 SyntheticTrace& SyntheticTrace::alloc(Api api, uint64_t key, uint64_t bytes, uint64_t stack, int32_t result,
                                       uint32_t context, int32_t device) {
-  Event e = next(EventKind::Alloc);
-  e.api = api;
-  e.key = key;
-  e.bytes = bytes;
-  e.stack_id = stack;
-  e.result = result;
-  e.context_uid = context;
-  e.device = is_host_family(api_info(api).family) ? -1 : device;
+  Event e = memory_event(EventKind::Alloc, api, key, bytes, stack, result);
+  e.memory().context_uid = context;
+  e.memory().device = is_host_family(api_info(api).family) ? trace::kHostDevice : device;
   trace_.events.push_back(e);
   return *this;
 }
 
 SyntheticTrace& SyntheticTrace::release(Api api, uint64_t key, int32_t result, uint64_t bytes, uint64_t stack) {
-  Event e = next(EventKind::Free);
-  e.api = api;
-  e.key = key;
-  e.result = result;
-  e.bytes = bytes;
-  e.stack_id = stack;
-  trace_.events.push_back(e);
+  trace_.events.push_back(memory_event(EventKind::Free, api, key, bytes, stack, result));
   return *this;
 }
 
 SyntheticTrace& SyntheticTrace::destroy_context(uint32_t context) {
   Event e = next(EventKind::ContextDestroyed);
-  e.context_uid = context;
+  e.payload = ContextChange{context, 0};
   trace_.events.push_back(e);
   return *this;
 }
@@ -75,7 +81,8 @@ SyntheticTrace& SyntheticTrace::sample(uint64_t used_bytes, int32_t device, uint
   return *this;
 }
 
-SyntheticTrace& SyntheticTrace::launch_param(const std::string& kernel, uint16_t index, uint64_t value, uint8_t problem,
+SyntheticTrace& SyntheticTrace::launch_param(const std::string& kernel, uint16_t index, uint64_t value,
+                                             trace::LaunchProblem problem,
                                              uint32_t alignment, bool host_readable, uint64_t stack) {
   uint32_t id = 0;
   for (const auto& [known, name] : trace_.kernels) {
@@ -86,9 +93,16 @@ SyntheticTrace& SyntheticTrace::launch_param(const std::string& kernel, uint16_t
     trace_.kernels[id] = kernel;
   }
   Event e = next(EventKind::LaunchParam);
-  e.key = value;
   e.stack_id = stack;
-  e.launch = {id, alignment, index, problem, 1 /* cudaLaunchKernel */, 0, host_readable};
+  LaunchParamFact fact;
+  fact.value = value;
+  fact.kernel_id = id;
+  fact.alignment = alignment;
+  fact.param_index = index;
+  fact.problem = problem;
+  fact.path = static_cast<uint8_t>(trace::LaunchPath::cudaLaunchKernel);
+  fact.host_readable = host_readable;
+  e.payload = fact;
   trace_.events.push_back(e);
   return *this;
 }

@@ -15,13 +15,13 @@ class SyntheticTrace {
   SyntheticTrace& end();  // the process reached exit processing
   // A memory sample taken now (between the events before and after it).
   SyntheticTrace& sample(uint64_t used_bytes, int32_t device = 0, uint64_t launches = 0);
-  // A kernel parameter that failed a launch check (problem: trace::LaunchProblem).
-  SyntheticTrace& launch_param(const std::string& kernel, uint16_t index, uint64_t value, uint8_t problem,
+  // A kernel parameter that failed a launch check.
+  SyntheticTrace& launch_param(const std::string& kernel, uint16_t index, uint64_t value, trace::LaunchProblem problem,
                                uint32_t alignment = 0, bool host_readable = false, uint64_t stack = 3);
   // Python: a stack (innermost first) and an allocation made from it.
   SyntheticTrace& python_stack(uint64_t id, std::vector<PythonFrameInfo> frames);
   SyntheticTrace& alloc_from_python(Api api, uint64_t key, uint64_t bytes, uint64_t python_stack, uint64_t stack = 1);
-  // The last event happened after this many kernel launches.
+  // The last allocation or release happened after this many kernel launches.
   SyntheticTrace& after_launches(uint64_t launches);
   // Later events happen `ns` later than they otherwise would.
   SyntheticTrace& wait(uint64_t ns);
@@ -29,6 +29,7 @@ class SyntheticTrace {
 
  private:
   Event next(EventKind kind);
+  Event memory_event(EventKind kind, Api api, uint64_t key, uint64_t bytes, uint64_t stack, int32_t result);
   ProcessTrace trace_;
   uint64_t seq_ = 1;
   uint64_t waited_ns_ = 0;

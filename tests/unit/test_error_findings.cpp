@@ -11,10 +11,10 @@ namespace {
 constexpr uint32_t kLaunchCbid = 211, kMemcpyCbid = 31, kGetLastErrorCbid = 10;
 
 Event call(EventKind kind, uint64_t seq, uint32_t cbid, int32_t result, uint32_t tid = 1, uint64_t stack = 7) {
-  Event e{kind};
+  Event e;
+  e.kind = kind;
   e.seq = seq;
-  e.cbid = cbid;
-  e.result = result;
+  e.payload = RuntimeCall{cbid, result};
   e.tid = tid;
   e.stack_id = stack;
   return e;
@@ -93,13 +93,19 @@ TEST_CASE("a failed allocation's pointer later given to a failing copy on the sa
   ProcessTrace t;
   t.pid = 9;
   t.runtime_names = {{kMemcpyCbid, "cudaMemcpy_v3020"}};
-  Event oom{EventKind::Alloc};
-  oom.api = Api::cudaMalloc;
+  Event oom;
+  oom.kind = EventKind::Alloc;
   oom.seq = 1;
-  oom.result = 2;  // cudaErrorMemoryAllocation
-  oom.key = 0;     // what the program's pointer held: nullptr
   oom.tid = 1;
   oom.stack_id = 7;
+  MemoryEvent failed;
+  failed.api = Api::cudaMalloc;
+  failed.seq = 1;
+  failed.result = 2;  // cudaErrorMemoryAllocation
+  failed.key = 0;     // what the program's pointer held: nullptr
+  failed.tid = 1;
+  failed.stack_id = 7;
+  oom.payload = failed;
   Event other_thread = call(EventKind::FailedCall, 2, kMemcpyCbid, 1, /*tid=*/2, 8);
   Event copy = call(EventKind::FailedCall, 3, kMemcpyCbid, 1, /*tid=*/1, 9);
   t.events = {oom, other_thread, copy};

@@ -91,7 +91,7 @@ TEST_CASE("with launch counts, time spent after the work (interpreter shutdown) 
   for (uint64_t i = 0; i < 8; ++i) {
     t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (i + 1), 64 * kMiB, 7).after_launches(1000 + i * 500);
   }
-  t.wait(5000 * kMs).end().after_launches(1000 + 8 * 500);  // a long shutdown that launches nothing
+  t.sample(0, 0, 1000 + 8 * 500).wait(5000 * kMs).end();  // a long shutdown that launches nothing
   const auto findings = growth(t.trace());
   REQUIRE(findings.size() == 1);
   CHECK(findings[0].headline.find("kernel launches") != std::string::npos);
@@ -103,7 +103,7 @@ TEST_CASE("with launch counts, segments of the first steps are steady state howe
   for (uint64_t i = 0; i < 6; ++i) {
     t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (i + 1), 20 * kMiB, 7).after_launches(100 + i * 10).wait(100 * kMs);
   }
-  t.end().after_launches(30000);  // 60 steps of work followed
+  t.sample(0, 0, 30000).end();  // 60 steps of work followed
   CHECK(growth(t.trace()).empty());
 }
 
@@ -128,7 +128,7 @@ TEST_CASE("in a Python process, segments without a Python stack that keep coming
   SyntheticTrace t;
   t.python_stack(8, kLoss);  // the process is a Python interpreter
   for (uint64_t i = 0; i < 9; ++i) t.alloc(Api::cudaMalloc, 0x1000000 * (i + 1), 64 * kMiB, /*stack=*/5).after_launches(i * 1000);
-  t.end().after_launches(9000);
+  t.sample(0, 0, 9000).end();
   const auto findings = growth(t.trace());
   REQUIRE(findings.size() == 1);
   CHECK(findings[0].count == 9);
@@ -139,7 +139,7 @@ TEST_CASE("in a Python process, segments without a Python stack that keep coming
 TEST_CASE("outside Python, memory without a Python stack is the leak check's, never growth") {
   SyntheticTrace t;
   for (uint64_t i = 0; i < 9; ++i) t.alloc(Api::cudaMalloc, 0x1000000 * (i + 1), 64 * kMiB, 5).after_launches(i * 1000);
-  t.end().after_launches(9000);
+  t.sample(0, 0, 9000).end();
   CHECK(growth(t.trace()).empty());
 }
 

@@ -11,8 +11,8 @@ using cuaudit::testing::SyntheticTrace;
 
 namespace {
 
-constexpr uint8_t kMisaligned = static_cast<uint8_t>(trace::LaunchProblem::Misaligned);
-constexpr uint8_t kNotAccessible = static_cast<uint8_t>(trace::LaunchProblem::NotAccessible);
+constexpr auto kMisaligned = trace::LaunchProblem::Misaligned;
+constexpr auto kNotAccessible = trace::LaunchProblem::NotAccessible;
 const std::string kWrite4 = "_Z6write4P6float4i";  // write4(float4*, int)
 
 std::vector<report::Finding> judge(const ProcessTrace& trace) {

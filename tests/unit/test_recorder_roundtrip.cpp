@@ -41,7 +41,7 @@ ProcessTrace read_back() {
 std::vector<Event> events_with_key_in(const ProcessTrace& t, uint64_t lo, uint64_t hi) {
   std::vector<Event> out;
   for (const Event& e : t.events) {
-    if ((e.kind == EventKind::Alloc || e.kind == EventKind::Free) && e.key >= lo && e.key < hi) out.push_back(e);
+    if (e.is_memory() && e.memory().key >= lo && e.memory().key < hi) out.push_back(e);
   }
   return out;
 }
@@ -70,9 +70,9 @@ TEST_CASE("a runtime call with its nested driver call is one allocation, named b
   const auto events = events_with_key_in(read_back(), 0x10000, 0x10001);
   REQUIRE(events.size() == 1);
   CHECK(events[0].kind == EventKind::Alloc);
-  CHECK(events[0].api == Api::cudaMalloc);
-  CHECK(events[0].bytes == 256);
-  CHECK(events[0].device == 0);
+  CHECK(events[0].memory().api == Api::cudaMalloc);
+  CHECK(events[0].memory().bytes == 256);
+  CHECK(events[0].memory().device == 0);
   CHECK(events[0].tid == static_cast<uint32_t>(gettid()));
 }
 
@@ -81,8 +81,8 @@ TEST_CASE("a driver call made by the program itself is recorded as the driver AP
   call(Api::cuMemFree, 0x20000, 0);
   const auto events = events_with_key_in(read_back(), 0x20000, 0x20001);
   REQUIRE(events.size() == 2);
-  CHECK(events[0].api == Api::cuMemAlloc);
-  CHECK(events[1].api == Api::cuMemFree);
+  CHECK(events[0].memory().api == Api::cuMemAlloc);
+  CHECK(events[1].memory().api == Api::cuMemFree);
   CHECK(events[0].seq < events[1].seq);
 }
 
@@ -95,9 +95,9 @@ TEST_CASE("an exit whose enter came before cuaudit subscribed is still recorded 
   inject::on_call_exit({Api::cudaMallocHost, 0x30010, 64, 0, 1, 0});
   const auto events = events_with_key_in(read_back(), 0x30000, 0x30020);
   REQUIRE(events.size() == 2);
-  CHECK(events[0].api == Api::cudaMalloc);
-  CHECK(events[1].api == Api::cudaMallocHost);
-  CHECK(events[1].device == -1);  // host memory
+  CHECK(events[0].memory().api == Api::cudaMalloc);
+  CHECK(events[1].memory().api == Api::cudaMallocHost);
+  CHECK(events[1].memory().device == -1);  // host memory
 }
 
 TEST_CASE("a release is ordered before an allocation that reuses its address on another thread") {

@@ -27,8 +27,8 @@ std::string header(uint32_t version = kTraceVersion) {
 }
 
 std::string alloc_record(uint64_t seq, uint64_t key) {
-  ApiEventRecord r{};
-  r.header = {static_cast<uint16_t>(RecordType::Alloc), sizeof r, 0};
+  AllocRecord r{};
+  r.header = header_for<AllocRecord>(sizeof r);
   r.seq = seq;
   r.key = key;
   r.bytes = 8;
@@ -60,9 +60,9 @@ TEST_CASE("events of several chunks are merged in sequence order") {
   const auto t = parse_trace(header() + chunk(alloc_record(5, 0x50)) + chunk(alloc_record(2, 0x20) + alloc_record(9, 0x90)),
                              "t.cutrace");
   REQUIRE(t.events.size() == 3);
-  CHECK(t.events[0].key == 0x20);
-  CHECK(t.events[1].key == 0x50);
-  CHECK(t.events[2].key == 0x90);
+  CHECK(t.events[0].memory().key == 0x20);
+  CHECK(t.events[1].memory().key == 0x50);
+  CHECK(t.events[2].memory().key == 0x90);
   CHECK(t.problems.empty());
   CHECK(t.pid == 77);
 }
@@ -72,7 +72,7 @@ TEST_CASE("a truncated last chunk keeps what came before and says what was lost"
   bytes.resize(bytes.size() - 10);
   const auto t = parse_trace(bytes, "t.cutrace");
   REQUIRE(t.events.size() == 1);
-  CHECK(t.events[0].key == 0x10);
+  CHECK(t.events[0].memory().key == 0x10);
   REQUIRE(t.problems.size() == 1);
   CHECK(t.problems[0].find("truncated") != std::string::npos);
 }
@@ -139,8 +139,8 @@ TEST_CASE("Python stacks are read with their frames and attached to the allocati
   put(linked, link);
   const auto t = parse_trace(header() + chunk(stack + alloc_record(4, 0x40) + linked + alloc_record(5, 0x50)), "t.cutrace");
   REQUIRE(t.events.size() == 2);
-  CHECK(t.events[0].python_stack_id == 0xabc);
-  CHECK(t.events[1].python_stack_id == 0);
+  CHECK(t.events[0].memory().python_stack_id == 0xabc);
+  CHECK(t.events[1].memory().python_stack_id == 0);
   REQUIRE(t.python_stacks.count(0xabc) == 1);
   const auto& frames = t.python_stacks.at(0xabc);
   REQUIRE(frames.size() == 2);
@@ -179,9 +179,9 @@ TEST_CASE("kernel names and launch parameter facts are read") {
   REQUIRE(t.events.size() == 1);
   const Event& e = t.events[0];
   CHECK(e.kind == EventKind::LaunchParam);
-  CHECK(e.key == 0x7004);
-  CHECK(e.launch.alignment == 16);
-  CHECK(e.launch.param_index == 1);
-  CHECK(e.launch.path == static_cast<uint8_t>(LaunchPath::cuLaunchKernel));
-  CHECK(e.launch.host_readable);
+  CHECK(e.launch_param().value == 0x7004);
+  CHECK(e.launch_param().alignment == 16);
+  CHECK(e.launch_param().param_index == 1);
+  CHECK(e.launch_param().path == static_cast<uint8_t>(LaunchPath::cuLaunchKernel));
+  CHECK(e.launch_param().host_readable);
 }

@@ -7,6 +7,11 @@
 // covers the whole record (padded to 8 bytes). Events carry a process-wide sequence number: the
 // reader merges the chunks of all threads by it.
 //
+// Each record type is declared once, in trace_records.inc: its number, its struct and its size.
+// The writer's typed append sets the header from that list; the reader has one parse function
+// per struct. To add a record: define its struct here, add one line to trace_records.inc, write
+// it in the injection and add its parse function in tool/trace_reader.cpp (docs/ARCHITECTURE.md).
+//
 // Compatibility: bump kTraceVersion whenever a record's layout or meaning changes; the reader
 // refuses versions it does not know. New record types may be added without a bump: readers skip
 // types they do not know.
@@ -40,29 +45,6 @@ struct ChunkHeader {
 };
 static_assert(sizeof(ChunkHeader) == 16);
 
-enum class RecordType : uint16_t {
-  ProcessInfo = 1,  // once, first record of the file
-  Module = 2,       // a loaded ELF object: where it is and which file it came from
-  Stack = 3,        // a distinct call stack, referred to by id
-  Alloc = 4,        // ApiEventRecord
-  Free = 5,         // ApiEventRecord
-  ContextCreated = 6,
-  ContextDestroyed = 7,
-  Notice = 8,       // something the injection wants the user to know (could not subscribe, ...)
-  ProcessEnd = 9,   // the process reached exit processing; absent when it died abruptly
-  FailedCall = 10,  // CallRecord: a runtime call that failed (not an allocation or release)
-  LastError = 11,   // CallRecord: cudaGetLastError / cudaPeekAtLastError returned an error
-  CallSite = 12,    // CallRecord: a successful runtime call (--check-api-results only)
-  CallbackName = 13,  // the name of a callback id, written once before its first use
-  Signal = 14,      // SignalRecord: a fatal signal reached the process
-  ExitCall = 15,    // ExitCallRecord: the program called exit, _exit, _Exit or quick_exit
-  CallPointers = 16,  // CallPointersRecord: the pointers a failed copy or memset was given
-  MemorySample = 17,  // MemorySampleRecord: what cuMemGetInfo said about one device
-  Kernel = 18,        // KernelRecord: a kernel's id and mangled name, before its first launch fact
-  LaunchParam = 19,   // LaunchParamRecord: a kernel parameter that failed a launch check
-  PythonStack = 20,   // PythonStackRecord: a distinct Python call stack, referred to by id
-  AllocPython = 21,   // AllocPythonRecord: the Python stack of the allocation with that seq
-};
 
 struct RecordHeader {
   uint16_t type;
@@ -81,7 +63,6 @@ struct ProcessInfoRecord {
   uint32_t cmdline_bytes;
   uint32_t flush_interval_ms;   // at most this much is lost when the process is killed outright
 };
-static_assert(sizeof(ProcessInfoRecord) == 48);
 
 // Followed by path_bytes of the file's path (no NUL).
 struct ModuleRecord {
@@ -94,7 +75,6 @@ struct ModuleRecord {
   uint16_t path_bytes;
   uint32_t reserved;
 };
-static_assert(sizeof(ModuleRecord) == 72);
 
 // Followed by `depth` uint64_t return addresses, innermost first.
 struct StackRecord {
@@ -103,13 +83,12 @@ struct StackRecord {
   uint32_t depth;
   uint32_t reserved;
 };
-static_assert(sizeof(StackRecord) == 24);
 
 inline constexpr uint64_t kNoStack = 0;
 inline constexpr int32_t kHostDevice = -1;
 inline constexpr int32_t kUnknownDevice = -2;
 
-// An allocation (RecordType::Alloc) or a release (RecordType::Free) by one tracked API call.
+// An allocation (AllocRecord) or a release (FreeRecord) by one tracked API call.
 struct ApiEventRecord {
   RecordHeader header;
   uint64_t seq;       // alloc: taken after the call returned; free: taken before it started
@@ -125,7 +104,8 @@ struct ApiEventRecord {
   uint16_t reserved16;
   uint32_t reserved32;
 };
-static_assert(sizeof(ApiEventRecord) == 72);
+struct AllocRecord : ApiEventRecord {};
+struct FreeRecord : ApiEventRecord {};
 
 // A runtime API call that is not an allocation or release, identified by its CUPTI callback id.
 struct CallRecord {
@@ -138,7 +118,9 @@ struct CallRecord {
   uint32_t cbid;
   uint32_t domain;  // CUpti_CallbackDomain
 };
-static_assert(sizeof(CallRecord) == 48);
+struct FailedCallRecord : CallRecord {};  // a runtime call that failed (not an allocation or release)
+struct LastErrorRecord : CallRecord {};   // cudaGetLastError / cudaPeekAtLastError returned an error
+struct CallSiteRecord : CallRecord {};    // a successful runtime call (--check-api-results only)
 
 // Follows the FailedCall record of a copy or memset: its destination and source (or set) pointers.
 struct CallPointersRecord {
@@ -146,7 +128,6 @@ struct CallPointersRecord {
   uint64_t seq;  // the failed call's
   uint64_t pointers[2];
 };
-static_assert(sizeof(CallPointersRecord) == 32);
 
 // Device memory in use as the driver sees it (cuMemGetInfo): the timeline's raw data.
 struct MemorySampleRecord {
@@ -159,7 +140,6 @@ struct MemorySampleRecord {
   uint32_t reserved;
   uint64_t launches;  // kernel launches so far (a clock of the program's work); absent in 48-byte records
 };
-static_assert(sizeof(MemorySampleRecord) == 56);
 
 // Followed by `depth` PythonFrame entries (innermost first), then for each frame its file name and
 // its function's qualified name, file_bytes and function_bytes long, no NULs.
@@ -169,7 +149,6 @@ struct PythonStackRecord {
   uint32_t depth;
   uint32_t reserved;
 };
-static_assert(sizeof(PythonStackRecord) == 24);
 
 struct PythonFrame {
   uint32_t line;
@@ -188,7 +167,6 @@ struct AllocPythonRecord {
   uint64_t python_stack_id;
   uint64_t launches;  // kernel launches before it (0 when launches are not checked)
 };
-static_assert(sizeof(AllocPythonRecord) == 32);
 
 // Followed by name_bytes of the kernel's name as the driver gives it (mangled for C++ kernels).
 struct KernelRecord {
@@ -196,24 +174,17 @@ struct KernelRecord {
   uint32_t kernel_id;   // this process's number for the kernel, from 1
   uint32_t name_bytes;
 };
-static_assert(sizeof(KernelRecord) == 16);
 
-// How a kernel's parameters reached CUDA (names in the tool's launch_findings).
+// How a kernel's parameters reached CUDA: declared in launch_paths.inc with the names reports use.
 enum class LaunchPath : uint8_t {
-  cudaLaunchKernel = 1,
-  cudaLaunchKernelExC = 2,
-  cudaLaunchCooperativeKernel = 3,
-  cuLaunchKernel = 4,
-  cuLaunchKernelEx = 5,
-  cuLaunchCooperativeKernel = 6,
-  cuGraphAddKernelNode = 7,  // a kernel node added to a graph, by the driver API or a call we do not name
-  cudaGraphKernelNodeSetParams = 8,
-  cudaGraphExecKernelNodeSetParams = 9,
-  cuGraphKernelNodeSetParams = 10,
-  cuGraphExecKernelNodeSetParams = 11,
-  cudaGraphAddKernelNode = 12,
-  cudaGraphAddNode = 13,
+#define CUAUDIT_LAUNCH_PATH(id, number, name) id = number,
+#include "launch_paths.inc"
+#undef CUAUDIT_LAUNCH_PATH
 };
+
+// The name reports give a launch path ("cudaLaunchKernel", "a kernel node added to a graph");
+// null for a number this build does not know.
+const char* launch_path_name(uint8_t path) noexcept;
 
 enum class LaunchProblem : uint8_t {
   Misaligned = 1,      // value % alignment != 0
@@ -239,7 +210,6 @@ struct LaunchParamRecord {
   uint8_t host_readable; // NotAccessible: 1 when the process can read the address (host memory)
   uint16_t reserved16;
 };
-static_assert(sizeof(LaunchParamRecord) == 64);
 
 // Followed by name_bytes of the callback's name as CUPTI gives it ("cudaMemcpy_v3020"), no NUL.
 struct CallbackNameRecord {
@@ -249,7 +219,6 @@ struct CallbackNameRecord {
   uint32_t name_bytes;
   uint32_t reserved;
 };
-static_assert(sizeof(CallbackNameRecord) == 24);
 
 struct ContextRecord {
   RecordHeader header;
@@ -258,7 +227,8 @@ struct ContextRecord {
   uint32_t context_uid;
   int32_t device;
 };
-static_assert(sizeof(ContextRecord) == 32);
+struct ContextCreatedRecord : ContextRecord {};
+struct ContextDestroyedRecord : ContextRecord {};
 
 enum class NoticeCode : uint32_t {
   SubscribeFailed = 1,     // text: why; cuaudit saw nothing of this process
@@ -272,7 +242,6 @@ struct NoticeRecord {
   uint32_t code;
   uint32_t text_bytes;
 };
-static_assert(sizeof(NoticeRecord) == 16);
 
 struct SignalRecord {
   RecordHeader header;
@@ -281,9 +250,11 @@ struct SignalRecord {
   int32_t signal;
   uint32_t tid;
 };
-static_assert(sizeof(SignalRecord) == 32);
 
 enum class ExitHow : uint32_t { Exit = 1, UnderscoreExit = 2, QuickExit = 3 };
+
+// The C function behind an ExitHow ("_exit"): what the report says the program called.
+const char* exit_function_name(ExitHow how) noexcept;
 
 struct ExitCallRecord {
   RecordHeader header;
@@ -292,15 +263,48 @@ struct ExitCallRecord {
   int32_t status;
   uint32_t how;  // ExitHow
 };
-static_assert(sizeof(ExitCallRecord) == 32);
 
 struct ProcessEndRecord {
   RecordHeader header;
   uint64_t seq;
   uint64_t time_ns;
 };
-static_assert(sizeof(ProcessEndRecord) == 24);
 
 constexpr size_t padded_record_size(size_t bytes) { return (bytes + 7) & ~size_t{7}; }
+
+// Every record type, from the one list: its number in RecordHeader::type and its struct.
+enum class RecordType : uint16_t {
+#define CUAUDIT_RECORD(type, number, Struct, bytes) type = number,
+#include "trace_records.inc"
+#undef CUAUDIT_RECORD
+};
+
+// The record type a struct is written as: record_type_v<AllocRecord> == RecordType::Alloc.
+template <typename Record>
+struct RecordTypeOf;
+#define CUAUDIT_RECORD(type, number, Struct, bytes)                                              \
+  template <>                                                                                    \
+  struct RecordTypeOf<Struct> {                                                                  \
+    static constexpr RecordType value = RecordType::type;                                       \
+  };                                                                                             \
+  static_assert(sizeof(Struct) == (bytes), #Struct " changed size: bump kTraceVersion");         \
+  static_assert(offsetof(Struct, header) == 0, #Struct " must start with its RecordHeader");
+#include "trace_records.inc"
+#undef CUAUDIT_RECORD
+template <typename Record>
+inline constexpr RecordType record_type_v = RecordTypeOf<Record>::value;
+
+// The smallest record of a type a reader accepts: its struct, except where an older writer wrote
+// a shorter one (the reader zero-fills the rest).
+template <typename Record>
+inline constexpr size_t kMinRecordBytes = sizeof(Record);
+template <>
+inline constexpr size_t kMinRecordBytes<MemorySampleRecord> = offsetof(MemorySampleRecord, launches);
+
+// The header a writer puts on a record of `bytes` in all (fixed part and tail).
+template <typename Record>
+constexpr RecordHeader header_for(size_t bytes) {
+  return RecordHeader{static_cast<uint16_t>(record_type_v<Record>), static_cast<uint16_t>(padded_record_size(bytes)), 0};
+}
 
 }  // namespace cuaudit::trace
