@@ -3,26 +3,31 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 
 namespace cuaudit {
 
 enum class ApiRole : uint8_t { Alloc, Free };
 
-// What kind of memory an API creates, or is meant to release.
+// What kind of memory an API creates, or is meant to release (memory_families.inc).
 enum class MemoryFamily : uint8_t {
-  Device,          // linear device memory
-  Managed,         // unified memory
-  PinnedHost,      // page-locked host memory allocated by CUDA
-  RegisteredHost,  // user host memory page-locked by CUDA
-  StreamOrdered,   // device memory from a memory pool
-  Array,
-  MipmappedArray,
-  VmmPhysical,     // cuMemCreate handles
-  VmmReservation,  // virtual address ranges
-  VmmMapping,      // a physical handle mapped into a reservation
-  HostHeap,        // malloc/new memory: only its releases appear, when handed CUDA memory
+#define CUAUDIT_FAMILY(id, key, description) id,
+#include "memory_families.inc"
+#undef CUAUDIT_FAMILY
 };
+
+struct FamilyInfo {
+  const char* key;          // how machine-readable reports name it ("stream_ordered")
+  const char* description;  // how a report's sentences name it ("pinned host memory")
+};
+
+inline constexpr FamilyInfo kFamilyInfo[] = {
+#define CUAUDIT_FAMILY(id, key, description) {key, description},
+#include "memory_families.inc"
+#undef CUAUDIT_FAMILY
+};
+inline constexpr size_t kMemoryFamilies = std::size(kFamilyInfo);
 
 // Which namespace a key (pointer or handle) lives in: a free is looked up in its API's space.
 enum class KeySpace : uint8_t { Address, ArrayHandle, MipmappedHandle, VmmHandle, VmmReservation, VmmMapping };
@@ -54,53 +59,10 @@ inline const ApiInfo* api_info(uint16_t id) {
 inline const ApiInfo& api_info(Api api) { return kApiInfo[static_cast<size_t>(api)]; }
 
 // How a report names memory of a family ("pinned host memory from cudaMallocHost").
-inline const char* family_description(MemoryFamily f) {
-  switch (f) {
-    case MemoryFamily::Device:
-      return "device memory";
-    case MemoryFamily::Managed:
-      return "managed memory";
-    case MemoryFamily::PinnedHost:
-      return "pinned host memory";
-    case MemoryFamily::RegisteredHost:
-      return "registered host memory";
-    case MemoryFamily::StreamOrdered:
-      return "stream-ordered (pool) memory";
-    case MemoryFamily::Array:
-      return "CUDA array";
-    case MemoryFamily::MipmappedArray:
-      return "mipmapped CUDA array";
-    case MemoryFamily::VmmPhysical:
-      return "physical memory handle";
-    case MemoryFamily::VmmReservation:
-      return "virtual address reservation";
-    case MemoryFamily::VmmMapping:
-      return "virtual memory mapping";
-    case MemoryFamily::HostHeap:
-      return "host heap memory";
-  }
-  return "memory";
-}
-
-inline constexpr size_t kMemoryFamilies = static_cast<size_t>(MemoryFamily::HostHeap) + 1;
+inline const char* family_description(MemoryFamily f) { return kFamilyInfo[static_cast<size_t>(f)].description; }
 
 // How machine-readable reports name a family ("stream_ordered").
-inline const char* family_key(MemoryFamily f) {
-  switch (f) {
-    case MemoryFamily::Device: return "device";
-    case MemoryFamily::Managed: return "managed";
-    case MemoryFamily::PinnedHost: return "pinned_host";
-    case MemoryFamily::RegisteredHost: return "registered_host";
-    case MemoryFamily::StreamOrdered: return "stream_ordered";
-    case MemoryFamily::Array: return "array";
-    case MemoryFamily::MipmappedArray: return "mipmapped_array";
-    case MemoryFamily::VmmPhysical: return "vmm_physical";
-    case MemoryFamily::VmmReservation: return "vmm_reservation";
-    case MemoryFamily::VmmMapping: return "vmm_mapping";
-    case MemoryFamily::HostHeap: return "host_heap";
-  }
-  return "memory";
-}
+inline const char* family_key(MemoryFamily f) { return kFamilyInfo[static_cast<size_t>(f)].key; }
 
 // Memory that lives on the host: its leaks have no device.
 inline bool is_host_family(MemoryFamily f) {

@@ -3,8 +3,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "launch_recorder.h"
-#include "preload_link.h"
+#include "event_clock.h"
 #include "python_stack.h"
 #include "stack_capture.h"
 #include "trace_format.h"
@@ -24,11 +23,6 @@ struct ActiveCalls {
   int depth = 0;  // may exceed kMaxActive; deeper calls are nested and never recorded
 };
 thread_local ActiveCalls tls_active;
-
-std::atomic<uint64_t>& sequence() noexcept {
-  static std::atomic<uint64_t>* s = new std::atomic<uint64_t>(1);  // immortal
-  return *s;
-}
 
 template <typename ContextRecord>
 void write_context_record(uint32_t context_uid, int32_t device) noexcept {
@@ -90,8 +84,6 @@ void on_runtime_call(CallFact fact, uint32_t domain, uint32_t cbid, const char* 
   }
 }
 
-uint64_t next_sequence() noexcept { return sequence().fetch_add(1, std::memory_order_relaxed); }
-
 void on_call_enter(Api api) noexcept {
   ActiveCalls& a = tls_active;
   if (a.depth < kMaxActive) {
@@ -138,7 +130,6 @@ bool on_call_exit(const ApiCall& call) noexcept {
       trace_writer().append(p);
     }
   }
-  update_host_pointers(call);
   if (call.result == 0) info.role == ApiRole::Alloc ? note_allocation() : note_release();
   return true;
 }
@@ -161,7 +152,6 @@ void on_context_created(uint32_t context_uid, int32_t device) noexcept {
 void on_context_destroyed(uint32_t context_uid, int32_t device) noexcept {
   write_context_record<trace::ContextDestroyedRecord>(context_uid, device);
   note_release();
-  forget_host_pointers();
 }
 
 void on_process_end() noexcept {

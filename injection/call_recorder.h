@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "api_table.h"
+#include "trace_format.h"
 
 namespace cuaudit::inject {
 
@@ -18,7 +19,7 @@ struct ApiCall {
   uint64_t bytes = 0;
   int32_t result = 0;  // what the call returned to the program
   uint32_t context_uid = 0;
-  int32_t device = -2;
+  int32_t device = trace::kUnknownDevice;
 };
 
 // ENTER of a tracked call: `api` names it.
@@ -46,8 +47,5 @@ void record_memory_sample(int32_t device, uint64_t free_bytes, uint64_t total_by
 
 // The process reached exit processing (atexit): mark it in the trace.
 void on_process_end() noexcept;
-
-// Next value of the process-wide event order.
-uint64_t next_sequence() noexcept;
 
 }  // namespace cuaudit::inject

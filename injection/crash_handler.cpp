@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "call_recorder.h"
+#include "event_clock.h"
 #include "trace_format.h"
 #include "trace_writer.h"
 

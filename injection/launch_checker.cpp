@@ -11,6 +11,7 @@
 #include "driver_api.h"
 #include "kernel_signature.h"
 #include "in_target_log.h"
+#include "event_clock.h"
 #include "launch_recorder.h"
 #include "readable_memory.h"
 
@@ -65,8 +66,6 @@ size_t slot_of(const void* handle) noexcept {
   h ^= h >> 11;
   return h;
 }
-
-bool same_kernel(const KernelInfo* k, const void* handle, const char* name) noexcept;
 
 // Parameter offsets and sizes from the driver: the runtime's cudaKernel_t is a CUkernel, a
 // driver launch's handle a CUfunction (or a CUkernel cast to one). Returns the count, or -1.

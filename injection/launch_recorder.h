@@ -26,16 +26,4 @@ struct LaunchFact {
 // Captures the calling thread's stack and writes the fact.
 void record_launch_param(const LaunchFact& fact) noexcept;
 
-// Counters bumped by every successful tracked allocation and release: a launch check that found
-// a pointer valid (or invalid) may reuse that answer until memory is released (or allocated).
-// Kernel launches so far, process-wide (counted per thread, published every 64): the clock that
-// tells a program's steady state from growth, since it advances only while the program works.
-void note_launch() noexcept;
-uint64_t launches_so_far() noexcept;
-
-uint64_t allocation_epoch() noexcept;
-uint64_t release_epoch() noexcept;
-void note_allocation() noexcept;
-void note_release() noexcept;
-
 }  // namespace cuaudit::inject

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include "in_target_log.h"
+#include "event_clock.h"
 #include "trace_format.h"
 #include "trace_writer.h"
 

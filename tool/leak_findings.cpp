@@ -21,7 +21,7 @@ struct Group {
   std::optional<MemoryEvent> failed_release;  // of the first allocation in the group that had one
   uint64_t bytes = 0;
   uint64_t count = 0;
-  int32_t device = -2;
+  int32_t device = trace::kUnknownDevice;
   bool mixed_devices = false;
 };
 

@@ -1,0 +1,370 @@
+#include "cupti_api_params.h"
+
+namespace cuaudit::inject {
+
+const TrackedCallback kTrackedCallbacks[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, Api::cudaMalloc},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020, Api::cudaMallocPitch},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3D_v3020, Api::cudaMalloc3D},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020, Api::cudaMallocArray},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3DArray_v3020, Api::cudaMalloc3DArray},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000, Api::cudaMallocMipmappedArray},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000, Api::cudaMallocManaged},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020, Api::cudaMallocHost},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, Api::cudaHostAlloc},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaHostRegister_v4000, Api::cudaHostRegister},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, Api::cudaMallocAsync},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020, Api::cudaMallocAsync},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020, Api::cudaMallocFromPoolAsync},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020, Api::cudaMallocFromPoolAsync},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, Api::cudaFree},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020, Api::cudaFreeHost},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeArray_v3020, Api::cudaFreeArray},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeMipmappedArray_v5000, Api::cudaFreeMipmappedArray},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaHostUnregister_v4000, Api::cudaHostUnregister},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020, Api::cudaFreeAsync},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020, Api::cudaFreeAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, Api::cuMemAlloc},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2, Api::cuMemAllocPitch},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged, Api::cuMemAllocManaged},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, Api::cuMemAllocHost},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, Api::cuMemHostAlloc},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2, Api::cuMemHostRegister},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, Api::cuMemAllocAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz, Api::cuMemAllocAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync, Api::cuMemAllocFromPoolAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz, Api::cuMemAllocFromPoolAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuArrayCreate_v2, Api::cuArrayCreate},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2, Api::cuArray3DCreate},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate, Api::cuMipmappedArrayCreate},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, Api::cuMemCreate},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAddressReserve, Api::cuMemAddressReserve},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemMap, Api::cuMemMap},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, Api::cuMemFree},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost, Api::cuMemFreeHost},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister, Api::cuMemHostUnregister},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, Api::cuMemFreeAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz, Api::cuMemFreeAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuArrayDestroy, Api::cuArrayDestroy},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayDestroy, Api::cuMipmappedArrayDestroy},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemRelease, Api::cuMemRelease},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAddressFree, Api::cuMemAddressFree},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, Api::cuMemUnmap},
+};
+const size_t kTrackedCallbackCount = sizeof kTrackedCallbacks / sizeof kTrackedCallbacks[0];
+
+namespace {
+
+template <typename T>
+T deref(const T* p) noexcept {
+  return p ? *p : T{};
+}
+
+uint64_t format_bytes(CUarray_format format) noexcept {
+  switch (format) {
+    case CU_AD_FORMAT_UNSIGNED_INT8:
+    case CU_AD_FORMAT_SIGNED_INT8:
+      return 1;
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16:
+    case CU_AD_FORMAT_HALF:
+      return 2;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32:
+    case CU_AD_FORMAT_FLOAT:
+      return 4;
+    default:
+      return 0;  // packed and block-compressed formats: size unknown to us
+  }
+}
+
+uint64_t at_least_one(size_t n) noexcept { return n ? n : 1; }
+
+// Runtime arrays: element bytes from the channel descriptor's bit widths.
+uint64_t channel_bytes(const cudaChannelFormatDesc* d) noexcept {
+  return d ? static_cast<uint64_t>(d->x + d->y + d->z + d->w) / 8 : 0;
+}
+
+uint64_t mip_bytes(uint64_t w, uint64_t h, uint64_t d, unsigned levels, uint64_t element) noexcept {
+  uint64_t total = 0;
+  for (unsigned i = 0; i < at_least_one(levels); ++i) {
+    total += at_least_one(w) * at_least_one(h) * at_least_one(d) * element;
+    w /= 2, h /= 2, d /= 2;
+  }
+  return total;
+}
+
+// Fills key and bytes from the call's parameters. Runs at EXIT: out-parameters are valid
+
+}  // namespace
+
+void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
+  switch (api) {
+    case Api::cudaMalloc: {
+      auto* p = static_cast<const cudaMalloc_v3020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cudaMallocPitch: {
+      auto* p = static_cast<const cudaMallocPitch_v3020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
+      call.bytes = static_cast<uint64_t>(deref(p->pitch)) * p->height;
+      break;
+    }
+    case Api::cudaMalloc3D: {
+      auto* p = static_cast<const cudaMalloc3D_v3020_params*>(params);
+      if (p->pitchedDevPtr) {
+        call.key = reinterpret_cast<uint64_t>(p->pitchedDevPtr->ptr);
+        call.bytes = p->pitchedDevPtr->pitch * at_least_one(p->extent.height) * at_least_one(p->extent.depth);
+      }
+      break;
+    }
+    case Api::cudaMallocArray: {
+      auto* p = static_cast<const cudaMallocArray_v3020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->array));
+      call.bytes = at_least_one(p->width) * at_least_one(p->height) * channel_bytes(p->desc);
+      break;
+    }
+    case Api::cudaMalloc3DArray: {
+      auto* p = static_cast<const cudaMalloc3DArray_v3020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->array));
+      call.bytes = mip_bytes(p->extent.width, p->extent.height, p->extent.depth, 1, channel_bytes(p->desc));
+      break;
+    }
+    case Api::cudaMallocMipmappedArray: {
+      auto* p = static_cast<const cudaMallocMipmappedArray_v5000_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->mipmappedArray));
+      call.bytes = mip_bytes(p->extent.width, p->extent.height, p->extent.depth, p->numLevels, channel_bytes(p->desc));
+      break;
+    }
+    case Api::cudaMallocManaged: {
+      auto* p = static_cast<const cudaMallocManaged_v6000_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cudaMallocHost: {
+      auto* p = static_cast<const cudaMallocHost_v3020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->ptr));
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cudaHostAlloc: {
+      auto* p = static_cast<const cudaHostAlloc_v3020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->pHost));
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cudaHostRegister: {
+      auto* p = static_cast<const cudaHostRegister_v4000_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(p->ptr);
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cudaMallocAsync: {  // the _ptsz variant has the same layout
+      auto* p = static_cast<const cudaMallocAsync_v11020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cudaMallocFromPoolAsync: {
+      auto* p = static_cast<const cudaMallocFromPoolAsync_v11020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->ptr));
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cudaFree:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaFree_v3020_params*>(params)->devPtr);
+      break;
+    case Api::cudaFreeHost:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaFreeHost_v3020_params*>(params)->ptr);
+      break;
+    case Api::cudaFreeArray:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaFreeArray_v3020_params*>(params)->array);
+      break;
+    case Api::cudaFreeMipmappedArray:
+      call.key = reinterpret_cast<uint64_t>(
+          static_cast<const cudaFreeMipmappedArray_v5000_params*>(params)->mipmappedArray);
+      break;
+    case Api::cudaHostUnregister:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaHostUnregister_v4000_params*>(params)->ptr);
+      break;
+    case Api::cudaFreeAsync:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaFreeAsync_v11020_params*>(params)->devPtr);
+      break;
+    case Api::cuMemAlloc: {
+      auto* p = static_cast<const cuMemAlloc_v2_params*>(params);
+      call.key = deref(p->dptr);
+      call.bytes = p->bytesize;
+      break;
+    }
+    case Api::cuMemAllocPitch: {
+      auto* p = static_cast<const cuMemAllocPitch_v2_params*>(params);
+      call.key = deref(p->dptr);
+      call.bytes = static_cast<uint64_t>(deref(p->pPitch)) * p->Height;
+      break;
+    }
+    case Api::cuMemAllocManaged: {
+      auto* p = static_cast<const cuMemAllocManaged_params*>(params);
+      call.key = deref(p->dptr);
+      call.bytes = p->bytesize;
+      break;
+    }
+    case Api::cuMemAllocHost: {
+      auto* p = static_cast<const cuMemAllocHost_v2_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->pp));
+      call.bytes = p->bytesize;
+      break;
+    }
+    case Api::cuMemHostAlloc: {
+      auto* p = static_cast<const cuMemHostAlloc_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->pp));
+      call.bytes = p->bytesize;
+      break;
+    }
+    case Api::cuMemHostRegister: {
+      auto* p = static_cast<const cuMemHostRegister_v2_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(p->p);
+      call.bytes = p->bytesize;
+      break;
+    }
+    case Api::cuMemAllocAsync: {
+      auto* p = static_cast<const cuMemAllocAsync_params*>(params);
+      call.key = deref(p->dptr);
+      call.bytes = p->bytesize;
+      break;
+    }
+    case Api::cuMemAllocFromPoolAsync: {
+      auto* p = static_cast<const cuMemAllocFromPoolAsync_params*>(params);
+      call.key = deref(p->dptr);
+      call.bytes = p->bytesize;
+      break;
+    }
+    case Api::cuArrayCreate: {
+      auto* p = static_cast<const cuArrayCreate_v2_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->pHandle));
+      if (const CUDA_ARRAY_DESCRIPTOR* d = p->pAllocateArray)
+        call.bytes = at_least_one(d->Width) * at_least_one(d->Height) * d->NumChannels * format_bytes(d->Format);
+      break;
+    }
+    case Api::cuArray3DCreate: {
+      auto* p = static_cast<const cuArray3DCreate_v2_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->pHandle));
+      if (const CUDA_ARRAY3D_DESCRIPTOR* d = p->pAllocateArray)
+        call.bytes = mip_bytes(d->Width, d->Height, d->Depth, 1, d->NumChannels * format_bytes(d->Format));
+      break;
+    }
+    case Api::cuMipmappedArrayCreate: {
+      auto* p = static_cast<const cuMipmappedArrayCreate_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->pHandle));
+      if (const CUDA_ARRAY3D_DESCRIPTOR* d = p->pMipmappedArrayDesc)
+        call.bytes = mip_bytes(d->Width, d->Height, d->Depth, p->numMipmapLevels,
+                               d->NumChannels * format_bytes(d->Format));
+      break;
+    }
+    case Api::cuMemCreate: {
+      auto* p = static_cast<const cuMemCreate_params*>(params);
+      call.key = deref(p->handle);
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cuMemAddressReserve: {
+      auto* p = static_cast<const cuMemAddressReserve_params*>(params);
+      call.key = deref(p->ptr);
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cuMemMap: {
+      auto* p = static_cast<const cuMemMap_params*>(params);
+      call.key = p->ptr;
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cuMemFree:
+      call.key = static_cast<const cuMemFree_v2_params*>(params)->dptr;
+      break;
+    case Api::cuMemFreeHost:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cuMemFreeHost_params*>(params)->p);
+      break;
+    case Api::cuMemHostUnregister:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cuMemHostUnregister_params*>(params)->p);
+      break;
+    case Api::cuMemFreeAsync:
+      call.key = static_cast<const cuMemFreeAsync_params*>(params)->dptr;
+      break;
+    case Api::cuArrayDestroy:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cuArrayDestroy_params*>(params)->hArray);
+      break;
+    case Api::cuMipmappedArrayDestroy:
+      call.key = reinterpret_cast<uint64_t>(
+          static_cast<const cuMipmappedArrayDestroy_params*>(params)->hMipmappedArray);
+      break;
+    case Api::cuMemRelease:
+      call.key = static_cast<const cuMemRelease_params*>(params)->handle;
+      break;
+    case Api::cuMemAddressFree: {
+      auto* p = static_cast<const cuMemAddressFree_params*>(params);
+      call.key = p->ptr;
+      call.bytes = p->size;
+      break;
+    }
+    case Api::cuMemUnmap: {
+      auto* p = static_cast<const cuMemUnmap_params*>(params);
+      call.key = p->ptr;
+      call.bytes = p->size;
+      break;
+    }
+    case Api::libc_free:  // host heap releases come from the LD_PRELOAD interposer, not CUPTI
+    case Api::libc_realloc:
+    case Api::cxx_delete:
+    case Api::cxx_delete_array:
+    case Api::Count:
+      break;
+  }
+}
+
+bool copy_pointers(CUpti_CallbackId cbid, const void* params, uint64_t (&out)[2]) noexcept {
+  switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000: {
+      auto* p = static_cast<const cudaMemcpy_v3020_params*>(params);
+      out[0] = reinterpret_cast<uint64_t>(p->dst), out[1] = reinterpret_cast<uint64_t>(p->src);
+      return true;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000: {
+      auto* p = static_cast<const cudaMemcpyAsync_v3020_params*>(params);
+      out[0] = reinterpret_cast<uint64_t>(p->dst), out[1] = reinterpret_cast<uint64_t>(p->src);
+      return true;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_ptds_v7000: {
+      auto* p = static_cast<const cudaMemcpy2D_v3020_params*>(params);
+      out[0] = reinterpret_cast<uint64_t>(p->dst), out[1] = reinterpret_cast<uint64_t>(p->src);
+      return true;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_ptsz_v7000: {
+      auto* p = static_cast<const cudaMemcpy2DAsync_v3020_params*>(params);
+      out[0] = reinterpret_cast<uint64_t>(p->dst), out[1] = reinterpret_cast<uint64_t>(p->src);
+      return true;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000: {
+      auto* p = static_cast<const cudaMemset_v3020_params*>(params);
+      out[0] = out[1] = reinterpret_cast<uint64_t>(p->devPtr);
+      return true;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000: {
+      auto* p = static_cast<const cudaMemsetAsync_v3020_params*>(params);
+      out[0] = out[1] = reinterpret_cast<uint64_t>(p->devPtr);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace cuaudit::inject

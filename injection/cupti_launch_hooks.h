@@ -1,0 +1,35 @@
+// Where kernel arguments reach CUDA, routed to the launch checker: runtime and driver launches,
+// graph kernel nodes (added, captured, updated), and the calls that copy nodes (instantiate,
+// clone), whose kernels were checked when the originals were made. Part of the CUPTI seam.
+#pragma once
+
+#include <cupti.h>
+
+#include "cupti_thread_state.h"
+
+namespace cuaudit::inject {
+
+// Calls that copy existing graph nodes (instantiate, clone, child graphs, exec update).
+bool copies_graph_nodes(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept;
+
+// The program took a kernel handle it could give to cuLaunchKernel (cuModuleGetFunction,
+// cudaGetFuncBySymbol, ...): driver launches must be checked from now on.
+bool hands_out_kernel_handles(const CuptiThreadState& tls, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept;
+
+// Runtime calls that pass kernel arguments: checked at ENTER. Returns true when `cbid` is one.
+bool on_runtime_launch(CuptiThreadState& tls, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept;
+
+// Driver launches made by the program itself (not on behalf of a runtime launch).
+void on_driver_launch(const CuptiThreadState& tls, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept;
+
+// RESOURCE GRAPHNODE_CREATED: a kernel node the program added explicitly.
+void on_graph_node_created(const CuptiThreadState& tls, const CUpti_GraphData* graph) noexcept;
+
+// The rare driver callbacks the hooks always need (graph copies, kernel handles, node creation).
+void enable_launch_hook_callbacks(CUpti_SubscriberHandle subscriber) noexcept;
+
+// Driver launch callbacks double the cost of every runtime launch (it makes one too): enabled
+// only once the program takes a kernel handle of its own. Idempotent.
+void enable_driver_launch_checks(CUpti_SubscriberHandle subscriber) noexcept;
+
+}  // namespace cuaudit::inject

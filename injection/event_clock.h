@@ -1,0 +1,27 @@
+// The injection's clocks, shared by every recorder: the process-wide event order, the count of
+// kernel launches (the clock of the program's work) and the allocation and release epochs that
+// tell the launch checks when a cached answer about a pointer may have gone stale. Lock-free;
+// knows nothing of CUDA or the trace.
+#pragma once
+
+#include <cstdint>
+
+namespace cuaudit::inject {
+
+// Next value of the process-wide event order (every record that must be merged across threads).
+uint64_t next_sequence() noexcept;
+
+// Kernel launches so far, process-wide (counted per thread, published every 64): the clock that
+// tells a program's steady state from growth, since it advances only while the program works.
+void note_launch() noexcept;
+uint64_t launches_so_far() noexcept;
+
+// Bumped by every successful tracked allocation and release (and context destruction): a launch
+// check that found a pointer valid (or invalid) may reuse that answer until memory is released
+// (or allocated).
+uint64_t allocation_epoch() noexcept;
+uint64_t release_epoch() noexcept;
+void note_allocation() noexcept;
+void note_release() noexcept;
+
+}  // namespace cuaudit::inject

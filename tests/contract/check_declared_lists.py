@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""The lists declared once in the code and the tables in the docs name the same things.
+
+common/environment.inc <-> docs/INJECTION.md's environment table; reports/finding_kinds.inc
+<-> docs/JSON.md's kinds table. A variable or kind added to one and not the other fails here.
+"""
+import argparse
+import re
+import sys
+
+
+def declared(path, macro):
+    text = open(path).read()
+    return set(re.findall(macro + r'\(\s*\w+\s*,\s*"([^"]+)"', text))
+
+
+def documented(path, heading):
+    """The backquoted first cells of the table under `heading`."""
+    lines = open(path).read().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == heading)
+    names = set()
+    for line in lines[start + 1:]:
+        if line.startswith("#"):
+            break
+        m = re.match(r"\|\s*`([^`]+)`", line)
+        if m:
+            names.add(m.group(1))
+    return names
+
+
+def compare(what, code, docs, code_file, docs_file):
+    ok = True
+    for name in sorted(code - docs):
+        print(f"FAIL: {what} {name} is declared in {code_file} but missing from {docs_file}")
+        ok = False
+    for name in sorted(docs - code):
+        print(f"FAIL: {what} {name} is documented in {docs_file} but not declared in {code_file}")
+        ok = False
+    if ok:
+        print(f"ok: {len(code)} {what}s, declared and documented alike")
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source", required=True)
+    a = ap.parse_args()
+    env = declared(f"{a.source}/common/environment.inc", "CUAUDIT_ENV")
+    env_docs = documented(f"{a.source}/docs/INJECTION.md", "## Environment") - {"CUDA_INJECTION64_PATH"}
+    ok = compare("environment variable", env, env_docs, "common/environment.inc", "docs/INJECTION.md")
+    kinds = declared(f"{a.source}/reports/finding_kinds.inc", "CUAUDIT_FINDING")
+    kind_docs = documented(f"{a.source}/docs/JSON.md", "## Finding kinds")
+    ok = compare("finding kind", kinds, kind_docs, "reports/finding_kinds.inc", "docs/JSON.md") and ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
