@@ -2,36 +2,35 @@
 
 #include <fmt/format.h>
 
-namespace cuaudit {
-namespace {
+#include "text_helpers.h"
 
-std::string text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : std::string(); }
+namespace cuaudit::report {
 
-std::string basename_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
-}  // namespace
-
-std::string finding_fingerprint(const nlohmann::json& f) {
-  std::string key = f.value("kind", "") + "|" + f.value("api", "") + "|" + text(f.value("result", nlohmann::json())) + "|";
+std::string finding_fingerprint(const Finding& f) {
+  std::string key = fmt::format("{}|{}|{}|", finding_kind_key(f.kind), f.api, f.result);
   // Launch findings: which kernel parameter (two bad arguments of one launch are two findings).
-  if (const auto p = f.value("parameter", nlohmann::json()); p.is_object()) {
-    key += text(p.value("kernel", nlohmann::json())) + "#" + std::to_string(p.value("index", 0)) + "|";
-  }
-  for (const auto& frame : f.value("stack", nlohmann::json::array())) {
-    key += text(frame.value("function", nlohmann::json())) + "@" + basename_of(text(frame.value("file", nlohmann::json()))) + ";";
-  }
+  if (f.parameter) key += fmt::format("{}#{}|", f.parameter->kernel, f.parameter->index);
+  for (const Frame& frame : f.stack) key += frame.function + "@" + basename_of(frame.file) + ";";
   return key;
 }
 
-std::string describe_finding(const nlohmann::json& f) {
-  std::string where = "(no stack)";
-  const auto stack = f.value("stack", nlohmann::json::array());
-  if (!stack.empty()) {
-    const std::string function = text(stack[0].value("function", nlohmann::json()));
-    const std::string file = basename_of(text(stack[0].value("file", nlohmann::json())));
-    where = fmt::format("{} ({})", function.empty() ? "??" : function, file.empty() ? "??" : file);
+uint64_t stable_hash(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, 64-bit
+  for (const unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
   }
-  return fmt::format("{} {} at {}", f.value("kind", ""), f.value("api", ""), where);
+  return h;
 }
 
-}  // namespace cuaudit
+std::string describe_finding(const Finding& f) {
+  std::string where = "(no stack)";
+  if (!f.stack.empty()) {
+    const Frame& top = f.stack.front();
+    where = fmt::format("{} ({})", top.function.empty() ? "??" : top.function,
+                        top.file.empty() ? "??" : basename_of(top.file));
+  }
+  return fmt::format("{} {} at {}", finding_kind_key(f.kind), f.api, where);
+}
+
+}  // namespace cuaudit::report

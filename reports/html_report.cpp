@@ -66,7 +66,7 @@ std::string json_for_script_element(const std::string& json) {
 }
 
 std::string render_html(const Report& report) {
-  nlohmann::json data = nlohmann::json::parse(render_json(report));
+  nlohmann::json data = report_to_json(report);
   data["sources"] = source_excerpts(report);
   // Invalid UTF-8 from the target (a path) is replaced rather than failing the report.
   const std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -2,20 +2,20 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 namespace cuaudit::report {
 namespace {
 
 using nlohmann::json;
 
 json optional_int(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
+json text_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+json hex_or_null(const std::optional<uint64_t>& v) { return v ? json(fmt::format("0x{:x}", *v)) : json(nullptr); }
 
 json frame_json(const Frame& f) {
-  return {{"function", f.function.empty() ? json(nullptr) : json(f.function)},
-          {"file", f.file.empty() ? json(nullptr) : json(f.file)},
+  return {{"function", text_or_null(f.function)},
+          {"file", text_or_null(f.file)},
           {"line", f.line > 0 ? json(f.line) : json(nullptr)},
-          {"module", f.module.empty() ? json(nullptr) : json(f.module)},
+          {"module", text_or_null(f.module)},
           {"pc", fmt::format("0x{:x}", f.pc)}};
 }
 
@@ -32,72 +32,307 @@ json stack_json(const std::vector<Frame>& frames) {
   return stack;
 }
 
-}  // namespace
-
-json finding_to_json(const Finding& f) {
+json finding_json(const Finding& f) {
   json related = json::array();
   for (const RelatedStack& r : f.related) {
-    related.push_back({{"role", r.role}, {"api", r.api}, {"title", r.title}, {"stack", stack_json(r.stack)}});
+    related.push_back(
+        {{"role", related_role_key(r.role)}, {"api", r.api}, {"title", r.title}, {"stack", stack_json(r.stack)}});
   }
   json parameter = nullptr;
   if (f.parameter) {
     const KernelParameter& p = *f.parameter;
     parameter = {{"kernel", p.kernel},
                  {"index", p.index},
-                 {"type", p.type.empty() ? json(nullptr) : json(p.type)},
+                 {"type", text_or_null(p.type)},
                  {"alignment", p.alignment ? json(p.alignment) : json(nullptr)},
                  {"offset", p.offset ? json(*p.offset) : json(nullptr)}};
   }
-  return {{"kind", f.kind},
-          {"severity", severity_name(f.severity)},
-          {"api", f.api},
-          {"bytes", f.bytes},
-          {"count", f.count},
-          {"pid", f.pid},
-          {"device", optional_int(f.device)},
-          {"message", f.message},
-          {"notes", f.notes},
-          {"address", f.address ? json(fmt::format("0x{:x}", *f.address)) : json(nullptr)},
-          {"result", f.result.empty() ? json(nullptr) : json(f.result)},
-          {"suppressed", f.suppressed},
-          {"baseline", f.baseline.empty() ? json(nullptr) : json(f.baseline)},
-          {"stack", stack_json(f.stack)},
-          {"related", related},
-          {"parameter", parameter}};
+  const char* baseline = baseline_status_key(f.baseline);
+  json out = {{"kind", finding_kind_key(f.kind)},
+              {"severity", severity_name(f.severity)},
+              {"api", f.api},
+              {"bytes", f.bytes},
+              {"count", f.count},
+              {"pid", f.pid},
+              {"device", optional_int(f.device)},
+              {"headline", f.headline},
+              {"message", f.message},
+              {"notes", f.notes},
+              {"address", hex_or_null(f.address)},
+              {"result", text_or_null(f.result)},
+              {"suppressed", f.suppressed},
+              {"baseline", baseline ? json(baseline) : json(nullptr)},
+              {"stack", stack_json(f.stack)},
+              {"omitted_frames", f.omitted_frames},
+              {"related", related},
+              {"parameter", parameter}};
+  if (!f.ranks.empty()) out["ranks"] = f.ranks;  // merged reports only
+  if (!f.pids.empty()) out["pids"] = f.pids;
+  return out;
 }
 
-std::string render_json(const Report& report) {
-  json processes = json::array();
-  for (const Process& p : report.processes) {
-    processes.push_back({{"pid", p.pid},
-                         {"parent_pid", p.parent_pid},
-                         {"command", p.command},
-                         {"exit_code", optional_int(p.exit_code)},
-                         {"signal", p.signal ? json(*p.signal) : json(nullptr)},
-                         {"tracked", p.tracked},
-                         {"allocations", p.allocations},
-                         {"releases", p.releases},
-                         {"notes", p.notes}});
-  }
-  json findings = json::array();
-  for (const Finding& f : report.findings) findings.push_back(finding_to_json(f));
-  json suppressions = json::array();
-  for (const SuppressionUse& u : report.suppressions) {
-    suppressions.push_back({{"rule", u.rule}, {"file", u.file}, {"line", u.line}, {"hits", u.hits}, {"bytes", u.bytes}});
-  }
+json process_json(const Process& p) {
+  json out = {{"pid", p.pid},
+              {"parent_pid", p.parent_pid},
+              {"command", p.command},
+              {"exit_code", optional_int(p.exit_code)},
+              {"signal", p.signal ? json(*p.signal) : json(nullptr)},
+              {"tracked", p.tracked},
+              {"allocations", p.allocations},
+              {"releases", p.releases},
+              {"notes", p.notes}};
+  if (p.rank) out["rank"] = *p.rank;
+  return out;
+}
+
+json timeline_json(const Timeline& timeline) {
   json samples = json::array();
-  for (const TimelineSample& t : report.timeline.samples) {
+  for (const TimelineSample& t : timeline.samples) {
     samples.push_back({{"t", t.t}, {"pid", t.pid}, {"device", t.device}, {"used", t.used}, {"free", t.free},
                        {"tracked", t.tracked}, {"families", families_json(t.families)}});
   }
   json peaks = json::array();
-  for (const DevicePeak& p : report.timeline.peaks) {
+  for (const DevicePeak& p : timeline.peaks) {
     json sites = json::array();
     for (const PeakSite& site : p.sites) {
       sites.push_back({{"api", site.api}, {"bytes", site.bytes}, {"count", site.count}, {"stack", stack_json(site.stack)}});
     }
     peaks.push_back({{"pid", p.pid}, {"device", p.device}, {"t", p.t}, {"used", p.used}, {"tracked", p.tracked},
                      {"families", families_json(p.families)}, {"sites", sites}});
+  }
+  return {{"samples", samples}, {"peaks", peaks}};
+}
+
+// --- reading --------------------------------------------------------------------------------
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+  throw ReportFormatError(fmt::format("{}: {}", where, what));
+}
+
+const json& member(const json& object, const char* name, const std::string& where) {
+  static const json null_value;
+  if (object.is_null()) return null_value;  // an optional object that is absent
+  if (!object.is_object()) bad(where, "expected an object");
+  auto it = object.find(name);
+  return it == object.end() ? null_value : *it;
+}
+
+std::string get_text(const json& object, const char* name, const std::string& where) {
+  const json& v = member(object, name, where);
+  if (v.is_null()) return {};
+  if (!v.is_string()) bad(where + "." + name, "expected a string");
+  return v.get<std::string>();
+}
+
+template <typename T>
+T get_number(const json& object, const char* name, const std::string& where, T fallback = T{}) {
+  const json& v = member(object, name, where);
+  if (v.is_null()) return fallback;
+  if (!v.is_number()) bad(where + "." + name, "expected a number");
+  return v.get<T>();
+}
+
+template <typename T>
+std::optional<T> get_optional_number(const json& object, const char* name, const std::string& where) {
+  const json& v = member(object, name, where);
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_number()) bad(where + "." + name, "expected a number or null");
+  return v.get<T>();
+}
+
+bool get_bool(const json& object, const char* name, const std::string& where, bool fallback) {
+  const json& v = member(object, name, where);
+  if (v.is_null()) return fallback;
+  if (!v.is_boolean()) bad(where + "." + name, "expected true or false");
+  return v.get<bool>();
+}
+
+const json& get_array(const json& object, const char* name, const std::string& where) {
+  static const json empty = json::array();
+  const json& v = member(object, name, where);
+  if (v.is_null()) return empty;
+  if (!v.is_array()) bad(where + "." + name, "expected an array");
+  return v;
+}
+
+std::vector<std::string> get_texts(const json& object, const char* name, const std::string& where) {
+  std::vector<std::string> out;
+  for (const json& v : get_array(object, name, where)) {
+    if (!v.is_string()) bad(where + "." + name, "expected strings");
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+std::optional<uint64_t> get_hex(const json& object, const char* name, const std::string& where) {
+  const std::string text = get_text(object, name, where);
+  if (text.empty()) return std::nullopt;
+  try {
+    size_t used = 0;
+    const uint64_t value = std::stoull(text, &used, 16);
+    if (used != text.size()) bad(where + "." + name, "expected a hex number");
+    return value;
+  } catch (const std::logic_error&) {
+    bad(where + "." + name, "expected a hex number");
+  }
+}
+
+std::vector<Frame> stack_from(const json& object, const char* name, const std::string& where) {
+  std::vector<Frame> out;
+  const json& frames = get_array(object, name, where);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const std::string at = fmt::format("{}.{}[{}]", where, name, i);
+    Frame f;
+    f.function = get_text(frames[i], "function", at);
+    f.file = get_text(frames[i], "file", at);
+    f.line = get_number<int>(frames[i], "line", at);
+    f.module = get_text(frames[i], "module", at);
+    f.pc = get_hex(frames[i], "pc", at).value_or(0);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, uint64_t>> families_from(const json& object, const std::string& where) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  const json& families = member(object, "families", where);
+  if (families.is_null()) return out;
+  if (!families.is_object()) bad(where + ".families", "expected an object");
+  for (const auto& [family, bytes] : families.items()) {
+    if (!bytes.is_number_unsigned()) bad(where + ".families." + family, "expected a byte count");
+    out.emplace_back(family, bytes.get<uint64_t>());
+  }
+  return out;
+}
+
+Finding finding_from(const json& j, const std::string& where) {
+  Finding f;
+  const std::string kind = get_text(j, "kind", where);
+  const auto known = finding_kind_from_key(kind);
+  if (!known) bad(where + ".kind", fmt::format("unknown finding kind '{}'", kind));
+  f.kind = *known;
+  const auto severity = severity_from_name(get_text(j, "severity", where));
+  if (!severity) bad(where + ".severity", "expected error, warning or info");
+  f.severity = *severity;
+  f.api = get_text(j, "api", where);
+  f.bytes = get_number<uint64_t>(j, "bytes", where);
+  f.count = get_number<uint64_t>(j, "count", where);
+  f.pid = get_number<uint64_t>(j, "pid", where);
+  f.device = get_optional_number<int>(j, "device", where);
+  f.headline = get_text(j, "headline", where);
+  f.message = get_text(j, "message", where);
+  f.notes = get_texts(j, "notes", where);
+  f.address = get_hex(j, "address", where);
+  f.result = get_text(j, "result", where);
+  f.suppressed = get_bool(j, "suppressed", where, false);
+  const std::string baseline = get_text(j, "baseline", where);
+  f.baseline = baseline == "new"             ? BaselineStatus::New
+               : baseline == "still_present" ? BaselineStatus::StillPresent
+                                             : BaselineStatus::None;
+  f.stack = stack_from(j, "stack", where);
+  f.omitted_frames = get_number<uint64_t>(j, "omitted_frames", where);
+  const json& related = get_array(j, "related", where);
+  for (size_t i = 0; i < related.size(); ++i) {
+    const std::string at = fmt::format("{}.related[{}]", where, i);
+    RelatedStack r;
+    const auto role = related_role_from_key(get_text(related[i], "role", at));
+    if (!role) bad(at + ".role", "unknown role");
+    r.role = *role;
+    r.api = get_text(related[i], "api", at);
+    r.title = get_text(related[i], "title", at);
+    r.stack = stack_from(related[i], "stack", at);
+    f.related.push_back(std::move(r));
+  }
+  const json& parameter = member(j, "parameter", where);
+  if (!parameter.is_null()) {
+    const std::string at = where + ".parameter";
+    KernelParameter p;
+    p.kernel = get_text(parameter, "kernel", at);
+    p.index = get_number<int>(parameter, "index", at);
+    p.type = get_text(parameter, "type", at);
+    p.alignment = get_number<uint32_t>(parameter, "alignment", at);
+    p.offset = get_optional_number<uint64_t>(parameter, "offset", at);
+    f.parameter = std::move(p);
+  }
+  for (const json& r : get_array(j, "ranks", where)) {
+    if (!r.is_number_integer() || r.get<int64_t>() < 0) bad(where + ".ranks", "expected rank numbers");
+    f.ranks.push_back(r.get<int>());
+  }
+  for (const json& p : get_array(j, "pids", where)) {
+    if (!p.is_number_integer() || p.get<int64_t>() < 0) bad(where + ".pids", "expected pids");
+    f.pids.push_back(p.get<uint64_t>());
+  }
+  return f;
+}
+
+Process process_from(const json& j, const std::string& where) {
+  Process p;
+  p.pid = get_number<uint64_t>(j, "pid", where);
+  p.parent_pid = get_number<uint64_t>(j, "parent_pid", where);
+  p.command = get_texts(j, "command", where);
+  p.exit_code = get_optional_number<int>(j, "exit_code", where);
+  const std::string signal = get_text(j, "signal", where);
+  if (!signal.empty()) p.signal = signal;
+  p.tracked = get_bool(j, "tracked", where, true);
+  p.notes = get_texts(j, "notes", where);
+  p.allocations = get_number<uint64_t>(j, "allocations", where);
+  p.releases = get_number<uint64_t>(j, "releases", where);
+  p.rank = get_optional_number<int>(j, "rank", where);
+  return p;
+}
+
+Timeline timeline_from(const json& doc) {
+  Timeline out;
+  const json& timeline = member(doc, "timeline", "report");
+  if (timeline.is_null()) return out;
+  const json& samples = get_array(timeline, "samples", "timeline");
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const std::string at = fmt::format("timeline.samples[{}]", i);
+    TimelineSample s;
+    s.t = get_number<double>(samples[i], "t", at);
+    s.pid = get_number<uint64_t>(samples[i], "pid", at);
+    s.device = get_number<int>(samples[i], "device", at);
+    s.used = get_number<uint64_t>(samples[i], "used", at);
+    s.free = get_number<uint64_t>(samples[i], "free", at);
+    s.tracked = get_number<uint64_t>(samples[i], "tracked", at);
+    s.families = families_from(samples[i], at);
+    out.samples.push_back(std::move(s));
+  }
+  const json& peaks = get_array(timeline, "peaks", "timeline");
+  for (size_t i = 0; i < peaks.size(); ++i) {
+    const std::string at = fmt::format("timeline.peaks[{}]", i);
+    DevicePeak p;
+    p.pid = get_number<uint64_t>(peaks[i], "pid", at);
+    p.device = get_number<int>(peaks[i], "device", at);
+    p.t = get_number<double>(peaks[i], "t", at);
+    p.used = get_number<uint64_t>(peaks[i], "used", at);
+    p.tracked = get_number<uint64_t>(peaks[i], "tracked", at);
+    p.families = families_from(peaks[i], at);
+    const json& sites = get_array(peaks[i], "sites", at);
+    for (size_t k = 0; k < sites.size(); ++k) {
+      const std::string site_at = fmt::format("{}.sites[{}]", at, k);
+      PeakSite site;
+      site.api = get_text(sites[k], "api", site_at);
+      site.bytes = get_number<uint64_t>(sites[k], "bytes", site_at);
+      site.count = get_number<uint64_t>(sites[k], "count", site_at);
+      site.stack = stack_from(sites[k], "stack", site_at);
+      p.sites.push_back(std::move(site));
+    }
+    out.peaks.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace
+
+json report_to_json(const Report& report) {
+  json processes = json::array();
+  for (const Process& p : report.processes) processes.push_back(process_json(p));
+  json findings = json::array();
+  for (const Finding& f : report.findings) findings.push_back(finding_json(f));
+  json suppressions = json::array();
+  for (const SuppressionUse& u : report.suppressions) {
+    suppressions.push_back({{"rule", u.rule}, {"file", u.file}, {"line", u.line}, {"hits", u.hits}, {"bytes", u.bytes}});
   }
   json doc = {{"schema", kSchema},
               {"tool", {{"name", "cuaudit"}, {"version", report.tool_version}}},
@@ -116,8 +351,57 @@ std::string render_json(const Report& report) {
                                                   {"fixed", report.baseline->fixed}}
                                            : json(nullptr)},
               {"nothing_tracked", report.nothing_tracked},
-              {"timeline", {{"samples", samples}, {"peaks", peaks}}}};
-  return doc.dump(2) + "\n";
+              {"timeline", timeline_json(report.timeline)}};
+  if (!report.merged_from.empty()) doc["merged_from"] = report.merged_from;
+  return doc;
+}
+
+std::string render_json(const Report& report) {
+  // Invalid UTF-8 from the target (a path, a kernel name) is replaced rather than failing the report.
+  return report_to_json(report).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+Report report_from_json(const json& doc) {
+  if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != kSchema) {
+    throw ReportFormatError(fmt::format("not a cuaudit report (schema {})", kSchema));
+  }
+  Report r;
+  r.tool_version = get_text(member(doc, "tool", "report"), "version", "tool");
+  const json& processes = get_array(doc, "processes", "report");
+  for (size_t i = 0; i < processes.size(); ++i) r.processes.push_back(process_from(processes[i], fmt::format("processes[{}]", i)));
+  const json& findings = get_array(doc, "findings", "report");
+  for (size_t i = 0; i < findings.size(); ++i) r.findings.push_back(finding_from(findings[i], fmt::format("findings[{}]", i)));
+  const json& summary = member(doc, "summary", "report");
+  if (!summary.is_null()) {
+    r.summary.leaked_bytes = get_number<uint64_t>(summary, "leaked_bytes", "summary");
+    r.summary.leaked_allocations = get_number<uint64_t>(summary, "leaked_allocations", "summary");
+    r.summary.findings = get_number<uint64_t>(summary, "findings", "summary");
+    r.summary.error_findings = get_number<uint64_t>(summary, "errors", "summary");
+  } else {
+    r.summary = summarize(r.findings);
+  }
+  r.notes = get_texts(doc, "notes", "report");
+  const json& suppressions = get_array(doc, "suppressions", "report");
+  for (size_t i = 0; i < suppressions.size(); ++i) {
+    const std::string at = fmt::format("suppressions[{}]", i);
+    r.suppressions.push_back({get_text(suppressions[i], "rule", at), get_text(suppressions[i], "file", at),
+                              get_number<int>(suppressions[i], "line", at),
+                              get_number<uint64_t>(suppressions[i], "hits", at),
+                              get_number<uint64_t>(suppressions[i], "bytes", at)});
+  }
+  const json& baseline = member(doc, "baseline", "report");
+  if (!baseline.is_null()) {
+    BaselineResult b;
+    b.file = get_text(baseline, "file", "baseline");
+    b.new_findings = get_number<uint64_t>(baseline, "new", "baseline");
+    b.still_present = get_number<uint64_t>(baseline, "still_present", "baseline");
+    b.fixed = get_texts(baseline, "fixed", "baseline");
+    r.baseline = std::move(b);
+  }
+  r.nothing_tracked = get_bool(doc, "nothing_tracked", "report", false);
+  r.timeline = timeline_from(doc);
+  r.merged_from = get_texts(doc, "merged_from", "report");
+  return r;
 }
 
 }  // namespace cuaudit::report

@@ -2,18 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "text_helpers.h"
+
 namespace cuaudit::report {
 namespace {
-
-const char* const kKinds[] = {"leak",         "held_by_allocator",   "mismatched_free",    "double_free",
-                              "invalid_free", "misaligned_param",    "stale_pointer_param", "host_pointer_param",
-                              "unchecked_error", "api_error",        "growth"};
-
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
-  return out;
-}
 
 std::string finding_text(const Finding& f) {
   std::string text = f.headline + "\n";
@@ -53,11 +45,11 @@ std::string render_junit(const Report& report) {
   for (const Process& p : report.processes) {
     std::string cases;
     size_t failures = 0;
-    for (const char* kind : kKinds) {
+    for (const FindingKindInfo& kind : kFindingKinds) {
       std::string failing, info;
       size_t count = 0;
       for (const Finding& f : report.findings) {
-        if (f.pid != p.pid || f.kind != kind || f.suppressed) continue;
+        if (f.pid != p.pid || f.kind != kind.kind || f.suppressed) continue;
         if (f.severity == Severity::Info) {
           info += finding_text(f);
           continue;
@@ -65,20 +57,20 @@ std::string render_junit(const Report& report) {
         ++count;
         failing += finding_text(f);
       }
-      cases += fmt::format("    <testcase classname=\"cuaudit.pid{}\" name=\"{}\">\n", p.pid, kind);
+      cases += fmt::format("    <testcase classname=\"cuaudit.pid{}\" name=\"{}\">\n", p.pid, kind.key);
       if (count) {
         ++failures;
-        cases += fmt::format("      <failure type=\"{}\" message=\"{} finding(s)\">{}</failure>\n", kind, count,
+        cases += fmt::format("      <failure type=\"{}\" message=\"{} finding(s)\">{}</failure>\n", kind.key, count,
                              xml_escape(failing));
       }
       if (!info.empty()) cases += fmt::format("      <system-out>{}</system-out>\n", xml_escape(info));
       cases += "    </testcase>\n";
     }
-    const size_t tests = std::size(kKinds);
+    const size_t tests = std::size(kFindingKinds);
     total_tests += tests;
     total_failures += failures;
     suites += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n{}  </testsuite>\n",
-                          xml_escape(fmt::format("cuaudit: process {} {}", p.pid, join(p.command))), tests, failures,
+                          xml_escape(fmt::format("cuaudit: process {} {}", p.pid, join_words(p.command))), tests, failures,
                           cases);
   }
   return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"cuaudit\" tests=\"{}\" "

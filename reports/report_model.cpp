@@ -16,6 +16,58 @@ const char* severity_name(Severity s) {
   return "error";
 }
 
+std::optional<Severity> severity_from_name(std::string_view name) {
+  for (Severity s : {Severity::Error, Severity::Warning, Severity::Info}) {
+    if (name == severity_name(s)) return s;
+  }
+  return std::nullopt;
+}
+
+std::optional<FindingKind> finding_kind_from_key(std::string_view key) {
+  for (const FindingKindInfo& k : kFindingKinds) {
+    if (key == k.key) return k.kind;
+  }
+  return std::nullopt;
+}
+
+namespace {
+constexpr RelatedRole kRoles[] = {RelatedRole::Allocation, RelatedRole::FirstRelease, RelatedRole::Release,
+                                  RelatedRole::Python};
+}  // namespace
+
+const char* related_role_key(RelatedRole r) {
+  switch (r) {
+    case RelatedRole::Allocation:
+      return "allocation";
+    case RelatedRole::FirstRelease:
+      return "first_release";
+    case RelatedRole::Release:
+      return "release";
+    case RelatedRole::Python:
+      return "python";
+  }
+  return "allocation";
+}
+
+std::optional<RelatedRole> related_role_from_key(std::string_view key) {
+  for (RelatedRole r : kRoles) {
+    if (key == related_role_key(r)) return r;
+  }
+  return std::nullopt;
+}
+
+const char* baseline_status_key(BaselineStatus b) {
+  switch (b) {
+    case BaselineStatus::None:
+      return nullptr;
+    case BaselineStatus::New:
+      return "new";
+    case BaselineStatus::StillPresent:
+      return "still_present";
+  }
+  return nullptr;
+}
+
 std::string human_bytes(uint64_t bytes) {
   const double b = static_cast<double>(bytes);
   if (bytes >= (uint64_t{1} << 30)) return fmt::format("{:.1f} GiB", b / (1 << 30));
@@ -32,8 +84,8 @@ Summary summarize_process(const std::vector<Finding>& findings, uint64_t pid) {
   for (const Finding& f : findings) {
     if (f.suppressed || (pid != 0 && f.pid != pid)) continue;
     ++s.findings;
-    if (f.severity == Severity::Error && f.baseline != "still_present") ++s.error_findings;
-    if (f.kind == "leak") {
+    if (f.severity == Severity::Error && f.baseline != BaselineStatus::StillPresent) ++s.error_findings;
+    if (f.kind == FindingKind::Leak) {
       s.leaked_bytes += f.bytes;
       s.leaked_allocations += f.count;
     }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cuaudit::report {
@@ -20,11 +21,53 @@ struct Frame {
 
 enum class Severity { Error, Warning, Info };
 const char* severity_name(Severity s);
+std::optional<Severity> severity_from_name(std::string_view name);
+
+// What a finding is about (finding_kinds.inc).
+enum class FindingKind : uint8_t {
+#define CUAUDIT_FINDING(id, key, sarif_name, description, severity, suppressible) id,
+#include "finding_kinds.inc"
+#undef CUAUDIT_FINDING
+};
+
+struct FindingKindInfo {
+  FindingKind kind;
+  const char* key;          // JSON `kind`, suppression rules, JUnit test case: "leak"
+  const char* sarif_name;   // SARIF rule name: "CudaMemoryLeak"
+  const char* description;  // one line, for SARIF rules and docs
+  Severity severity;        // the usual severity (a finding may say otherwise)
+  bool suppressible;        // KIND:PATTERN rules may name it
+};
+
+inline constexpr FindingKindInfo kFindingKinds[] = {
+#define CUAUDIT_FINDING(id, key, sarif_name, description, severity, suppressible) \
+  {FindingKind::id, key, sarif_name, description, Severity::severity, suppressible},
+#include "finding_kinds.inc"
+#undef CUAUDIT_FINDING
+};
+
+inline const FindingKindInfo& finding_kind_info(FindingKind k) { return kFindingKinds[static_cast<size_t>(k)]; }
+inline const char* finding_kind_key(FindingKind k) { return finding_kind_info(k).key; }
+std::optional<FindingKind> finding_kind_from_key(std::string_view key);
+
+// What another stack of a finding shows.
+enum class RelatedRole : uint8_t {
+  Allocation,    // where the memory came from
+  FirstRelease,  // double frees: the release that already released it
+  Release,       // stale launch parameters: where the memory was freed
+  Python,        // the Python stack of an allocation
+};
+const char* related_role_key(RelatedRole r);  // "allocation", "first_release", "release", "python"
+std::optional<RelatedRole> related_role_from_key(std::string_view key);
+
+// With --baseline: whether the baseline run had the finding already.
+enum class BaselineStatus : uint8_t { None, New, StillPresent };
+const char* baseline_status_key(BaselineStatus b);  // null, "new", "still_present"
 
 // Another stack that explains a finding: where the memory was allocated, where it was first
 // released.
 struct RelatedStack {
-  std::string role;   // "allocation", "first_release"
+  RelatedRole role = RelatedRole::Allocation;
   std::string api;
   std::string title;  // "allocated by cudaMallocHost at:"
   std::vector<Frame> stack;
@@ -40,7 +83,7 @@ struct KernelParameter {
 };
 
 struct Finding {
-  std::string kind;  // "leak", ... (see docs/JSON.md)
+  FindingKind kind = FindingKind::Leak;
   Severity severity = Severity::Error;
   std::string api;
   uint64_t bytes = 0;
@@ -56,8 +99,11 @@ struct Finding {
   std::vector<Frame> stack;   // user frames first; CUDA-internal frames already dropped
   uint64_t omitted_frames = 0;
   std::vector<RelatedStack> related;
-  std::string baseline;  // with --baseline: "new" or "still_present" (still-present ones do not gate)
+  BaselineStatus baseline = BaselineStatus::None;  // still-present ones do not gate
   std::optional<KernelParameter> parameter;  // launch parameter findings
+  // `cuaudit merge` only: the ranks (input reports) and pids the same finding came from.
+  std::vector<int> ranks;
+  std::vector<uint64_t> pids;
 };
 
 struct Process {
@@ -70,6 +116,7 @@ struct Process {
   std::vector<std::string> notes;     // what the user should know about this process
   uint64_t allocations = 0;
   uint64_t releases = 0;
+  std::optional<int> rank;  // `cuaudit merge`: which input report it came from
 };
 
 struct Summary {
@@ -141,6 +188,7 @@ struct Report {
   std::vector<SuppressionUse> suppressions;  // every rule given, with its hits
   std::optional<BaselineResult> baseline;
   Timeline timeline;  // empty when the run recorded no memory samples
+  std::vector<std::string> merged_from;  // `cuaudit merge`: the input reports, in rank order
 };
 
 // Memory sizes for people: "3.0 GiB", "540.8 MiB", "4.0 KiB", "100 B".

@@ -2,22 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "fingerprint.h"
+#include "text_helpers.h"
+
 namespace cuaudit::report {
 namespace {
-
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) {
-    if (!out.empty()) out += ' ';
-    out += w;
-  }
-  return out;
-}
-
-std::string basename_of(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 std::string format_frame(size_t index, const Frame& f) {
   std::string where;
@@ -70,13 +59,13 @@ std::string render_text(const Report& report, const TextOptions& options) {
 
   size_t printed = 0, withheld = 0;
   auto shown = [&](const Finding& f) {
-    return !f.suppressed && !(f.kind == "leak" && options.leak_detail != LeakDetail::Full);
+    return !f.suppressed && !(f.kind == FindingKind::Leak && options.leak_detail != LeakDetail::Full);
   };
   // One section per process, each line under that process's pid, as valgrind does.
   for (const Process& p : report.processes) {
     Writer w(fmt::format("=={}==", p.pid));
     w.line(fmt::format("Process {}{}: {} ({}; {} allocation(s), {} release(s) tracked)", p.pid,
-                       p.parent_pid ? fmt::format(" (parent {})", p.parent_pid) : std::string(), join(p.command),
+                       p.parent_pid ? fmt::format(" (parent {})", p.parent_pid) : std::string(), join_words(p.command),
                        describe_end(p), p.allocations, p.releases));
     for (const auto& note : p.notes) w.line("  note: " + note);
     w.line();
@@ -91,7 +80,10 @@ std::string render_text(const Report& report, const TextOptions& options) {
         w.line(f.headline + " " + (f.stack.empty() ? std::string("(no stack)") : format_frame(0, f.stack[0])));
         continue;
       }
-      w.line((f.baseline == "still_present" ? "[in baseline] " : f.baseline == "new" ? "[new] " : "") + f.headline);
+      w.line((f.baseline == BaselineStatus::StillPresent ? "[in baseline] "
+              : f.baseline == BaselineStatus::New        ? "[new] "
+                                                         : "") +
+             f.headline);
       write_stack(w, f.stack, f.omitted_frames);
       for (const auto& r : f.related) {
         w.line("  " + r.title);
@@ -158,12 +150,55 @@ std::string render_text(const Report& report, const TextOptions& options) {
       report.processes.size() > 1 ? fmt::format(" across {} processes", report.processes.size()) : std::string();
   if (options.leak_detail != LeakDetail::None) {
     size_t sites = 0;
-    for (const Finding& f : report.findings) sites += !f.suppressed && f.kind == "leak";
+    for (const Finding& f : report.findings) sites += !f.suppressed && f.kind == FindingKind::Leak;
     w.line(fmt::format("LEAK SUMMARY: {} byte(s) leaked in {} allocation(s) from {} site(s){}", s.leaked_bytes,
                        s.leaked_allocations, sites, across));
   }
   w.line(fmt::format("SUMMARY: cuaudit: {} finding(s), {} error(s){}", s.findings, s.error_findings, across));
   return out + w.take();
+}
+
+std::string render_baseline_diff(const Report& report) {
+  std::string news, still;
+  size_t new_count = 0, still_count = 0;
+  for (const Finding& f : report.findings) {
+    if (f.suppressed) continue;
+    const std::string line = fmt::format("==cuaudit diff==   {}\n", describe_finding(f));
+    if (f.baseline == BaselineStatus::StillPresent) {
+      still += line, ++still_count;
+    } else {
+      news += line, ++new_count;
+    }
+  }
+  const std::vector<std::string> none;
+  const std::vector<std::string>& fixed = report.baseline ? report.baseline->fixed : none;
+  std::string out = fmt::format("==cuaudit diff== {} new finding(s):\n{}", new_count, news);
+  out += fmt::format("==cuaudit diff== {} still present:\n{}", still_count, still);
+  out += fmt::format("==cuaudit diff== {} fixed:\n", fixed.size());
+  for (const auto& f : fixed) out += fmt::format("==cuaudit diff==   {}\n", f);
+  return out;
+}
+
+std::string render_merged_text(const Report& merged) {
+  std::string out = fmt::format("==cuaudit merge== {} report(s), {} process(es)\n", merged.merged_from.size(),
+                                merged.processes.size());
+  for (const Finding& f : merged.findings) {
+    if (f.suppressed) continue;
+    std::string ranks;
+    for (int r : f.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+    std::string where = "(no stack)";
+    if (!f.stack.empty()) {
+      const Frame& top = f.stack.front();
+      where = fmt::format("{} {}:{}", top.function.empty() ? "??" : top.function, top.file.empty() ? "??" : top.file,
+                          top.line > 0 ? std::to_string(top.line) : "?");
+    }
+    out += fmt::format("==cuaudit merge== {} ({}) {}: {} byte(s) in {} occurrence(s) at {}; ranks {}\n",
+                       finding_kind_key(f.kind), severity_name(f.severity), f.api, f.bytes, f.count, where, ranks);
+  }
+  const Summary& s = merged.summary;
+  out += fmt::format("==cuaudit merge== SUMMARY: {} byte(s) leaked in {} allocation(s); {} finding(s), {} error(s)\n",
+                     s.leaked_bytes, s.leaked_allocations, s.findings, s.error_findings);
+  return out;
 }
 
 }  // namespace cuaudit::report

@@ -18,4 +18,11 @@ struct TextOptions {
 
 std::string render_text(const Report& report, const TextOptions& options);
 
+// `cuaudit diff OLD NEW`: the new report's findings, new and still present (Finding::baseline),
+// and the baseline's findings that are gone (BaselineResult::fixed).
+std::string render_baseline_diff(const Report& report);
+
+// `cuaudit merge`: one line per merged finding with the ranks it came from, and the summary.
+std::string render_merged_text(const Report& merged);
+
 }  // namespace cuaudit::report

@@ -186,8 +186,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
   suppressions.apply(report.findings);
   for (const SuppressionRule& r : suppressions.rules()) {
     if (r.builtin && r.hits == 0) continue;  // the shipped rules are listed where they matched
-    const std::string rule = r.allocator.empty() ? r.kind + ":" + r.pattern : r.kind + ":" + r.allocator + ":" + r.pattern;
-    report.suppressions.push_back({rule, r.file, r.line, r.hits, r.bytes});
+    report.suppressions.push_back({r.text(), r.file, r.line, r.hits, r.bytes});
   }
   report.summary = report::summarize(report.findings);
 

@@ -3,26 +3,14 @@
 #pragma once
 
 #include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "report_model.h"
 
 namespace cuaudit {
 
-struct BaselineComparison {
-  std::vector<std::string> status;    // per finding of the new report: "new" or "still_present"
-  std::vector<nlohmann::json> fixed;  // findings of the baseline that are gone
-};
-
-// Findings are matched by fingerprint (see fingerprint.h).
-BaselineComparison compare_with_baseline(const nlohmann::json& baseline, const nlohmann::json& report);
-
-// Marks the report's findings and records what was fixed; the summary then gates only on new ones.
-void apply_baseline(const std::string& baseline_file, const nlohmann::json& baseline, report::Report& report);
-
-// `cuaudit diff OLD NEW` as text.
-std::string render_baseline_diff(const nlohmann::json& report, const BaselineComparison& comparison);
+// Marks each finding of `report` new or still present (matched by fingerprint, see
+// reports/fingerprint.h), records the baseline's findings that are gone, and recomputes the
+// summary, which then gates only on new findings.
+void apply_baseline(const std::string& baseline_file, const report::Report& baseline, report::Report& report);
 
 }  // namespace cuaudit

@@ -89,7 +89,7 @@ report::Finding describe(const Judged& j, uint64_t count, uint64_t pid, StackRes
   if (e.is_memory() && e.memory().device >= 0) f.device = e.memory().device;
   f.stack = stacks.user_stack(e.stack_id);
   if (j.handling == ErrorHandling::Unchecked) {
-    f.kind = "unchecked_error";
+    f.kind = report::FindingKind::UncheckedError;
     f.severity = report::Severity::Error;
     f.headline = fmt::format("Unchecked error: {} returned {} and the program never looked at it{}, at:", j.api, name,
                              times(count));
@@ -102,7 +102,7 @@ report::Finding describe(const Judged& j, uint64_t count, uint64_t pid, StackRes
     f.message = fmt::format("{} failed with {} and the program never looked at the result: {}", j.api, name, why);
     f.notes.push_back(why);
   } else {
-    f.kind = "api_error";
+    f.kind = report::FindingKind::ApiError;
     f.severity = report::Severity::Info;
     f.headline = fmt::format("Handled error: {} returned {}{} at:", j.api, name, times(count));
     const char* how = j.handling == ErrorHandling::CheckedAtCallSite ? "the program checked the result at the call site"
@@ -166,7 +166,7 @@ std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std
   for (const auto& [stack_id, api] : lint_sites) {
     if (judge.for_call(stacks.user_raw_frames(stack_id)) != ResultUse::Discarded) continue;
     report::Finding f;
-    f.kind = "unchecked_error";
+    f.kind = report::FindingKind::UncheckedError;
     f.severity = report::Severity::Warning;
     f.api = api;
     f.count = 1;

@@ -101,7 +101,7 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
     const MemoryEvent& sample = *site.allocations.back();
     const std::string api(api_info(stacks.api_called(sample.stack_id, sample.api)).name);
     report::Finding f;
-    f.kind = "growth";
+    f.kind = report::FindingKind::Growth;
     f.severity = report::Severity::Error;
     f.api = api;
     f.bytes = site.bytes;
@@ -122,8 +122,8 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
                               report::human_bytes(site.bytes), line.file, line.line);
       // The user's line first, then its callers: the library frames above it are in the Python stack.
       f.stack.assign(site.python.begin() + static_cast<std::ptrdiff_t>(site.user), site.python.end());
-      f.related.push_back({"python", "", "Python stack of the last allocation:", python_frames(trace, sample.python_stack_id)});
-      f.related.push_back({"allocation", api, fmt::format("allocated by {} at:", api), stacks.user_stack(sample.stack_id)});
+      f.related.push_back({report::RelatedRole::Python, "", "Python stack of the last allocation:", python_frames(trace, sample.python_stack_id)});
+      f.related.push_back({report::RelatedRole::Allocation, api, fmt::format("allocated by {} at:", api), stacks.user_stack(sample.stack_id)});
     } else {
       f.message = fmt::format("{} allocated at this site kept growing until the end of the program instead of being "
                               "reused: something keeps what the program creates (a list of tensors, a cache)",

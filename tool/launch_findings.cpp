@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -28,12 +29,12 @@ Demangled demangled(const std::string& name) {
 
 // Which finding a judged parameter makes, if any. An inaccessible value that is neither in freed
 // memory nor readable host memory (an integer, IPC memory, another tool's) is not reported.
-const char* kind_of(const LaunchParamJudgement& j) {
-  if (j.launch.launch_param().problem == LaunchProblem::Misaligned) return "misaligned_param";
-  if (j.live) return nullptr;  // tracked memory the driver did not describe: nothing to say
-  if (j.freed) return "stale_pointer_param";
-  if (j.launch.launch_param().host_readable) return "host_pointer_param";
-  return nullptr;
+std::optional<report::FindingKind> kind_of(const LaunchParamJudgement& j) {
+  if (j.launch.launch_param().problem == LaunchProblem::Misaligned) return report::FindingKind::MisalignedParam;
+  if (j.live) return std::nullopt;  // tracked memory the driver did not describe: nothing to say
+  if (j.freed) return report::FindingKind::StalePointerParam;
+  if (j.launch.launch_param().host_readable) return report::FindingKind::HostPointerParam;
+  return std::nullopt;
 }
 
 // nvcc's host-side wrapper of a kernel has the kernel's name and sits at the kernel's definition;
@@ -45,7 +46,7 @@ void drop_kernel_wrapper(std::vector<report::Frame>& stack, const std::string& k
 
 struct Group {
   const LaunchParamJudgement* first;
-  const char* kind;
+  report::FindingKind kind;
   uint64_t launches = 0;
 };
 
@@ -78,8 +79,7 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
   drop_kernel_wrapper(f.stack, kernel);
   f.parameter = report::KernelParameter{kernel, fact.param_index, type, fact.alignment, {}};
   if (j.live || j.freed) f.parameter->offset = j.offset;
-  const std::string kind = g.kind;
-  if (kind == "misaligned_param") {
+  if (g.kind == report::FindingKind::MisalignedParam) {
     const std::string where =
         j.live ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(*j.live))
                : j.freed ? fmt::format(", {} byte(s) into a released {}", j.offset, memory_of(*j.freed)) : std::string();
@@ -90,7 +90,7 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
                             param, kernel, fact.alignment, fact.value, fact.value % fact.alignment, fact.alignment);
     f.notes.push_back("a vector load through it faults (misaligned address) or, in code that does not fault, reads "
                       "the wrong elements; offset the pointer by whole vectors, or use the scalar type");
-  } else if (kind == "stale_pointer_param") {
+  } else if (g.kind == report::FindingKind::StalePointerParam) {
     f.bytes = j.freed->bytes;
     f.headline = fmt::format("Stale pointer kernel parameter: {} of {} is 0x{:x}, {} byte(s) into a {} already "
                              "released by {}{}; launched by {} at:",
@@ -108,13 +108,13 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
                       "cudaMallocManaged or cudaHostRegister");
   }
   if (j.freed && j.release) {
-    f.related.push_back({"release", std::string(api_info(j.release->api).name),
+    f.related.push_back({report::RelatedRole::Release, std::string(api_info(j.release->api).name),
                          fmt::format("released by {} at:", api_info(j.release->api).name),
                          stacks.user_stack(j.release->stack_id)});
   }
   const MemoryEvent* allocation = j.live ? &*j.live : j.freed ? &*j.freed : nullptr;
   if (allocation) {
-    f.related.push_back({"allocation", std::string(api_info(allocation->api).name),
+    f.related.push_back({report::RelatedRole::Allocation, std::string(api_info(allocation->api).name),
                          fmt::format("allocated by {} at:", api_info(allocation->api).name),
                          stacks.user_stack(allocation->stack_id)});
     if (allocation->device >= 0) f.device = allocation->device;
@@ -146,16 +146,16 @@ std::vector<report::Finding> launch_findings(const ProcessTrace& trace, const st
                                              StackResolver& stacks) {
   // Same launch stack, same kernel (by name: one kernel may have several handles), same
   // parameter, same kind: one finding counting its launches.
-  std::map<std::tuple<uint64_t, std::string, uint16_t, std::string>, Group> groups;
+  std::map<std::tuple<uint64_t, std::string, uint16_t, report::FindingKind>, Group> groups;
   std::vector<decltype(groups)::key_type> order;
   for (const LaunchParamJudgement& j : judged) {
-    const char* kind = kind_of(j);
+    const auto kind = kind_of(j);
     if (!kind) continue;
     const LaunchParamFact& fact = j.launch.launch_param();
     auto name = trace.kernels.find(fact.kernel_id);
     const auto key = std::make_tuple(j.launch.stack_id, name == trace.kernels.end() ? std::string() : name->second,
-                                     fact.param_index, std::string(kind));
-    auto [it, inserted] = groups.try_emplace(key, Group{&j, kind});
+                                     fact.param_index, *kind);
+    auto [it, inserted] = groups.try_emplace(key, Group{&j, *kind});
     if (inserted) order.push_back(key);
     ++it->second.launches;
   }

@@ -74,7 +74,7 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const std:
   for (const Group& g : ordered) {
     const ApiInfo& info = api_info(g.api);
     report::Finding f;
-    f.kind = "leak";
+    f.kind = report::FindingKind::Leak;
     f.severity = report::Severity::Error;
     f.api = std::string(info.name);
     f.bytes = owns_memory(info.family) ? g.bytes : 0;
@@ -103,7 +103,7 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const std:
         f.notes.push_back(fmt::format("allocated from Python at {}:{} in {}", python[user].file, python[user].line,
                                       python[user].function));
       }
-      f.related.push_back({"python", "", "Python stack of the allocation:", std::move(python)});
+      f.related.push_back({report::RelatedRole::Python, "", "Python stack of the allocation:", std::move(python)});
     }
     findings.push_back(std::move(f));
   }

@@ -40,9 +40,8 @@ int exit_status(const Options& o, const report::Report& a, const std::optional<R
   return run->exit_code.value_or(0);
 }
 
-void write_outputs(const Options& o, const report::Report& a, uint64_t pid) {
-  report::TextOptions text_options{leak_detail(o), o.print_limit, o.gen_suppressions ? suggest_suppression : nullptr};
-  const std::string text = report::render_text(a, text_options);
+// The text report (stderr or --log-file), then every machine-readable format asked for.
+void write_outputs(const Options& o, const report::Report& a, uint64_t pid, const std::string& text) {
   if (o.log_file.empty()) {
     std::cerr << text;
   } else {
@@ -69,11 +68,15 @@ void refuse_unwritable_outputs(const Options& o) {
   }
 }
 
-// The baseline report, read before any program runs; null without --baseline.
-nlohmann::json load_baseline(const Options& o) {
-  if (o.baseline_file.empty()) return nullptr;
+std::string text_report(const Options& o, const report::Report& a) {
+  return report::render_text(a, {leak_detail(o), o.print_limit, o.gen_suppressions ? suggest_suppression : nullptr});
+}
+
+// The baseline report, read before any program runs; none without --baseline.
+std::optional<report::Report> load_baseline(const Options& o) {
+  if (o.baseline_file.empty()) return std::nullopt;
   try {
-    return read_json_report(o.baseline_file);
+    return read_report_file(o.baseline_file);
   } catch (const std::exception& e) {
     fail(kExitToolFailure, fmt::format("--baseline: {}", e.what()));
   }
@@ -141,7 +144,7 @@ int run_command(Options o) {
   }
 
   const AnalysisOptions analysis = analysis_options(o);
-  const nlohmann::json baseline = load_baseline(o);
+  const std::optional<report::Report> baseline = load_baseline(o);
   bool temporary = false;
   const std::string run_dir = prepare_run_dir(o, temporary);
   RunInfo run;
@@ -163,8 +166,8 @@ int run_command(Options o) {
   } catch (const std::exception& e) {
     fail(kExitToolFailure, fmt::format("cannot analyze the run in {}: {}", run_dir, e.what()));
   }
-  if (!baseline.is_null()) apply_baseline(o.baseline_file, baseline, result);
-  write_outputs(o, result, run.pid);
+  if (baseline) apply_baseline(o.baseline_file, *baseline, result);
+  write_outputs(o, result, run.pid, text_report(o, result));
   if (temporary) {
     remove_run_dir(run_dir);
   } else {
@@ -175,48 +178,46 @@ int run_command(Options o) {
 }
 
 int merge_command(const Options& o) {
-  nlohmann::json merged;
+  refuse_unwritable_outputs(o);
+  report::Report merged;
   try {
-    merged = merge_reports(o.merge_inputs);
+    std::vector<report::Report> inputs;
+    for (const std::string& input : o.merge_inputs) inputs.push_back(read_report_file(input));
+    merged = merge_reports(inputs, o.merge_inputs);
   } catch (const std::exception& e) {
     fail(kExitToolFailure, e.what());
   }
-  std::cerr << render_merged_text(merged);
-  if (!o.json_file.empty()) write_file_or_fail(o.json_file, merged.dump(2) + "\n");
-  return o.error_exitcode && merged["summary"]["errors"].get<uint64_t>() > 0 ? *o.error_exitcode : 0;
+  write_outputs(o, merged, 0, report::render_merged_text(merged));
+  return o.error_exitcode && merged.summary.error_findings > 0 ? *o.error_exitcode : 0;
 }
 
 int diff_command(const Options& o) {
-  nlohmann::json before, after;
+  report::Report before, after;
   try {
-    before = read_json_report(o.baseline_file);
-    after = read_json_report(o.run_dir);
+    before = read_report_file(o.baseline_file);
+    after = read_report_file(o.run_dir);
   } catch (const std::exception& e) {
     fail(kExitToolFailure, e.what());
   }
-  const BaselineComparison c = compare_with_baseline(before, after);
-  std::cerr << render_baseline_diff(after, c);
-  size_t new_errors = 0;
-  for (size_t i = 0; i < after["findings"].size(); ++i) {
-    const auto& f = after["findings"][i];
-    new_errors += c.status[i] == "new" && !f.value("suppressed", false) && f.value("severity", "") == "error";
-  }
-  return o.error_exitcode && new_errors > 0 ? *o.error_exitcode : 0;
+  apply_baseline(o.baseline_file, before, after);
+  std::cerr << report::render_baseline_diff(after);
+  // After the baseline is applied, the summary's errors are the new ones.
+  return o.error_exitcode && after.summary.error_findings > 0 ? *o.error_exitcode : 0;
 }
 
 int report_command(const Options& o) {
   refuse_unwritable_outputs(o);
   report::Report analysis;
   std::optional<RunInfo> run;
-  const nlohmann::json baseline = load_baseline(o);
+  const std::optional<report::Report> baseline = load_baseline(o);
   try {
     run = read_run_info(o.run_dir);
     analysis = analyze_run_dir(o.run_dir, analysis_options(o));
   } catch (const std::exception& e) {
     fail(kExitToolFailure, e.what());
   }
-  if (!baseline.is_null()) apply_baseline(o.baseline_file, baseline, analysis);
-  write_outputs(o, analysis, run ? run->pid : 0);
+  if (baseline) apply_baseline(o.baseline_file, *baseline, analysis);
+  write_outputs(o, analysis, run ? run->pid : 0, text_report(o, analysis));
   return exit_status(o, analysis, std::nullopt);
 }
 

@@ -82,6 +82,11 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
     app.add_option("new", o.run_dir, "the later JSON report (or --output directory)")->required();
   } else if (merge) {
     app.add_option("--json", o.json_file, "write the merged JSON report to FILE");
+    app.add_option("--sarif", o.sarif_file, "write the merged report as SARIF 2.1.0 to FILE");
+    app.add_option("--junit", o.junit_file, "write the merged report as JUnit XML to FILE");
+    app.add_option("--html", o.html_file, "write the merged report as a self-contained HTML page to FILE");
+    app.add_option("--source-root", o.source_root, "SARIF locations are relative to DIR (default: the working directory)");
+    app.add_option("--log-file", o.log_file, "write the text summary to FILE instead of stderr");
     app.add_option("--error-exitcode", o.error_exitcode, "exit with N when the merged report has errors");
     app.add_option("inputs", o.merge_inputs, "JSON reports, or directories written by --output, in rank order")
         ->required();

@@ -10,16 +10,16 @@
 namespace cuaudit {
 namespace {
 
-const char* kind_name(ReleaseProblem p) {
+report::FindingKind kind_of(ReleaseProblem p) {
   switch (p) {
     case ReleaseProblem::Mismatched:
-      return "mismatched_free";
+      return report::FindingKind::MismatchedFree;
     case ReleaseProblem::Double:
-      return "double_free";
+      return report::FindingKind::DoubleFree;
     case ReleaseProblem::Invalid:
-      return "invalid_free";
+      return report::FindingKind::InvalidFree;
   }
-  return "invalid_free";
+  return report::FindingKind::InvalidFree;
 }
 
 bool is_libc(const MemoryEvent& e) { return api_info(e.api).family == MemoryFamily::HostHeap; }
@@ -44,7 +44,7 @@ report::Finding describe(const Group& g, uint64_t pid, StackResolver& stacks) {
   const ReleaseFinding& p = *g.first;
   const std::string_view release = api_info(p.release.api).name;
   report::Finding f;
-  f.kind = kind_name(p.problem);
+  f.kind = kind_of(p.problem);
   f.severity = report::Severity::Error;
   f.api = std::string(release);
   f.count = g.count;
@@ -90,12 +90,12 @@ report::Finding describe(const Group& g, uint64_t pid, StackResolver& stacks) {
       break;
   }
   if (p.first_release) {
-    f.related.push_back({"first_release", std::string(api_info(p.first_release->api).name),
+    f.related.push_back({report::RelatedRole::FirstRelease, std::string(api_info(p.first_release->api).name),
                          fmt::format("first released by {} at:", api_info(p.first_release->api).name),
                          stacks.user_stack(p.first_release->stack_id)});
   }
   if (p.allocation) {
-    f.related.push_back({"allocation", std::string(api_info(g.allocation_api).name),
+    f.related.push_back({report::RelatedRole::Allocation, std::string(api_info(g.allocation_api).name),
                          fmt::format("allocated by {} at:", api_info(g.allocation_api).name),
                          stacks.user_stack(p.allocation->stack_id)});
   }

@@ -38,7 +38,9 @@ std::string trim(std::string_view s) {
 }
 
 bool rule_matches(const SuppressionRule& rule, const report::Finding& f) {
-  const bool kind_fits = rule.kind == "held_by_allocator" ? f.kind == "leak" : rule.kind == "*" || rule.kind == f.kind;
+  const bool kind_fits = rule.holds_by_allocator() ? f.kind == report::FindingKind::Leak
+                                                   : rule.kind ? *rule.kind == f.kind
+                                                               : report::finding_kind_info(f.kind).suppressible;
   if (!kind_fits) return false;
   auto frames_match = [&](const std::vector<report::Frame>& stack) {
     return std::any_of(stack.begin(), stack.end(), [&](const report::Frame& fr) {
@@ -52,7 +54,7 @@ bool rule_matches(const SuppressionRule& rule, const report::Finding& f) {
 
 // A leak that an allocator holds on purpose: said so, and never gating.
 void mark_held_by_allocator(report::Finding& f, const std::string& allocator) {
-  f.kind = "held_by_allocator";
+  f.kind = report::FindingKind::HeldByAllocator;
   f.severity = report::Severity::Info;
   f.headline = fmt::format("Held by {}: {} byte(s) in {} allocation(s) ({}) at exit, from:", allocator, f.bytes, f.count,
                            f.api);
@@ -69,11 +71,9 @@ const char kBuiltinRules[] =
 
 const char* builtin_allocator_rules() { return kBuiltinRules; }
 
-const std::vector<std::string>& suppressible_kinds() {
-  static const std::vector<std::string> kinds = {
-      "leak",       "mismatched_free",     "double_free",       "invalid_free",    "misaligned_param",
-      "stale_pointer_param", "host_pointer_param", "unchecked_error", "api_error", "growth"};
-  return kinds;
+std::string SuppressionRule::text() const {
+  const char* name = kind ? report::finding_kind_key(*kind) : "*";
+  return allocator.empty() ? fmt::format("{}:{}", name, pattern) : fmt::format("{}:{}:{}", name, allocator, pattern);
 }
 
 bool matches_suppression_pattern(std::string_view pattern, std::string_view text) {
@@ -105,7 +105,8 @@ void Suppressions::load_text(const std::string& text, const std::string& origin,
     const std::string kind = colon == std::string::npos ? std::string() : trim(rule.substr(0, colon));
     std::string pattern = colon == std::string::npos ? std::string() : trim(rule.substr(colon + 1));
     std::string allocator;
-    if (kind == "held_by_allocator") {  // held_by_allocator:NAME:PATTERN
+    const auto known = report::finding_kind_from_key(kind);
+    if (known == report::FindingKind::HeldByAllocator) {  // held_by_allocator:NAME:PATTERN
       const auto second = pattern.find(':');
       allocator = second == std::string::npos ? std::string() : trim(pattern.substr(0, second));
       pattern = second == std::string::npos ? std::string() : trim(pattern.substr(second + 1));
@@ -114,17 +115,18 @@ void Suppressions::load_text(const std::string& text, const std::string& origin,
                                              number, rule));
       }
     } else {
-      const auto& kinds = suppressible_kinds();
       if (colon == std::string::npos || pattern.empty() ||
-          (kind != "*" && std::find(kinds.begin(), kinds.end(), kind) == kinds.end())) {
-        std::string known;
-        for (const auto& k : kinds) known += k + ", ";
+          (kind != "*" && !(known && report::finding_kind_info(*known).suppressible))) {
+        std::string kinds;
+        for (const auto& k : report::kFindingKinds) {
+          if (k.suppressible) kinds += std::string(k.key) + ", ";
+        }
         throw std::runtime_error(fmt::format("{}:{}: `{}` is not a suppression; write KIND:PATTERN with KIND one of "
                                              "{}or *, or held_by_allocator:NAME:PATTERN",
-                                             origin, number, rule, known));
+                                             origin, number, rule, kinds));
       }
     }
-    SuppressionRule r{kind, pattern, allocator, origin, number};
+    SuppressionRule r{known, pattern, allocator, origin, number};
     r.builtin = builtin;
     add(std::move(r));
   }
@@ -139,7 +141,7 @@ void Suppressions::apply(std::vector<report::Finding>& findings) {
       if (!rule_matches(rule, f)) continue;
       ++rule.hits;
       rule.bytes += f.bytes;
-      if (rule.kind == "held_by_allocator") {
+      if (rule.holds_by_allocator()) {
         mark_held_by_allocator(f, rule.allocator);
       } else {
         f.suppressed = true;
@@ -151,10 +153,10 @@ void Suppressions::apply(std::vector<report::Finding>& findings) {
 
 std::string suggest_suppression(const report::Finding& f) {
   for (const report::Frame& frame : f.stack) {
-    if (!frame.function.empty()) return fmt::format("{}:^{}$", f.kind, frame.function);
-    if (!frame.file.empty()) return fmt::format("{}:{}", f.kind, frame.file);
+    if (!frame.function.empty()) return fmt::format("{}:^{}$", report::finding_kind_key(f.kind), frame.function);
+    if (!frame.file.empty()) return fmt::format("{}:{}", report::finding_kind_key(f.kind), frame.file);
   }
-  return fmt::format("{}:{}", f.kind, f.api);
+  return fmt::format("{}:{}", report::finding_kind_key(f.kind), f.api);
 }
 
 }  // namespace cuaudit

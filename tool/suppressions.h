@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <optional>
+
 #include "report_model.h"
 
 namespace cuaudit {
@@ -21,7 +23,9 @@ namespace cuaudit {
 bool matches_suppression_pattern(std::string_view pattern, std::string_view text);
 
 struct SuppressionRule {
-  std::string kind;     // a finding kind, "*", or "held_by_allocator"
+  // KIND:PATTERN suppresses findings of that kind (nullopt: `*`, every suppressible kind);
+  // held_by_allocator:NAME:PATTERN (kind HeldByAllocator) turns leaks into held_by_allocator.
+  std::optional<report::FindingKind> kind;
   std::string pattern;
   std::string allocator;  // held_by_allocator rules: the allocator's name
   std::string file;     // where it was read
@@ -29,6 +33,9 @@ struct SuppressionRule {
   uint64_t hits = 0;    // findings it suppressed in this run
   uint64_t bytes = 0;   // their bytes
   bool builtin = false; // one of cuaudit's own rules
+
+  bool holds_by_allocator() const { return kind == report::FindingKind::HeldByAllocator; }
+  std::string text() const;  // as written: "leak:upload", "held_by_allocator:PyTorch:CUDACachingAllocator"
 };
 
 class Suppressions {
@@ -51,9 +58,6 @@ class Suppressions {
 
 // A rule that would suppress `finding`: its kind and the first user frame's function, or file.
 std::string suggest_suppression(const report::Finding& finding);
-
-// The finding kinds a rule may name (besides "*").
-const std::vector<std::string>& suppressible_kinds();
 
 // cuaudit's built-in held_by_allocator rules, as shipped (tool/builtin_allocators.supp).
 const char* builtin_allocator_rules();

@@ -3,6 +3,7 @@
 the counts added; a different bug stays apart. Uses the golden run as both ranks' source."""
 import argparse
 import json
+import xml.etree.ElementTree as ET
 import os
 import subprocess
 import sys
@@ -31,11 +32,26 @@ def main():
         doc["findings"].append(extra)
         json.dump(doc, open(reports[1], "w"))
         merged_path = os.path.join(tmp, "merged.json")
+        sarif_path = os.path.join(tmp, "m.sarif")
+        junit_path = os.path.join(tmp, "m.xml")
+        html_path = os.path.join(tmp, "m.html")
         proc = subprocess.run([opts.cuaudit, "merge", reports[0], reports[1], "--json", merged_path,
+                               "--sarif", sarif_path, "--junit", junit_path, "--html", html_path,
                                "--error-exitcode", "5"], stderr=subprocess.PIPE, text=True)
         print(proc.stderr, end="")
         merged = json.load(open(merged_path))
         single = json.load(open(reports[0]))
+        # The merged report is a report like any other: every format renders it.
+        sarif = json.load(open(sarif_path))
+        if len(sarif["runs"][0]["results"]) != len(merged["findings"]):
+            failures.append("SARIF of the merge has %d results for %d findings"
+                            % (len(sarif["runs"][0]["results"]), len(merged["findings"])))
+        suites = ET.parse(junit_path).getroot().findall("testsuite")
+        if len(suites) != 2:
+            failures.append("JUnit of the merge has %d test suites, expected one per rank's process" % len(suites))
+        html = open(html_path).read()
+        if "cudaMallocManaged" not in html or "__CUAUDIT_REPORT_DATA__" in html:
+            failures.append("the HTML page of the merge does not hold the merged findings")
     if proc.returncode != 5:
         failures.append("exit status %d, expected 5 (--error-exitcode)" % proc.returncode)
     if len(merged["processes"]) != 2 or [p["rank"] for p in merged["processes"]] != [0, 1]:

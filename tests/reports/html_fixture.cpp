@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   r.processes.push_back(p);
   for (int i = 0; i < n; ++i) {
     Finding f;
-    f.kind = i % 3 == 0 ? "leak" : i % 3 == 1 ? "double_free" : "unchecked_error";
+    f.kind = i % 3 == 0 ? FindingKind::Leak : i % 3 == 1 ? FindingKind::DoubleFree : FindingKind::UncheckedError;
     f.severity = Severity::Error;
     f.api = "cudaMalloc";
     f.bytes = static_cast<uint64_t>(1000 + i);

@@ -38,7 +38,7 @@ std::vector<report::Finding> judge(const std::vector<Event>& events, const std::
 TEST_CASE("a failed launch that nothing retrieved is unchecked, whatever the call site") {
   const auto f = judge({call(EventKind::FailedCall, 1, kLaunchCbid, 9 /*cudaErrorInvalidConfiguration*/)});
   REQUIRE(f.size() == 1);
-  CHECK(f[0].kind == "unchecked_error");
+  CHECK(f[0].kind == report::FindingKind::UncheckedError);
   CHECK(f[0].severity == report::Severity::Error);
   CHECK(f[0].api == "cudaLaunchKernel");
   CHECK(f[0].result == "cudaErrorInvalidConfiguration");
@@ -48,7 +48,7 @@ TEST_CASE("a failed launch that nothing retrieved is unchecked, whatever the cal
 TEST_CASE("a failed launch retrieved by cudaGetLastError on the same thread is handled") {
   const auto f = judge({call(EventKind::FailedCall, 1, kLaunchCbid, 9), call(EventKind::LastError, 2, kGetLastErrorCbid, 9)});
   REQUIRE(f.size() == 1);
-  CHECK(f[0].kind == "api_error");
+  CHECK(f[0].kind == report::FindingKind::ApiError);
   CHECK(f[0].severity == report::Severity::Info);
 }
 
@@ -56,21 +56,21 @@ TEST_CASE("a retrieval on another thread, or after another error replaced it, do
   const auto other_thread = judge({call(EventKind::FailedCall, 1, kLaunchCbid, 9, /*tid=*/1),
                                    call(EventKind::LastError, 2, kGetLastErrorCbid, 9, /*tid=*/2)});
   REQUIRE(other_thread.size() == 1);
-  CHECK(other_thread[0].kind == "unchecked_error");
+  CHECK(other_thread[0].kind == report::FindingKind::UncheckedError);
 
   const auto replaced = judge({call(EventKind::FailedCall, 1, kLaunchCbid, 9, 1, /*stack=*/7),
                                call(EventKind::FailedCall, 2, kMemcpyCbid, 1, 1, /*stack=*/8),
                                call(EventKind::LastError, 3, kGetLastErrorCbid, 1)});
   REQUIRE(replaced.size() == 2);
-  CHECK(replaced[0].kind == "unchecked_error");
+  CHECK(replaced[0].kind == report::FindingKind::UncheckedError);
   CHECK(replaced[0].notes[0].find("another error replaced it") != std::string::npos);
-  CHECK(replaced[1].kind == "api_error");  // the memcpy's error was the one retrieved
+  CHECK(replaced[1].kind == report::FindingKind::ApiError);  // the memcpy's error was the one retrieved
 }
 
 TEST_CASE("an undecidable call site is never reported as unchecked") {
   const auto f = judge({call(EventKind::FailedCall, 1, kMemcpyCbid, 1)});
   REQUIRE(f.size() == 1);
-  CHECK(f[0].kind == "api_error");
+  CHECK(f[0].kind == report::FindingKind::ApiError);
   CHECK(f[0].notes[0].find("could not follow") != std::string::npos);
 }
 

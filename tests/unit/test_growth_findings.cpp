@@ -46,7 +46,7 @@ TEST_CASE("memory allocated until the end from one line is growth, at the user's
   const auto findings = growth(t.trace());
   REQUIRE(findings.size() == 1);
   const report::Finding& f = findings[0];
-  CHECK(f.kind == "growth");
+  CHECK(f.kind == report::FindingKind::Growth);
   CHECK(f.count == 10);
   CHECK(f.bytes == 200 * kMiB);
   REQUIRE(!f.stack.empty());
@@ -79,7 +79,7 @@ TEST_CASE("leaks from two Python lines through one native path are two sites, ea
   REQUIRE(leaks.size() == 2);
   for (const auto& f : leaks) {
     REQUIRE(f.related.size() == 1);
-    CHECK(f.related[0].role == "python");
+    CHECK(f.related[0].role == report::RelatedRole::Python);
     REQUIRE(!f.notes.empty());
     CHECK(f.notes.back().find("allocated from Python at /home/me/train.py:4") == 0);
   }

@@ -31,7 +31,7 @@ TEST_CASE("a misaligned float4* is one finding counting its launches, with type,
   const auto findings = judge(t.trace());
   REQUIRE(findings.size() == 1);
   const report::Finding& f = findings[0];
-  CHECK(f.kind == "misaligned_param");
+  CHECK(f.kind == report::FindingKind::MisalignedParam);
   CHECK(f.count == 3);
   CHECK(f.api == "cudaLaunchKernel");
   REQUIRE(f.parameter);
@@ -41,7 +41,7 @@ TEST_CASE("a misaligned float4* is one finding counting its launches, with type,
   CHECK(f.parameter->offset == 4);
   CHECK(f.headline.find("4 byte(s) into a 4096-byte allocation of device memory (cudaMalloc)") != std::string::npos);
   REQUIRE(f.related.size() == 1);
-  CHECK(f.related[0].role == "allocation");
+  CHECK(f.related[0].role == report::RelatedRole::Allocation);
 }
 
 TEST_CASE("an inaccessible pointer into freed memory is stale, with allocation and release") {
@@ -51,11 +51,11 @@ TEST_CASE("an inaccessible pointer into freed memory is stale, with allocation a
   t.end();
   const auto findings = judge(t.trace());
   REQUIRE(findings.size() == 1);
-  CHECK(findings[0].kind == "stale_pointer_param");
+  CHECK(findings[0].kind == report::FindingKind::StalePointerParam);
   CHECK(findings[0].parameter->offset == 0x400);
   REQUIRE(findings[0].related.size() == 2);
-  CHECK(findings[0].related[0].role == "release");
-  CHECK(findings[0].related[1].role == "allocation");
+  CHECK(findings[0].related[0].role == report::RelatedRole::Release);
+  CHECK(findings[0].related[1].role == report::RelatedRole::Allocation);
 }
 
 TEST_CASE("memory allocated again at a freed address is not stale") {
@@ -73,7 +73,7 @@ TEST_CASE("readable host memory outside every allocation is a host pointer; unre
   t.end();
   const auto findings = judge(t.trace());
   REQUIRE(findings.size() == 1);
-  CHECK(findings[0].kind == "host_pointer_param");
+  CHECK(findings[0].kind == report::FindingKind::HostPointerParam);
   CHECK_FALSE(findings[0].parameter->offset);
 }
 

@@ -36,7 +36,7 @@ TEST_CASE("leaks are grouped by allocation stack and API, biggest first") {
   CHECK(findings[2].api == "cudaMallocHost");
   CHECK_FALSE(findings[2].device.has_value());  // host memory has no device
   for (const auto& f : findings) {
-    CHECK(f.kind == "leak");
+    CHECK(f.kind == report::FindingKind::Leak);
     CHECK(f.severity == report::Severity::Error);
     CHECK(f.pid == 4242);
   }

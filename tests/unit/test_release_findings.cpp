@@ -60,15 +60,15 @@ TEST_CASE("mismatched releases, for each family pair, name both APIs and leave t
     CHECK(j.replay.release_findings[0].problem == ReleaseProblem::Mismatched);
     REQUIRE(j.findings.size() == 2);
     const auto& f = j.findings[0];
-    CHECK(f.kind == "mismatched_free");
+    CHECK(f.kind == report::FindingKind::MismatchedFree);
     CHECK(f.api == api_info(c.wrong).name);
     CHECK(f.headline.find(std::string(api_info(c.alloc).name) + " released with " + std::string(api_info(c.wrong).name)) !=
           std::string::npos);
     REQUIRE(f.related.size() == 1);
-    CHECK(f.related[0].role == "allocation");
+    CHECK(f.related[0].role == report::RelatedRole::Allocation);
     CHECK(f.related[0].api == api_info(c.alloc).name);
     // One story: the leak says which release failed to release it.
-    CHECK(j.findings[1].kind == "leak");
+    CHECK(j.findings[1].kind == report::FindingKind::Leak);
     REQUIRE_FALSE(j.findings[1].notes.empty());
     CHECK(j.findings[1].notes.back().find("did not release it") != std::string::npos);
   }
@@ -122,10 +122,10 @@ TEST_CASE("double free shows the second release, the first release and the alloc
   CHECK(p.first_release->stack_id == 11);
   CHECK(p.allocation->stack_id == 10);
   REQUIRE(j.findings.size() == 1);
-  CHECK(j.findings[0].kind == "double_free");
+  CHECK(j.findings[0].kind == report::FindingKind::DoubleFree);
   REQUIRE(j.findings[0].related.size() == 2);
-  CHECK(j.findings[0].related[0].role == "first_release");
-  CHECK(j.findings[0].related[1].role == "allocation");
+  CHECK(j.findings[0].related[0].role == report::RelatedRole::FirstRelease);
+  CHECK(j.findings[0].related[1].role == report::RelatedRole::Allocation);
 }
 
 TEST_CASE("a stream-ordered free after a free of the same allocation is a double free") {
@@ -188,12 +188,12 @@ TEST_CASE("an interior pointer is an invalid free naming the allocation and offs
                            .end()
                            .trace());
   REQUIRE(j.findings.size() == 1);
-  CHECK(j.findings[0].kind == "invalid_free");
+  CHECK(j.findings[0].kind == report::FindingKind::InvalidFree);
   CHECK(j.findings[0].headline ==
         "Invalid free: cudaFree of 0x1010, 16 byte(s) inside a 4096-byte allocation of device memory from cudaMalloc "
         "(returned cudaErrorInvalidValue) at:");
   REQUIRE(j.findings[0].related.size() == 1);
-  CHECK(j.findings[0].related[0].role == "allocation");
+  CHECK(j.findings[0].related[0].role == report::RelatedRole::Allocation);
 }
 
 TEST_CASE("a pointer no allocator returned is an invalid free; nullptr and accepted unknowns are not") {
@@ -204,7 +204,7 @@ TEST_CASE("a pointer no allocator returned is an invalid free; nullptr and accep
                            .end()
                            .trace());
   REQUIRE(j.findings.size() == 1);
-  CHECK(j.findings[0].kind == "invalid_free");
+  CHECK(j.findings[0].kind == report::FindingKind::InvalidFree);
   CHECK(j.findings[0].related.empty());
   CHECK(j.replay.unmatched_releases == 1);
 }

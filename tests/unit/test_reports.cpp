@@ -19,7 +19,7 @@ Report sample() {
   p.exit_code = 0;
   r.processes.push_back(p);
   Finding f;
-  f.kind = "leak";
+  f.kind = FindingKind::Leak;
   f.api = "cudaMalloc";
   f.bytes = 409600;
   f.count = 100;

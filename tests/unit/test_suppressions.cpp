@@ -13,7 +13,7 @@ namespace {
 
 report::Finding finding(std::string kind, std::string function, std::string file, uint64_t bytes = 100) {
   report::Finding f;
-  f.kind = std::move(kind);
+  f.kind = report::finding_kind_from_key(kind).value_or(report::FindingKind::Leak);
   f.bytes = bytes;
   report::Frame fr;
   fr.function = std::move(function);
@@ -71,9 +71,9 @@ TEST_CASE("a rule suppresses exactly what it names, counting hits and bytes") {
 
 TEST_CASE("related stacks count: a double free is matched by its allocation site too") {
   Suppressions s;
-  s.add({"double_free", "pool_alloc", "", "inline", 1});
+  s.add({report::FindingKind::DoubleFree, "pool_alloc", "", "inline", 1});
   report::Finding f = finding("double_free", "release()", "a.cu");
-  f.related.push_back({"allocation", "cudaMalloc", "allocated by cudaMalloc at:", finding("x", "pool_alloc()", "p.cu").stack});
+  f.related.push_back({report::RelatedRole::Allocation, "cudaMalloc", "allocated by cudaMalloc at:", finding("x", "pool_alloc()", "p.cu").stack});
   std::vector<report::Finding> findings = {f};
   s.apply(findings);
   CHECK(findings[0].suppressed);
@@ -92,7 +92,7 @@ TEST_CASE("a generated rule suppresses the finding it was generated from") {
   Suppressions s;
   const std::string rule = suggest_suppression(f);
   CHECK(rule == "leak:^process_batch(float const*, int, int)$");
-  s.add({"leak", rule.substr(5), "", "generated", 1});
+  s.add({report::FindingKind::Leak, rule.substr(5), "", "generated", 1});
   std::vector<report::Finding> findings = {f, finding("leak", "process_batch_other()", "demo.cu")};
   s.apply(findings);
   CHECK(findings[0].suppressed);

@@ -1,0 +1,122 @@
+// The JSON reader is the exact inverse of the writer: a report written and read back is the same
+// report, field for field, so baselines, diff and merge see what a fresh analysis saw.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "fingerprint.h"
+#include "json_report.h"
+
+using namespace cuaudit::report;
+
+namespace {
+
+Frame frame(const char* function, const char* file, int line, uint64_t pc) {
+  Frame f;
+  f.function = function;
+  f.file = file;
+  f.line = line;
+  f.module = "/src/app";
+  f.pc = pc;
+  return f;
+}
+
+// Every field of the model set to something other than its default.
+Report everything() {
+  Report r;
+  r.tool_version = "9.9.9";
+  Process p;
+  p.pid = 11;
+  p.parent_pid = 10;
+  p.command = {"./app", "--n", "3"};
+  p.signal = "SIGSEGV";
+  p.tracked = false;
+  p.notes = {"a note"};
+  p.allocations = 5;
+  p.releases = 4;
+  p.rank = 2;
+  r.processes = {p};
+  Finding f;
+  f.kind = FindingKind::MisalignedParam;
+  f.severity = Severity::Warning;
+  f.api = "cudaLaunchKernel";
+  f.bytes = 64;
+  f.count = 3;
+  f.pid = 11;
+  f.device = 1;
+  f.headline = "Misaligned kernel parameter: ...";
+  f.message = "parameter 0 ...";
+  f.notes = {"note one", "note two"};
+  f.address = 0x7004;
+  f.result = "cudaErrorInvalidValue";
+  f.suppressed = true;
+  f.stack = {frame("fill<int4>(int4*, int)", "/src/app.cu", 12, 0x401000), frame("main", "/src/app.cu", 30, 0x401100)};
+  f.omitted_frames = 7;
+  f.related = {{RelatedRole::FirstRelease, "cudaFree", "first released by cudaFree at:", {frame("a", "b.cu", 1, 2)}},
+               {RelatedRole::Python, "", "Python stack:", {frame("<module>", "t.py", 4, 0)}}};
+  f.parameter = KernelParameter{"fill<int4>(int4*, int)", 0, "int4*", 16, 4};
+  f.baseline = BaselineStatus::StillPresent;
+  f.ranks = {0, 2};
+  f.pids = {11, 31};
+  r.findings = {f};
+  r.summary = {64, 3, 1, 1};
+  r.notes = {"run note"};
+  r.nothing_tracked = true;
+  r.suppressions = {{"leak:upload", "app.supp", 2, 1, 4096}};
+  r.baseline = BaselineResult{"old.json", 1, 2, {"leak cudaMalloc at step (app.cu)"}};
+  r.timeline.samples = {{0.5, 11, 0, 1 << 20, 2 << 20, 4096, {{"device", 4096}}}};
+  r.timeline.peaks = {{11, 0, 0.5, 1 << 20, 4096, {{"device", 4096}}, {{"cudaMalloc", 4096, 1, {frame("s", "s.cu", 3, 4)}}}}};
+  r.merged_from = {"rank0.json", "rank1.json", "rank2.json"};
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a report read back from its JSON is the same report") {
+  const Report original = everything();
+  const nlohmann::json written = report_to_json(original);
+  const Report read = report_from_json(written);
+  // Compared through the writer: every field the model has is in the JSON.
+  CHECK(report_to_json(read) == written);
+  CHECK(read.findings[0].kind == FindingKind::MisalignedParam);
+  CHECK(read.findings[0].related[1].role == RelatedRole::Python);
+  CHECK(read.findings[0].address == 0x7004u);
+  CHECK(read.findings[0].parameter->offset == 4u);
+  CHECK(read.processes[0].rank == 2);
+  CHECK(read.findings[0].omitted_frames == 7);
+  // And through the text, which reads fields the JSON writer may not.
+  CHECK(render_json(read) == render_json(original));
+}
+
+TEST_CASE("a minimal report reads with defaults; a wrong one is refused naming the field") {
+  const Report minimal = report_from_json(nlohmann::json{{"schema", kSchema}});
+  CHECK(minimal.findings.empty());
+  CHECK(minimal.processes.empty());
+  CHECK_THROWS_AS(report_from_json(nlohmann::json{{"schema", "other"}}), ReportFormatError);
+  nlohmann::json bad = report_to_json(everything());
+  bad["findings"][0]["kind"] = "leek";
+  CHECK_THROWS_WITH_AS(report_from_json(bad), doctest::Contains("findings[0].kind"), ReportFormatError);
+  bad = report_to_json(everything());
+  bad["findings"][0]["stack"][0]["line"] = "twelve";
+  CHECK_THROWS_WITH_AS(report_from_json(bad), doctest::Contains("findings[0].stack[0]"), ReportFormatError);
+}
+
+TEST_CASE("the fingerprint ignores addresses, lines and pids, and its hash is FNV-1a on every platform") {
+  Finding a = everything().findings[0];
+  Finding b = a;
+  b.pid = 99;
+  b.address = 0x9000;
+  b.stack[0].line = 99;
+  b.stack[0].pc = 0x1;
+  b.stack[0].file = "/elsewhere/app.cu";  // the same file built in another checkout
+  CHECK(finding_fingerprint(a) == finding_fingerprint(b));
+  b.stack[0].function = "fill<int2>(int2*, int)";
+  CHECK(finding_fingerprint(a) != finding_fingerprint(b));
+  CHECK(finding_fingerprint(a) ==
+        "misaligned_param|cudaLaunchKernel|cudaErrorInvalidValue|fill<int4>(int4*, int)#0|"
+        "fill<int4>(int4*, int)@app.cu;main@app.cu;");
+  // Published FNV-1a test vectors: the hash must never depend on the standard library.
+  CHECK(stable_hash("") == 0xcbf29ce484222325ull);
+  CHECK(stable_hash("a") == 0xaf63dc4c8601ec8cull);
+  CHECK(stable_hash("foobar") == 0x85944171f73967e8ull);
+}
