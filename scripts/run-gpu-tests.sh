@@ -78,7 +78,9 @@ if command -v mpirun >/dev/null 2>&1; then
   rm -rf /tmp/cuaudit-mpi && mkdir -p /tmp/cuaudit-mpi
   mpirun --allow-run-as-root -n 2 "$bin/cuaudit" --output "/tmp/cuaudit-mpi/run-%q{OMPI_COMM_WORLD_RANK}" \
     "$bin/gpu_leak_loop" 2>&1 | tail -n 4 | tee -a "$log"
-  "$bin/cuaudit" merge /tmp/cuaudit-mpi/run-0 /tmp/cuaudit-mpi/run-1 2>&1 | tee -a "$log"
+  "$bin/cuaudit" merge /tmp/cuaudit-mpi/run-0 /tmp/cuaudit-mpi/run-1 --sarif "$out/merged.sarif" \
+    --junit "$out/merged.xml" --html "$out/merged.html" 2>&1 | tee -a "$log"
+  say "merged outputs: $(grep -c '"ruleId"' "$out/merged.sarif") SARIF results, $(grep -c '<testsuite ' "$out/merged.xml") JUnit suites, HTML $(wc -c <"$out/merged.html") bytes"
 else
   say "no MPI launcher (mpirun) on this machine: not run"
 fi
@@ -95,7 +97,7 @@ say "== --check-api-results: discarded results of successful calls, recorded in 
 "$bin/cuaudit" --check-api-results "$bin/gpu_handled_errors_O2" 2>&1 | tail -n 30 | tee -a "$log"
 
 # Recorded runs travel back as one file each (the device returns a limited number of files).
-tar -C "$out" -czf "$out/recorded-runs.tar.gz" timeline-run demo-run growth-*-run && rm -rf "$out/timeline-run" "$out/demo-run" "$out"/growth-*-run
+(cd "$out" && tar -czf recorded-runs.tar.gz timeline-run demo-run growth-*-run && rm -rf timeline-run demo-run growth-*-run)
 
 say "== GPU tests: $passed passed, $failed failed"
 exit $((failed > 0))

@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
 # Installs, builds and runs the tests: unit, golden and CLI tests everywhere; the CUDA test
 # programs (ctest label gpu) too where a GPU is present. Without a GPU they are not run, and
-# this says so: a skipped GPU test is not a passing one.
+# this says so: a skipped GPU test is not a passing one. Then the tool and its tests again under
+# AddressSanitizer and UndefinedBehaviorSanitizer (CUAUDIT_SANITIZE; the injected libraries are
+# never sanitized: they run inside the user's process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh build
-cd build
-if nvidia-smi -L >/dev/null 2>&1; then
-  ctest --output-on-failure
-else
-  echo "note: no GPU here; the CUDA test programs (ctest -L gpu) are not run: scripts/run-gpu-tests.sh runs them on a GPU machine"
-  ctest --output-on-failure -LE gpu
-fi
+(
+  cd build
+  if nvidia-smi -L >/dev/null 2>&1; then
+    ctest --output-on-failure
+  else
+    echo "note: no GPU here; the CUDA test programs (ctest -L gpu) are not run: scripts/run-gpu-tests.sh runs them on a GPU machine"
+    ctest --output-on-failure -LE gpu
+  fi
+)
+echo "== the tool and its tests under ASan and UBSan"
+export PATH="$PATH:/usr/local/cuda/bin"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUAUDIT_SANITIZE=ON >/dev/null
+cmake --build build-asan --target cuaudit cuaudit_unit_tests html_fixture
+cd build-asan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --output-on-failure -R '^(unit|golden|cli|contract)\.'

@@ -33,7 +33,7 @@ namespace {
 }
 
 int exit_status(const Options& o, const report::Report& a, const std::optional<RunInfo>& run) {
-  if (a.nothing_tracked && !(o.command == Command::Run && o.require_cuda_init == "no")) return kExitNothingTracked;
+  if (a.nothing_tracked && !(o.command == Command::Run && !o.require_cuda_init)) return kExitNothingTracked;
   if (o.error_exitcode && a.summary.error_findings > 0) return *o.error_exitcode;
   if (!run) return 0;
   if (run->signal) return 128 + *run->signal;
@@ -69,7 +69,7 @@ void refuse_unwritable_outputs(const Options& o) {
 }
 
 std::string text_report(const Options& o, const report::Report& a) {
-  return report::render_text(a, {leak_detail(o), o.print_limit, o.gen_suppressions ? suggest_suppression : nullptr});
+  return report::render_text(a, {o.leak_check, o.print_limit, o.gen_suppressions ? suggest_suppression : nullptr});
 }
 
 // The baseline report, read before any program runs; none without --baseline.
@@ -84,11 +84,11 @@ std::optional<report::Report> load_baseline(const Options& o) {
 
 // Reads the suppression files now: a bad rule is refused before any program runs.
 AnalysisOptions analysis_options(const Options& o) {
-  AnalysisOptions a{o.leak_check != "no", o.num_callers, o.check_api_results, {}};
+  AnalysisOptions a{o.leak_check != report::LeakDetail::None, o.num_callers, o.check_api_results, {}};
   try {
     for (const auto& file : o.suppression_files) a.suppressions.load_file(file);
     // After the user's: a rule of theirs for the same memory decides first.
-    if (o.builtin_suppressions == "yes") a.suppressions.load_text(builtin_allocator_rules(), "builtin", true);
+    if (o.builtin_suppressions) a.suppressions.load_text(builtin_allocator_rules(), "builtin", true);
   } catch (const std::exception& e) {
     fail(kExitUsage, e.what());
   }
@@ -151,7 +151,7 @@ int run_command(Options o) {
   try {
     run = run_program({o.program, program_path, injection, find_preload_library(injection), run_dir,
                        o.check_api_results, o.target_processes, o.sample_interval_ms,
-                       o.check_launch_params == "yes"});
+                       o.check_launch_params});
   } catch (const LaunchError& e) {
     if (temporary) remove_run_dir(run_dir);
     fail(e.exit_code, e.what());

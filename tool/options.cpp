@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstring>
 #include <iostream>
+#include <map>
 
 #include "exit_codes.h"
 
@@ -13,11 +14,26 @@
 namespace cuaudit {
 namespace {
 
+// An option whose words (`yes`/`no`, `full`/`summary`/`no`) are read into a typed setting: the
+// help and the error for a wrong word list the words, as users type them.
+template <typename T>
+CLI::Option* add_choice(CLI::App& app, const std::string& name, T& target, const std::map<std::string, T>& words,
+                        const std::string& help, const std::string& default_word) {
+  std::vector<std::string> names;
+  for (const auto& [word, value] : words) names.push_back(word);
+  return app
+      .add_option_function<std::string>(
+          name, [&target, words](const std::string& word) { target = words.at(word); }, help)
+      ->check(CLI::IsMember(names))
+      ->default_str(default_word);
+}
+
+const std::map<std::string, bool> kYesNo = {{"yes", true}, {"no", false}};
+
 void add_output_options(CLI::App& app, Options& o) {
-  app.add_option("--leak-check", o.leak_check,
-                 "full: every leak with its allocation stack; summary: totals only; no: do not check leaks")
-      ->check(CLI::IsMember({"full", "summary", "no"}))
-      ->default_str("full");
+  add_choice(app, "--leak-check", o.leak_check,
+             {{"full", report::LeakDetail::Full}, {"summary", report::LeakDetail::Summary}, {"no", report::LeakDetail::None}},
+             "full: every leak with its allocation stack; summary: totals only; no: do not check leaks", "full");
   app.add_option("--error-exitcode", o.error_exitcode,
                  "exit with N when unsuppressed findings of severity error exist (the CI gate)");
   app.add_option("--log-file", o.log_file, "write the text report to FILE instead of stderr (%p: pid, %q{ENV}, %%)");
@@ -33,12 +49,11 @@ void add_output_options(CLI::App& app, Options& o) {
                  "suppress the findings a rule in FILE matches (KIND:PATTERN per line; repeatable)")
       ->take_all()
       ->allow_extra_args(false);
-  app.add_option("--builtin-suppressions", o.builtin_suppressions,
-                 "yes: memory that known framework allocators (PyTorch, cuBLAS, CuPy, RMM, ...) hold on purpose "
-                 "is reported as held_by_allocator (info), not as leaks, and cuBLAS's host alpha/beta pointers "
-                 "are not host_pointer_param; no: report them all")
-      ->check(CLI::IsMember({"yes", "no"}))
-      ->default_str("yes");
+  add_choice(app, "--builtin-suppressions", o.builtin_suppressions, kYesNo,
+             "yes: memory that known framework allocators (PyTorch, cuBLAS, CuPy, RMM, ...) hold on purpose "
+             "is reported as held_by_allocator (info), not as leaks, and cuBLAS's host alpha/beta pointers "
+             "are not host_pointer_param; no: report them all",
+             "yes");
   app.add_flag("--print-builtin-suppressions", o.print_builtin_suppressions,
                "print the built-in held_by_allocator rules and exit");
   app.add_option("--baseline", o.baseline_file,
@@ -55,12 +70,6 @@ constexpr const char* kFooter =
     "be executed or found. See docs/EXIT_CODES.md.";
 
 }  // namespace
-
-report::LeakDetail leak_detail(const Options& options) {
-  if (options.leak_check == "summary") return report::LeakDetail::Summary;
-  if (options.leak_check == "no") return report::LeakDetail::None;
-  return report::LeakDetail::Full;
-}
 
 std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   const bool report = argc > 1 && strcmp(argv[1], "report") == 0;
@@ -102,19 +111,16 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
                    "keep the run in NAME and write NAME/report.json: one name per MPI rank with "
                    "%q{OMPI_COMM_WORLD_RANK}, combined by `cuaudit merge`");
     app.add_option("--injection-path", o.injection_path, "the libcuaudit-injection.so to load into the program");
-    app.add_option("--require-cuda-init", o.require_cuda_init,
-                   "yes: exit 122 when the program never initialized CUDA; no: accept it")
-        ->check(CLI::IsMember({"yes", "no"}))
-        ->default_str("yes");
+    add_choice(app, "--require-cuda-init", o.require_cuda_init, kYesNo,
+               "yes: exit 122 when the program never initialized CUDA; no: accept it", "yes");
     app.add_option("--target-processes", o.target_processes,
                    "all: the program and every process it starts; application-only: the program alone")
         ->check(CLI::IsMember({"all", "application-only"}))
         ->default_str("all");
-    app.add_option("--check-launch-params", o.check_launch_params,
-                   "yes: check every kernel launch's pointer parameters (alignment for the pointee type, freed "
-                   "memory, pageable host memory); no: do not")
-        ->check(CLI::IsMember({"yes", "no"}))
-        ->default_str("yes");
+    add_choice(app, "--check-launch-params", o.check_launch_params, kYesNo,
+               "yes: check every kernel launch's pointer parameters (alignment for the pointee type, freed "
+               "memory, pageable host memory); no: do not",
+               "yes");
     app.add_option("--sample-interval", o.sample_interval_ms,
                    "sample each device's memory use (cuMemGetInfo) every MS milliseconds for the timeline; "
                    "0: no timeline")

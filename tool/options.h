@@ -17,7 +17,7 @@ enum class Command { Run, Report, Merge, Diff };
 struct Options {
   Command command = Command::Run;
   // Analysis and output, for both commands.
-  std::string leak_check = "full";  // full | summary | no
+  report::LeakDetail leak_check = report::LeakDetail::Full;  // --leak-check full | summary | no
   std::optional<int> error_exitcode;
   std::string log_file;
   std::string json_file;
@@ -31,17 +31,17 @@ struct Options {
   std::vector<std::string> suppression_files;
   bool gen_suppressions = false;
   std::string baseline_file;
-  std::string builtin_suppressions = "yes";
+  bool builtin_suppressions = true;
   bool print_builtin_suppressions = false;
   // run
   std::vector<std::string> program;  // program and its arguments
   std::string save_dir;
   std::string output;  // --output NAME: --save NAME --json NAME/report.json
   std::string injection_path;
-  std::string require_cuda_init = "yes";
+  bool require_cuda_init = true;
   std::string target_processes = "all";
   unsigned sample_interval_ms = 10;
-  std::string check_launch_params = "yes";
+  bool check_launch_params = true;
   // report
   std::string run_dir;
   // merge
@@ -51,7 +51,5 @@ struct Options {
 // Parses argv. On --help/--version or a usage error prints what is needed and returns the exit
 // status to end with; otherwise returns nullopt with `options` filled.
 std::optional<int> parse_command_line(int argc, char** argv, Options& options);
-
-report::LeakDetail leak_detail(const Options& options);
 
 }  // namespace cuaudit

@@ -10,7 +10,7 @@ import sys
 
 
 def declared(path, macro):
-    text = open(path).read()
+    text = "\n".join(line for line in open(path) if not line.lstrip().startswith("//"))
     return set(re.findall(macro + r'\(\s*\w+\s*,\s*"([^"]+)"', text))
 
 

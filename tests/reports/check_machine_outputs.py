@@ -29,15 +29,33 @@ def validator_dir(work):
     return target
 
 
+def recorded_source_root(doc, checkout):
+    for f in doc["findings"]:
+        for frame in f["stack"]:
+            path = frame.get("file") or ""
+            parts = path.split("/")
+            for i in range(1, len(parts)):
+                if os.path.isfile(os.path.join(checkout, *parts[i:])):
+                    return "/".join(parts[:i])
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuaudit", required=True)
     ap.add_argument("--golden", required=True)
     ap.add_argument("--work", required=True, help="a build directory to keep the validator in")
-    ap.add_argument("--source-root", required=True)
+    ap.add_argument("--source", required=True, help="this checkout: the recorded run's sources are found in it")
     opts = ap.parse_args()
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
+        # The golden run was recorded from a checkout elsewhere: its root is where its frames'
+        # files, minus the part this checkout also has, were.
+        _, plain = report_golden(opts.cuaudit, opts.golden, tmp)
+        opts.source_root = recorded_source_root(plain, opts.source)
+        if not opts.source_root:
+            failures.append("no frame of the golden run names a file of this checkout")
+            return finish(failures)
         sarif, junit = os.path.join(tmp, "r.sarif"), os.path.join(tmp, "r.xml")
         proc, doc = report_golden(opts.cuaudit, opts.golden, tmp, "--sarif", sarif, "--junit", junit,
                                   "--source-root", opts.source_root)
