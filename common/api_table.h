@@ -53,9 +53,7 @@ inline constexpr ApiInfo kApiInfo[] = {
 };
 static_assert(std::size(kApiInfo) == static_cast<size_t>(Api::Count), "kApiInfo must list every Api");
 
-inline const ApiInfo* api_info(uint16_t id) {
-  return id < static_cast<uint16_t>(Api::Count) ? &kApiInfo[id] : nullptr;
-}
+inline const ApiInfo* api_info(uint16_t id) { return id < static_cast<uint16_t>(Api::Count) ? &kApiInfo[id] : nullptr; }
 inline const ApiInfo& api_info(Api api) { return kApiInfo[static_cast<size_t>(api)]; }
 
 // How a report names memory of a family ("pinned host memory from cudaMallocHost").
@@ -88,8 +86,6 @@ inline bool releases_family(Api release, MemoryFamily allocated) {
 
 // Reservations and mappings are address space, not memory: they are leaks of their own,
 // but their bytes are not added to the leaked-bytes total (the physical handle carries them).
-inline bool owns_memory(MemoryFamily f) {
-  return f != MemoryFamily::VmmReservation && f != MemoryFamily::VmmMapping;
-}
+inline bool owns_memory(MemoryFamily f) { return f != MemoryFamily::VmmReservation && f != MemoryFamily::VmmMapping; }
 
 }  // namespace cuaudit

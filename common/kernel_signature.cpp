@@ -17,25 +17,96 @@ struct TypeAlignment {
 // the CUDA vector types with the alignment vector_types.h gives them (the 3-element ones are
 // aligned like their element). CUDA 13 spells the 256-bit ones double4_16a / double4_32a.
 constexpr TypeAlignment kAlignments[] = {
-    {"bool", 1}, {"char", 1}, {"signed char", 1}, {"unsigned char", 1}, {"char8_t", 1},
-    {"short", 2}, {"unsigned short", 2}, {"char16_t", 2}, {"wchar_t", 4}, {"char32_t", 4},
-    {"int", 4}, {"unsigned int", 4}, {"float", 4},
-    {"long", 8}, {"unsigned long", 8}, {"long long", 8}, {"unsigned long long", 8}, {"double", 8},
-    {"__int128", 16}, {"unsigned __int128", 16},
-    {"__half", 2}, {"half", 2}, {"__nv_bfloat16", 2}, {"__half2", 4}, {"half2", 4}, {"__nv_bfloat162", 4},
-    {"__nv_fp8_e4m3", 1}, {"__nv_fp8_e5m2", 1}, {"__nv_fp8x2_e4m3", 2}, {"__nv_fp8x2_e5m2", 2},
-    {"__nv_fp8x4_e4m3", 4}, {"__nv_fp8x4_e5m2", 4},
-    {"char1", 1}, {"uchar1", 1}, {"char2", 2}, {"uchar2", 2}, {"char3", 1}, {"uchar3", 1}, {"char4", 4}, {"uchar4", 4},
-    {"short1", 2}, {"ushort1", 2}, {"short2", 4}, {"ushort2", 4}, {"short3", 2}, {"ushort3", 2},
-    {"short4", 8}, {"ushort4", 8},
-    {"int1", 4}, {"uint1", 4}, {"int2", 8}, {"uint2", 8}, {"int3", 4}, {"uint3", 4}, {"int4", 16}, {"uint4", 16},
-    {"long1", 8}, {"ulong1", 8}, {"long2", 16}, {"ulong2", 16}, {"long3", 8}, {"ulong3", 8},
-    {"long4", 16}, {"ulong4", 16}, {"long4_16a", 16}, {"ulong4_16a", 16}, {"long4_32a", 32}, {"ulong4_32a", 32},
-    {"longlong1", 8}, {"ulonglong1", 8}, {"longlong2", 16}, {"ulonglong2", 16}, {"longlong3", 8},
-    {"ulonglong3", 8}, {"longlong4", 16}, {"ulonglong4", 16}, {"longlong4_16a", 16}, {"ulonglong4_16a", 16},
-    {"longlong4_32a", 32}, {"ulonglong4_32a", 32},
-    {"float1", 4}, {"float2", 8}, {"float3", 4}, {"float4", 16},
-    {"double1", 8}, {"double2", 16}, {"double3", 8}, {"double4", 16}, {"double4_16a", 16}, {"double4_32a", 32},
+    {"bool", 1},
+    {"char", 1},
+    {"signed char", 1},
+    {"unsigned char", 1},
+    {"char8_t", 1},
+    {"short", 2},
+    {"unsigned short", 2},
+    {"char16_t", 2},
+    {"wchar_t", 4},
+    {"char32_t", 4},
+    {"int", 4},
+    {"unsigned int", 4},
+    {"float", 4},
+    {"long", 8},
+    {"unsigned long", 8},
+    {"long long", 8},
+    {"unsigned long long", 8},
+    {"double", 8},
+    {"__int128", 16},
+    {"unsigned __int128", 16},
+    {"__half", 2},
+    {"half", 2},
+    {"__nv_bfloat16", 2},
+    {"__half2", 4},
+    {"half2", 4},
+    {"__nv_bfloat162", 4},
+    {"__nv_fp8_e4m3", 1},
+    {"__nv_fp8_e5m2", 1},
+    {"__nv_fp8x2_e4m3", 2},
+    {"__nv_fp8x2_e5m2", 2},
+    {"__nv_fp8x4_e4m3", 4},
+    {"__nv_fp8x4_e5m2", 4},
+    {"char1", 1},
+    {"uchar1", 1},
+    {"char2", 2},
+    {"uchar2", 2},
+    {"char3", 1},
+    {"uchar3", 1},
+    {"char4", 4},
+    {"uchar4", 4},
+    {"short1", 2},
+    {"ushort1", 2},
+    {"short2", 4},
+    {"ushort2", 4},
+    {"short3", 2},
+    {"ushort3", 2},
+    {"short4", 8},
+    {"ushort4", 8},
+    {"int1", 4},
+    {"uint1", 4},
+    {"int2", 8},
+    {"uint2", 8},
+    {"int3", 4},
+    {"uint3", 4},
+    {"int4", 16},
+    {"uint4", 16},
+    {"long1", 8},
+    {"ulong1", 8},
+    {"long2", 16},
+    {"ulong2", 16},
+    {"long3", 8},
+    {"ulong3", 8},
+    {"long4", 16},
+    {"ulong4", 16},
+    {"long4_16a", 16},
+    {"ulong4_16a", 16},
+    {"long4_32a", 32},
+    {"ulong4_32a", 32},
+    {"longlong1", 8},
+    {"ulonglong1", 8},
+    {"longlong2", 16},
+    {"ulonglong2", 16},
+    {"longlong3", 8},
+    {"ulonglong3", 8},
+    {"longlong4", 16},
+    {"ulonglong4", 16},
+    {"longlong4_16a", 16},
+    {"ulonglong4_16a", 16},
+    {"longlong4_32a", 32},
+    {"ulonglong4_32a", 32},
+    {"float1", 4},
+    {"float2", 8},
+    {"float3", 4},
+    {"float4", 16},
+    {"double1", 8},
+    {"double2", 16},
+    {"double3", 8},
+    {"double4", 16},
+    {"double4_16a", 16},
+    {"double4_32a", 32},
 };
 
 bool is_space(char c) { return c == ' ' || c == '\t'; }
@@ -126,13 +197,26 @@ bool parse_kernel_params(const char* demangled, KernelSignature& out) noexcept {
     const bool last = c == close;
     if (!last) {
       switch (*c) {
-        case '<': ++angle; break;
-        case '>': --angle; break;
-        case '(': ++paren; break;
-        case ')': --paren; break;
-        case '[': ++square; break;
-        case ']': --square; break;
-        default: break;
+        case '<':
+          ++angle;
+          break;
+        case '>':
+          --angle;
+          break;
+        case '(':
+          ++paren;
+          break;
+        case ')':
+          --paren;
+          break;
+        case '[':
+          ++square;
+          break;
+        case ']':
+          --square;
+          break;
+        default:
+          break;
       }
     }
     if (last || (*c == ',' && angle == 0 && paren == 0 && square == 0)) {

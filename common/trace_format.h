@@ -45,7 +45,6 @@ struct ChunkHeader {
 };
 static_assert(sizeof(ChunkHeader) == 16);
 
-
 struct RecordHeader {
   uint16_t type;
   uint16_t size;  // bytes, header included, multiple of 8
@@ -61,7 +60,7 @@ struct ProcessInfoRecord {
   uint64_t start_realtime_ns;   // CLOCK_REALTIME at initialization
   uint64_t start_monotonic_ns;  // CLOCK_MONOTONIC at the same moment: event times are monotonic
   uint32_t cmdline_bytes;
-  uint32_t flush_interval_ms;   // at most this much is lost when the process is killed outright
+  uint32_t flush_interval_ms;  // at most this much is lost when the process is killed outright
 };
 
 // Followed by path_bytes of the file's path (no NUL).
@@ -98,9 +97,9 @@ struct ApiEventRecord {
   uint64_t stack_id;  // kNoStack when no stack could be captured
   uint32_t tid;
   uint32_t context_uid;
-  int32_t device;     // ordinal, kHostDevice or kUnknownDevice
-  int32_t result;     // cudaError_t or CUresult the call returned to the program
-  uint16_t api;       // cuaudit::Api
+  int32_t device;  // ordinal, kHostDevice or kUnknownDevice
+  int32_t result;  // cudaError_t or CUresult the call returned to the program
+  uint16_t api;    // cuaudit::Api
   uint16_t reserved16;
   uint32_t reserved32;
 };
@@ -171,7 +170,7 @@ struct AllocPythonRecord {
 // Followed by name_bytes of the kernel's name as the driver gives it (mangled for C++ kernels).
 struct KernelRecord {
   RecordHeader header;
-  uint32_t kernel_id;   // this process's number for the kernel, from 1
+  uint32_t kernel_id;  // this process's number for the kernel, from 1
   uint32_t name_bytes;
 };
 
@@ -187,8 +186,8 @@ enum class LaunchPath : uint8_t {
 const char* launch_path_name(uint8_t path) noexcept;
 
 enum class LaunchProblem : uint8_t {
-  Misaligned = 1,      // value % alignment != 0
-  NotAccessible = 2,   // the driver knows no device-accessible memory at the value (freed, pageable, garbage)
+  Misaligned = 1,     // value % alignment != 0
+  NotAccessible = 2,  // the driver knows no device-accessible memory at the value (freed, pageable, garbage)
 };
 
 // One parameter of one launch that failed a check made in the target. The tool judges what an
@@ -198,16 +197,16 @@ struct LaunchParamRecord {
   uint64_t seq;
   uint64_t time_ns;
   uint64_t stack_id;
-  uint64_t value;        // the pointer as passed
+  uint64_t value;  // the pointer as passed
   uint32_t tid;
   uint32_t kernel_id;
-  uint32_t alignment;    // required by the parameter's type; 0: unknown (untyped kernel, unknown type)
+  uint32_t alignment;  // required by the parameter's type; 0: unknown (untyped kernel, unknown type)
   uint16_t param_index;
-  uint8_t problem;       // LaunchProblem
-  uint8_t path;          // LaunchPath
-  int32_t driver_result; // NotAccessible: what cuPointerGetAttributes returned
-  uint8_t memory_type;   // NotAccessible: CU_POINTER_ATTRIBUTE_MEMORY_TYPE (0: none)
-  uint8_t host_readable; // NotAccessible: 1 when the process can read the address (host memory)
+  uint8_t problem;        // LaunchProblem
+  uint8_t path;           // LaunchPath
+  int32_t driver_result;  // NotAccessible: what cuPointerGetAttributes returned
+  uint8_t memory_type;    // NotAccessible: CU_POINTER_ATTRIBUTE_MEMORY_TYPE (0: none)
+  uint8_t host_readable;  // NotAccessible: 1 when the process can read the address (host memory)
   uint16_t reserved16;
 };
 
@@ -231,8 +230,8 @@ struct ContextCreatedRecord : ContextRecord {};
 struct ContextDestroyedRecord : ContextRecord {};
 
 enum class NoticeCode : uint32_t {
-  SubscribeFailed = 1,     // text: why; cuaudit saw nothing of this process
-  DroppedEvents = 2,       // text: how many and why
+  SubscribeFailed = 1,  // text: why; cuaudit saw nothing of this process
+  DroppedEvents = 2,    // text: how many and why
   InitFailed = 3,
 };
 
@@ -282,12 +281,12 @@ enum class RecordType : uint16_t {
 // The record type a struct is written as: record_type_v<AllocRecord> == RecordType::Alloc.
 template <typename Record>
 struct RecordTypeOf;
-#define CUAUDIT_RECORD(type, number, Struct, bytes)                                              \
-  template <>                                                                                    \
-  struct RecordTypeOf<Struct> {                                                                  \
-    static constexpr RecordType value = RecordType::type;                                       \
-  };                                                                                             \
-  static_assert(sizeof(Struct) == (bytes), #Struct " changed size: bump kTraceVersion");         \
+#define CUAUDIT_RECORD(type, number, Struct, bytes)                                      \
+  template <>                                                                            \
+  struct RecordTypeOf<Struct> {                                                          \
+    static constexpr RecordType value = RecordType::type;                                \
+  };                                                                                     \
+  static_assert(sizeof(Struct) == (bytes), #Struct " changed size: bump kTraceVersion"); \
   static_assert(offsetof(Struct, header) == 0, #Struct " must start with its RecordHeader");
 #include "trace_records.inc"
 #undef CUAUDIT_RECORD
@@ -304,7 +303,8 @@ inline constexpr size_t kMinRecordBytes<MemorySampleRecord> = offsetof(MemorySam
 // The header a writer puts on a record of `bytes` in all (fixed part and tail).
 template <typename Record>
 constexpr RecordHeader header_for(size_t bytes) {
-  return RecordHeader{static_cast<uint16_t>(record_type_v<Record>), static_cast<uint16_t>(padded_record_size(bytes)), 0};
+  return RecordHeader{static_cast<uint16_t>(record_type_v<Record>), static_cast<uint16_t>(padded_record_size(bytes)),
+                      0};
 }
 
 }  // namespace cuaudit::trace

@@ -15,7 +15,7 @@ namespace cuaudit::inject {
 
 struct ApiCall {
   Api api;
-  uint64_t key = 0;    // pointer or handle, valid at exit
+  uint64_t key = 0;  // pointer or handle, valid at exit
   uint64_t bytes = 0;
   int32_t result = 0;  // what the call returned to the program
   uint32_t context_uid = 0;

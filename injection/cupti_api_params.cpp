@@ -8,15 +8,18 @@ const TrackedCallback kTrackedCallbacks[] = {
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3D_v3020, Api::cudaMalloc3D},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocArray_v3020, Api::cudaMallocArray},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3DArray_v3020, Api::cudaMalloc3DArray},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000, Api::cudaMallocMipmappedArray},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocMipmappedArray_v5000,
+     Api::cudaMallocMipmappedArray},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000, Api::cudaMallocManaged},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020, Api::cudaMallocHost},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, Api::cudaHostAlloc},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaHostRegister_v4000, Api::cudaHostRegister},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, Api::cudaMallocAsync},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020, Api::cudaMallocAsync},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020, Api::cudaMallocFromPoolAsync},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020, Api::cudaMallocFromPoolAsync},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020,
+     Api::cudaMallocFromPoolAsync},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020,
+     Api::cudaMallocFromPoolAsync},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, Api::cudaFree},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020, Api::cudaFreeHost},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFreeArray_v3020, Api::cudaFreeArray},
@@ -184,8 +187,8 @@ void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
       call.key = reinterpret_cast<uint64_t>(static_cast<const cudaFreeArray_v3020_params*>(params)->array);
       break;
     case Api::cudaFreeMipmappedArray:
-      call.key = reinterpret_cast<uint64_t>(
-          static_cast<const cudaFreeMipmappedArray_v5000_params*>(params)->mipmappedArray);
+      call.key =
+          reinterpret_cast<uint64_t>(static_cast<const cudaFreeMipmappedArray_v5000_params*>(params)->mipmappedArray);
       break;
     case Api::cudaHostUnregister:
       call.key = reinterpret_cast<uint64_t>(static_cast<const cudaHostUnregister_v4000_params*>(params)->ptr);
@@ -259,8 +262,8 @@ void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
       auto* p = static_cast<const cuMipmappedArrayCreate_params*>(params);
       call.key = reinterpret_cast<uint64_t>(deref(p->pHandle));
       if (const CUDA_ARRAY3D_DESCRIPTOR* d = p->pMipmappedArrayDesc)
-        call.bytes = mip_bytes(d->Width, d->Height, d->Depth, p->numMipmapLevels,
-                               d->NumChannels * format_bytes(d->Format));
+        call.bytes =
+            mip_bytes(d->Width, d->Height, d->Depth, p->numMipmapLevels, d->NumChannels * format_bytes(d->Format));
       break;
     }
     case Api::cuMemCreate: {
@@ -297,8 +300,8 @@ void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
       call.key = reinterpret_cast<uint64_t>(static_cast<const cuArrayDestroy_params*>(params)->hArray);
       break;
     case Api::cuMipmappedArrayDestroy:
-      call.key = reinterpret_cast<uint64_t>(
-          static_cast<const cuMipmappedArrayDestroy_params*>(params)->hMipmappedArray);
+      call.key =
+          reinterpret_cast<uint64_t>(static_cast<const cuMipmappedArrayDestroy_params*>(params)->hMipmappedArray);
       break;
     case Api::cuMemRelease:
       call.key = static_cast<const cuMemRelease_params*>(params)->handle;

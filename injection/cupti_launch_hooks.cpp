@@ -86,7 +86,8 @@ bool on_runtime_launch(CuptiThreadState& tls, CUpti_CallbackId cbid, const CUpti
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphKernelNodeSetParams_v10000: {
       // The node's new arguments are read back from the driver once they are set.
       auto* p = static_cast<const cudaGraphKernelNodeSetParams_v10000_params*>(params);
-      if (!enter && data->functionReturnValue && *static_cast<const cudaError_t*>(data->functionReturnValue) == cudaSuccess)
+      if (!enter && data->functionReturnValue &&
+          *static_cast<const cudaError_t*>(data->functionReturnValue) == cudaSuccess)
         check_graph_node(LaunchPath::cudaGraphKernelNodeSetParams, reinterpret_cast<CUgraphNode>(p->node));
       break;
     }
@@ -129,7 +130,8 @@ void on_driver_launch(const CuptiThreadState& tls, CUpti_CallbackId cbid, const 
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetParams_v2: {
       auto* p = static_cast<const cuGraphKernelNodeSetParams_v2_params*>(params);
-      if (!enter && data->functionReturnValue && *static_cast<const CUresult*>(data->functionReturnValue) == CUDA_SUCCESS)
+      if (!enter && data->functionReturnValue &&
+          *static_cast<const CUresult*>(data->functionReturnValue) == CUDA_SUCCESS)
         check_graph_node(LaunchPath::cuGraphKernelNodeSetParams, p->hNode);
       break;
     }
@@ -149,26 +151,32 @@ void on_driver_launch(const CuptiThreadState& tls, CUpti_CallbackId cbid, const 
 // so their callbacks double the cost of every launch: they are enabled only once the program
 // itself takes hold of a kernel handle the driver API can launch (below).
 static constexpr CUpti_CallbackId kDriverLaunchCbids[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetParams_v2, CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphKernelNodeSetParams_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
 };
 
 // Rare driver calls, always enabled: those that copy graph nodes, and those that hand the program
 // a kernel handle (the runtime makes them too, inside its own calls; the program's own use means
 // it may launch through the driver API).
 static constexpr CUpti_CallbackId kDriverGraphCopyCbids[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate,       CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz, CUPTI_DRIVER_TRACE_CBID_cuGraphClone,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphClone,
 };
 static constexpr CUpti_CallbackId kDriverHandleCbids[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction,   CUPTI_DRIVER_TRACE_CBID_cuModuleEnumerateFunctions,
-    CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel,    CUPTI_DRIVER_TRACE_CBID_cuLibraryEnumerateKernels,
+    CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction, CUPTI_DRIVER_TRACE_CBID_cuModuleEnumerateFunctions,
+    CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel,  CUPTI_DRIVER_TRACE_CBID_cuLibraryEnumerateKernels,
     CUPTI_DRIVER_TRACE_CBID_cuKernelGetFunction,
 };
-
 
 void enable_driver_launch_checks(CUpti_SubscriberHandle subscriber) noexcept {
   static std::atomic<bool> enabled{false};
@@ -177,7 +185,8 @@ void enable_driver_launch_checks(CUpti_SubscriberHandle subscriber) noexcept {
 }
 
 void enable_launch_hook_callbacks(CUpti_SubscriberHandle subscriber) noexcept {
-  for (CUpti_CallbackId cbid : kDriverGraphCopyCbids) cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  for (CUpti_CallbackId cbid : kDriverGraphCopyCbids)
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   for (CUpti_CallbackId cbid : kDriverHandleCbids) cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
 }
@@ -192,7 +201,8 @@ void on_graph_node_created(const CuptiThreadState& tls, const CUpti_GraphData* g
 // The program took a kernel handle it could give to cuLaunchKernel: from the driver API
 // (cuModuleGetFunction, cuLibraryGetKernel, ...) or from the runtime (cudaGetFuncBySymbol,
 // cudaGetKernel, cudaLibraryGetKernel).
-bool hands_out_kernel_handles(const CuptiThreadState& tls, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept {
+bool hands_out_kernel_handles(const CuptiThreadState& tls, CUpti_CallbackDomain domain,
+                              CUpti_CallbackId cbid) noexcept {
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGetFuncBySymbol_v11000 ||
            cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGetKernel_v12000 ||

@@ -9,8 +9,8 @@
 #include "call_recorder.h"
 #include "cupti_api_params.h"
 #include "cupti_launch_hooks.h"
-#include "preload_link.h"
 #include "memory_sampler.h"
+#include "preload_link.h"
 #include "trace_writer.h"
 
 namespace cuaudit::inject {
@@ -38,7 +38,6 @@ int16_t lookup(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept {
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API) return g_lookup.driver[cbid];
   return -1;
 }
-
 
 // Device ordinal of a context, cached for the last context this thread asked about.
 int32_t device_of(CUcontext context, uint32_t context_uid) noexcept {

@@ -44,7 +44,7 @@ class HostPointerSet {
   std::atomic<uintptr_t> slots_[kSlots] = {};
   // A bit per hash of every pointer inserted since the last rebuild: clear means absent.
   std::atomic<uint64_t> filter_[kFilterBits / 64] = {};
-  size_t erased_since_rebuild_ = 0;  // writer only
+  size_t erased_since_rebuild_ = 0;   // writer only
   std::atomic<uint32_t> version_{0};  // odd while a writer changes the table
   std::atomic<size_t> count_{0};
   std::atomic_flag writer_ = ATOMIC_FLAG_INIT;

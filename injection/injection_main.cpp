@@ -11,19 +11,19 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "environment.h"
 #include "call_recorder.h"
 #include "crash_handler.h"
-#include "driver_api.h"
-#include "standalone_report.h"
 #include "cupti_subscriber.h"
-#include "preload_link.h"
+#include "driver_api.h"
+#include "environment.h"
 #include "in_target_log.h"
 #include "launch_checker.h"
 #include "memory_sampler.h"
 #include "module_map.h"
+#include "preload_link.h"
 #include "python_stack.h"
 #include "stack_capture.h"
+#include "standalone_report.h"
 #include "trace_format.h"
 #include "trace_writer.h"
 
@@ -64,7 +64,8 @@ void write_notice(trace::NoticeCode code, const char* text) noexcept {
 // event at once, since no flusher or thread-exit hook is guaranteed to run again.
 void at_exit() noexcept {
   stop_memory_sampler();
-  if (const char* stats = getenv(cuaudit::env_name(cuaudit::EnvVar::Stats)); stats && strcmp(stats, "1") == 0) log_launch_check_stats();
+  if (const char* stats = getenv(cuaudit::env_name(cuaudit::EnvVar::Stats)); stats && strcmp(stats, "1") == 0)
+    log_launch_check_stats();
   on_process_end();
   trace_writer().set_write_through();
 }

@@ -7,11 +7,11 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "environment.h"
 #include "driver_api.h"
-#include "kernel_signature.h"
-#include "in_target_log.h"
+#include "environment.h"
 #include "event_clock.h"
+#include "in_target_log.h"
+#include "kernel_signature.h"
 #include "launch_recorder.h"
 #include "readable_memory.h"
 
@@ -23,7 +23,7 @@ struct Stats {
   std::atomic<uint64_t> kernels{0};
   std::atomic<uint64_t> driver_queries{0};
   std::atomic<uint64_t> single_address_ranges{0};  // the driver named no range: one address cached
-  std::atomic<uint64_t> name_compares{0};           // a known handle came with another name pointer
+  std::atomic<uint64_t> name_compares{0};          // a known handle came with another name pointer
 };
 Stats g_stats;
 
@@ -118,7 +118,8 @@ KernelInfo* build_kernel(const void* handle, const char* name, bool function_fir
     // extern "C": no types. Every pointer-sized parameter may be a pointer; its alignment is
     // unknown, whether it points somewhere reachable is still checked.
     for (int i = 0; i < count; ++i) {
-      if (sizes[i] == sizeof(void*)) k->checks[k->check_count++] = {static_cast<uint16_t>(i), 0, static_cast<uint32_t>(offsets[i]), 0};
+      if (sizes[i] == sizeof(void*))
+        k->checks[k->check_count++] = {static_cast<uint16_t>(i), 0, static_cast<uint32_t>(offsets[i]), 0};
     }
   }
   // A C++ name the demangler cannot read: nothing is known of its parameters, nothing is checked.
@@ -184,10 +185,9 @@ Reachability ask_driver(uint64_t value) noexcept {
   Reachability r{};
   r.result = static_cast<int32_t>(rc);
   r.memory_type = static_cast<uint8_t>(memory_type);
-  r.reachable = rc == CUDA_SUCCESS &&
-                (memory_type == CU_MEMORYTYPE_DEVICE || memory_type == CU_MEMORYTYPE_ARRAY ||
-                 memory_type == CU_MEMORYTYPE_UNIFIED || (managed & 0xff) != 0 ||
-                 (memory_type == CU_MEMORYTYPE_HOST && device_pointer != 0));
+  r.reachable = rc == CUDA_SUCCESS && (memory_type == CU_MEMORYTYPE_DEVICE || memory_type == CU_MEMORYTYPE_ARRAY ||
+                                       memory_type == CU_MEMORYTYPE_UNIFIED || (managed & 0xff) != 0 ||
+                                       (memory_type == CU_MEMORYTYPE_HOST && device_pointer != 0));
   if (r.reachable && !(start && size) && driver().mem_get_address_range) {
     driver().mem_get_address_range(&start, &size, value);  // the batch query left the range out
   }
@@ -311,12 +311,13 @@ bool node_kernel(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS& p, const void*& hand
 }  // namespace
 
 void log_launch_check_stats() noexcept {
-  log_info("launch checks: %llu launches, %llu kernels, %llu driver pointer queries (%llu without a range), %llu kernel "
-           "name comparisons",
-           static_cast<unsigned long long>(launches_so_far()), static_cast<unsigned long long>(g_stats.kernels.load()),
-           static_cast<unsigned long long>(g_stats.driver_queries.load()),
-           static_cast<unsigned long long>(g_stats.single_address_ranges.load()),
-           static_cast<unsigned long long>(g_stats.name_compares.load()));
+  log_info(
+      "launch checks: %llu launches, %llu kernels, %llu driver pointer queries (%llu without a range), %llu kernel "
+      "name comparisons",
+      static_cast<unsigned long long>(launches_so_far()), static_cast<unsigned long long>(g_stats.kernels.load()),
+      static_cast<unsigned long long>(g_stats.driver_queries.load()),
+      static_cast<unsigned long long>(g_stats.single_address_ranges.load()),
+      static_cast<unsigned long long>(g_stats.name_compares.load()));
 }
 
 void check_launch(trace::LaunchPath path, const void* handle, const char* name, void* const* params,

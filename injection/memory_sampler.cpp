@@ -64,7 +64,8 @@ void sample_all_devices() noexcept {
 }
 
 void* sampler_main(void*) {
-  const timespec interval{static_cast<time_t>(g_interval_ms / 1000), static_cast<long>(g_interval_ms % 1000) * 1000000L};
+  const timespec interval{static_cast<time_t>(g_interval_ms / 1000),
+                          static_cast<long>(g_interval_ms % 1000) * 1000000L};
   while (!g_stopping.load(std::memory_order_relaxed)) {
     nanosleep(&interval, nullptr);
     if (trace_writer().enabled()) sample_all_devices();

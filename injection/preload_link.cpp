@@ -2,8 +2,8 @@
 
 #include <dlfcn.h>
 
-#include "in_target_log.h"
 #include "event_clock.h"
+#include "in_target_log.h"
 #include "trace_format.h"
 #include "trace_writer.h"
 
@@ -48,8 +48,8 @@ void record_exit_call(int status, int how) noexcept {
 }  // namespace
 
 void connect_preload_library() noexcept {
-  if (auto connect_exit = reinterpret_cast<void (*)(void (*)(int, int))>(
-          dlsym(RTLD_DEFAULT, "cuaudit_preload_connect_exit"))) {
+  if (auto connect_exit =
+          reinterpret_cast<void (*)(void (*)(int, int))>(dlsym(RTLD_DEFAULT, "cuaudit_preload_connect_exit"))) {
     connect_exit(record_exit_call);
   }
   auto connect = reinterpret_cast<void (*)(void (*)(int, void*))>(dlsym(RTLD_DEFAULT, "cuaudit_preload_connect"));

@@ -50,16 +50,16 @@ PythonApi g_py;
 // PyUnstable_InterpreterFrame_GetLine. The offsets that differ between versions are found once,
 // by looking for the objects' types, with every probe checked readable first.
 struct InPlaceLayout {
-  size_t frame_field = 0;   // where the thread state points at the current frame (3.12: via _PyCFrame)
+  size_t frame_field = 0;  // where the thread state points at the current frame (3.12: via _PyCFrame)
   bool via_cframe = false;
   size_t filename_field = 0;  // co_filename; co_name and co_qualname follow it
 };
 InPlaceLayout g_layout;
 std::atomic<int> g_layout_state{0};  // 0 unknown, 1 being found, 2 found, 3 not available
 
-constexpr size_t kFramePrevious = 8;      // _PyInterpreterFrame: code object, then `previous`
-constexpr size_t kObjectType = 8;         // PyObject: refcount, then type
-constexpr size_t kAsciiLength = 16;       // PyASCIIObject (3.12+): length, hash, state, then the text
+constexpr size_t kFramePrevious = 8;  // _PyInterpreterFrame: code object, then `previous`
+constexpr size_t kObjectType = 8;     // PyObject: refcount, then type
+constexpr size_t kAsciiLength = 16;   // PyASCIIObject (3.12+): length, hash, state, then the text
 constexpr size_t kAsciiState = 32;
 constexpr size_t kAsciiData = 40;
 
@@ -70,10 +70,13 @@ uint64_t word_at(const void* base, size_t offset) noexcept {
 }
 
 bool is_object_of(uint64_t p, const void* type) noexcept {
-  return p && readable_memory(p, 16) && word_at(reinterpret_cast<void*>(p), kObjectType) == reinterpret_cast<uint64_t>(type);
+  return p && readable_memory(p, 16) &&
+         word_at(reinterpret_cast<void*>(p), kObjectType) == reinterpret_cast<uint64_t>(type);
 }
 
-bool is_frame(uint64_t p) noexcept { return p && readable_memory(p, 16) && is_object_of(word_at(reinterpret_cast<void*>(p), 0), g_py.code_type); }
+bool is_frame(uint64_t p) noexcept {
+  return p && readable_memory(p, 16) && is_object_of(word_at(reinterpret_cast<void*>(p), 0), g_py.code_type);
+}
 
 bool find_layout(void* thread) noexcept {
   InPlaceLayout l;
@@ -91,7 +94,8 @@ bool find_layout(void* thread) noexcept {
   const auto* code = reinterpret_cast<const void*>(word_at(reinterpret_cast<void*>(frame), 0));
   for (size_t off = 24; off + 24 <= 256 && !l.filename_field; off += 8) {
     if (!readable_memory(reinterpret_cast<uintptr_t>(code) + off, 24)) break;
-    if (is_object_of(word_at(code, off), g_py.unicode_type) && is_object_of(word_at(code, off + 8), g_py.unicode_type) &&
+    if (is_object_of(word_at(code, off), g_py.unicode_type) &&
+        is_object_of(word_at(code, off + 8), g_py.unicode_type) &&
         is_object_of(word_at(code, off + 16), g_py.unicode_type))
       l.filename_field = off;
   }
@@ -124,7 +128,8 @@ void* current_frame(void* thread) noexcept {
 
 // A compact ASCII str's text (names and paths are ASCII almost always; others show as "?").
 size_t ascii_text(uint64_t str, char* out) noexcept {
-  if (!str || word_at(reinterpret_cast<void*>(str), kObjectType) != reinterpret_cast<uint64_t>(g_py.unicode_type)) return 0;
+  if (!str || word_at(reinterpret_cast<void*>(str), kObjectType) != reinterpret_cast<uint64_t>(g_py.unicode_type))
+    return 0;
   uint32_t state;
   memcpy(&state, reinterpret_cast<const char*>(str) + kAsciiState, sizeof state);
   const bool compact = state & (1u << 5), ascii = state & (1u << 6);
@@ -216,14 +221,13 @@ void write_stack(uint64_t id, const RawPythonStack& s) noexcept {
 
 void resolve_python_api() noexcept {
   PythonApi p;
-  const bool found =
-      find(p.is_initialized, "Py_IsInitialized") && find(p.gil_check, "PyGILState_Check") &&
-      find(p.this_thread_state, "PyGILState_GetThisThreadState") &&
-      find(p.thread_state_frame, "PyThreadState_GetFrame") && find(p.frame_back, "PyFrame_GetBack") &&
-      find(p.frame_code, "PyFrame_GetCode") && find(p.frame_line, "PyFrame_GetLineNumber") &&
-      find(p.get_attr, "PyObject_GetAttrString") && find(p.utf8, "PyUnicode_AsUTF8AndSize") &&
-      find(p.decref, "Py_DecRef") && find(p.err_fetch, "PyErr_Fetch") && find(p.err_restore, "PyErr_Restore") &&
-      find(p.err_clear, "PyErr_Clear");
+  const bool found = find(p.is_initialized, "Py_IsInitialized") && find(p.gil_check, "PyGILState_Check") &&
+                     find(p.this_thread_state, "PyGILState_GetThisThreadState") &&
+                     find(p.thread_state_frame, "PyThreadState_GetFrame") && find(p.frame_back, "PyFrame_GetBack") &&
+                     find(p.frame_code, "PyFrame_GetCode") && find(p.frame_line, "PyFrame_GetLineNumber") &&
+                     find(p.get_attr, "PyObject_GetAttrString") && find(p.utf8, "PyUnicode_AsUTF8AndSize") &&
+                     find(p.decref, "Py_DecRef") && find(p.err_fetch, "PyErr_Fetch") &&
+                     find(p.err_restore, "PyErr_Restore") && find(p.err_clear, "PyErr_Clear");
   if (!found) return;  // not a Python process (or one older than 3.9)
   if (!find(p.is_finalizing, "Py_IsFinalizing")) find(p.is_finalizing, "_Py_IsFinalizing");
   find(p.gc_disable, "PyGC_Disable");
@@ -245,7 +249,8 @@ uint64_t capture_in_place(void* thread) noexcept {
   for (void* frame = current_frame(thread); frame && s.depth < trace::kMaxPythonDepth;
        frame = reinterpret_cast<void*>(word_at(frame, kFramePrevious))) {
     const uint64_t code = word_at(frame, 0);
-    if (!code || word_at(reinterpret_cast<void*>(code), kObjectType) != reinterpret_cast<uint64_t>(g_py.code_type)) break;
+    if (!code || word_at(reinterpret_cast<void*>(code), kObjectType) != reinterpret_cast<uint64_t>(g_py.code_type))
+      break;
     s.code[s.depth] = reinterpret_cast<PyObj*>(code);
     const int line = g_py.frame_line_in_place(frame);
     s.line[s.depth] = line > 0 ? static_cast<uint32_t>(line) : 0;

@@ -243,7 +243,9 @@ void append_parts(const void* head, size_t head_bytes, const void* tail, size_t 
 }
 }  // namespace
 
-void TraceWriter::append_bytes(const void* record, size_t bytes) noexcept { append_parts(record, bytes, nullptr, 0, bytes); }
+void TraceWriter::append_bytes(const void* record, size_t bytes) noexcept {
+  append_parts(record, bytes, nullptr, 0, bytes);
+}
 
 void TraceWriter::append_with_tail_bytes(const void* record, size_t record_bytes, const void* tail,
                                          size_t tail_bytes) noexcept {

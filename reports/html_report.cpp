@@ -72,7 +72,8 @@ std::string render_html(const Report& report) {
   const std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const std::string_view page = kHtmlPage;
   const size_t at = page.find(kDataMarker);  // present: tests/unit/test_reports.cpp checks the page
-  return std::string(page.substr(0, at)) + json_for_script_element(json) + std::string(page.substr(at + kDataMarker.size()));
+  return std::string(page.substr(0, at)) + json_for_script_element(json) +
+         std::string(page.substr(at + kDataMarker.size()));
 }
 
 }  // namespace cuaudit::report

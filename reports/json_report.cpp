@@ -88,17 +88,28 @@ json process_json(const Process& p) {
 json timeline_json(const Timeline& timeline) {
   json samples = json::array();
   for (const TimelineSample& t : timeline.samples) {
-    samples.push_back({{"t", t.t}, {"pid", t.pid}, {"device", t.device}, {"used", t.used}, {"free", t.free},
-                       {"tracked", t.tracked}, {"families", families_json(t.families)}});
+    samples.push_back({{"t", t.t},
+                       {"pid", t.pid},
+                       {"device", t.device},
+                       {"used", t.used},
+                       {"free", t.free},
+                       {"tracked", t.tracked},
+                       {"families", families_json(t.families)}});
   }
   json peaks = json::array();
   for (const DevicePeak& p : timeline.peaks) {
     json sites = json::array();
     for (const PeakSite& site : p.sites) {
-      sites.push_back({{"api", site.api}, {"bytes", site.bytes}, {"count", site.count}, {"stack", stack_json(site.stack)}});
+      sites.push_back(
+          {{"api", site.api}, {"bytes", site.bytes}, {"count", site.count}, {"stack", stack_json(site.stack)}});
     }
-    peaks.push_back({{"pid", p.pid}, {"device", p.device}, {"t", p.t}, {"used", p.used}, {"tracked", p.tracked},
-                     {"families", families_json(p.families)}, {"sites", sites}});
+    peaks.push_back({{"pid", p.pid},
+                     {"device", p.device},
+                     {"t", p.t},
+                     {"used", p.used},
+                     {"tracked", p.tracked},
+                     {"families", families_json(p.families)},
+                     {"sites", sites}});
   }
   return {{"samples", samples}, {"peaks", peaks}};
 }
@@ -332,7 +343,8 @@ json report_to_json(const Report& report) {
   for (const Finding& f : report.findings) findings.push_back(finding_json(f));
   json suppressions = json::array();
   for (const SuppressionUse& u : report.suppressions) {
-    suppressions.push_back({{"rule", u.rule}, {"file", u.file}, {"line", u.line}, {"hits", u.hits}, {"bytes", u.bytes}});
+    suppressions.push_back(
+        {{"rule", u.rule}, {"file", u.file}, {"line", u.line}, {"hits", u.hits}, {"bytes", u.bytes}});
   }
   json doc = {{"schema", kSchema},
               {"tool", {{"name", "cuaudit"}, {"version", report.tool_version}}},
@@ -368,9 +380,11 @@ Report report_from_json(const json& doc) {
   Report r;
   r.tool_version = get_text(member(doc, "tool", "report"), "version", "tool");
   const json& processes = get_array(doc, "processes", "report");
-  for (size_t i = 0; i < processes.size(); ++i) r.processes.push_back(process_from(processes[i], fmt::format("processes[{}]", i)));
+  for (size_t i = 0; i < processes.size(); ++i)
+    r.processes.push_back(process_from(processes[i], fmt::format("processes[{}]", i)));
   const json& findings = get_array(doc, "findings", "report");
-  for (size_t i = 0; i < findings.size(); ++i) r.findings.push_back(finding_from(findings[i], fmt::format("findings[{}]", i)));
+  for (size_t i = 0; i < findings.size(); ++i)
+    r.findings.push_back(finding_from(findings[i], fmt::format("findings[{}]", i)));
   const json& summary = member(doc, "summary", "report");
   if (!summary.is_null()) {
     r.summary.leaked_bytes = get_number<uint64_t>(summary, "leaked_bytes", "summary");

@@ -23,11 +23,21 @@ std::string xml_escape(const std::string& text) {
   std::string out;
   for (const unsigned char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
           out += fmt::format("&#x{:x};", c == 0 ? 0xfffd : c);  // NUL is not allowed even escaped
@@ -69,13 +79,14 @@ std::string render_junit(const Report& report) {
     const size_t tests = std::size(kFindingKinds);
     total_tests += tests;
     total_failures += failures;
-    suites += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n{}  </testsuite>\n",
-                          xml_escape(fmt::format("cuaudit: process {} {}", p.pid, join_words(p.command))), tests, failures,
-                          cases);
+    suites += fmt::format(
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n{}  </testsuite>\n",
+        xml_escape(fmt::format("cuaudit: process {} {}", p.pid, join_words(p.command))), tests, failures, cases);
   }
-  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"cuaudit\" tests=\"{}\" "
-                     "failures=\"{}\" errors=\"0\">\n{}</testsuites>\n",
-                     total_tests, total_failures, suites);
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"cuaudit\" tests=\"{}\" "
+      "failures=\"{}\" errors=\"0\">\n{}</testsuites>\n",
+      total_tests, total_failures, suites);
 }
 
 }  // namespace cuaudit::report

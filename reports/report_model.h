@@ -75,10 +75,10 @@ struct RelatedStack {
 
 // The kernel parameter a launch finding is about.
 struct KernelParameter {
-  std::string kernel;        // demangled when it is a C++ name: "fill<int4>(int4*, int)"
+  std::string kernel;  // demangled when it is a C++ name: "fill<int4>(int4*, int)"
   int index = 0;
-  std::string type;          // as declared ("int4*"); empty for extern "C" kernels
-  uint32_t alignment = 0;    // what the type requires; 0 when unknown
+  std::string type;                // as declared ("int4*"); empty for extern "C" kernels
+  uint32_t alignment = 0;          // what the type requires; 0 when unknown
   std::optional<uint64_t> offset;  // of the value inside the allocation it points into
 };
 
@@ -89,18 +89,18 @@ struct Finding {
   uint64_t bytes = 0;
   uint64_t count = 0;
   uint64_t pid = 0;
-  std::optional<int> device;  // none for host memory or when allocations span devices
-  std::string headline;       // one line: what happened
-  std::string message;        // the full sentence for JSON consumers
-  std::vector<std::string> notes;  // extra lines shown under the stack
+  std::optional<int> device;        // none for host memory or when allocations span devices
+  std::string headline;             // one line: what happened
+  std::string message;              // the full sentence for JSON consumers
+  std::vector<std::string> notes;   // extra lines shown under the stack
   std::optional<uint64_t> address;  // the pointer or handle the finding is about
   std::string result;               // what the offending call returned ("cudaErrorInvalidValue")
   bool suppressed = false;
-  std::vector<Frame> stack;   // user frames first; CUDA-internal frames already dropped
+  std::vector<Frame> stack;  // user frames first; CUDA-internal frames already dropped
   uint64_t omitted_frames = 0;
   std::vector<RelatedStack> related;
   BaselineStatus baseline = BaselineStatus::None;  // still-present ones do not gate
-  std::optional<KernelParameter> parameter;  // launch parameter findings
+  std::optional<KernelParameter> parameter;        // launch parameter findings
   // `cuaudit merge` only: the ranks (input reports) and pids the same finding came from.
   std::vector<int> ranks;
   std::vector<uint64_t> pids;
@@ -113,7 +113,7 @@ struct Process {
   std::optional<int> exit_code;
   std::optional<std::string> signal;  // "SIGSEGV", ...
   bool tracked = true;
-  std::vector<std::string> notes;     // what the user should know about this process
+  std::vector<std::string> notes;  // what the user should know about this process
   uint64_t allocations = 0;
   uint64_t releases = 0;
   std::optional<int> rank;  // `cuaudit merge`: which input report it came from
@@ -122,8 +122,8 @@ struct Process {
 struct Summary {
   uint64_t leaked_bytes = 0;
   uint64_t leaked_allocations = 0;
-  uint64_t findings = 0;          // unsuppressed findings
-  uint64_t error_findings = 0;    // unsuppressed findings of severity error (with a baseline: new ones)
+  uint64_t findings = 0;        // unsuppressed findings
+  uint64_t error_findings = 0;  // unsuppressed findings of severity error (with a baseline: new ones)
 };
 
 // A suppression rule and what it silenced in this run.
@@ -137,10 +137,10 @@ struct SuppressionUse {
 
 // One timeline point: what the driver said was in use on a device, and what the program held.
 struct TimelineSample {
-  double t = 0;          // seconds since the process started
+  double t = 0;  // seconds since the process started
   uint64_t pid = 0;
   int device = 0;
-  uint64_t used = 0;     // total - free, as cuMemGetInfo reported
+  uint64_t used = 0;  // total - free, as cuMemGetInfo reported
   uint64_t free = 0;
   uint64_t tracked = 0;  // bytes the program's tracked allocations held on that device then
   std::vector<std::pair<std::string, uint64_t>> families;  // `tracked` by allocation family (non-zero ones)
@@ -162,7 +162,7 @@ struct DevicePeak {
   uint64_t used = 0;
   uint64_t tracked = 0;
   std::vector<std::pair<std::string, uint64_t>> families;  // `tracked` by allocation family
-  std::vector<PeakSite> sites;  // biggest first
+  std::vector<PeakSite> sites;                             // biggest first
 };
 
 struct Timeline {
@@ -183,11 +183,11 @@ struct Report {
   std::vector<Process> processes;
   std::vector<Finding> findings;
   Summary summary;
-  std::vector<std::string> notes;  // run-wide remarks (nothing tracked, damaged trace, ...)
-  bool nothing_tracked = false;    // no process could be observed: never a clean result
+  std::vector<std::string> notes;            // run-wide remarks (nothing tracked, damaged trace, ...)
+  bool nothing_tracked = false;              // no process could be observed: never a clean result
   std::vector<SuppressionUse> suppressions;  // every rule given, with its hits
   std::optional<BaselineResult> baseline;
-  Timeline timeline;  // empty when the run recorded no memory samples
+  Timeline timeline;                     // empty when the run recorded no memory samples
   std::vector<std::string> merged_from;  // `cuaudit merge`: the input reports, in rank order
 };
 

@@ -63,8 +63,8 @@ std::string render_sarif(const Report& report, const std::string& source_root) {
     const std::string root = source_root.back() == '/' ? source_root : source_root + "/";
     run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", file_uri(root)}}}};
   }
-  const json doc = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"},
-                    {"runs", json::array({run})}};
+  const json doc = {
+      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({run})}};
   return doc.dump(2) + "\n";
 }
 

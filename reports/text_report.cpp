@@ -40,7 +40,6 @@ void write_stack(Writer& w, const std::vector<Frame>& stack, uint64_t omitted) {
   if (omitted) w.line(fmt::format("    Omitting {} more frame(s)", omitted));
 }
 
-
 std::string describe_end(const Process& p) {
   if (p.signal) return fmt::format("killed by {}", *p.signal);
   if (p.exit_code) return fmt::format("exit code {}", *p.exit_code);
@@ -101,13 +100,13 @@ std::string render_text(const Report& report, const TextOptions& options) {
         families += fmt::format("{}{} {}", families.empty() ? " (" : ", ", family, human_bytes(bytes));
       }
       if (!families.empty()) families += ")";
-      w.line(fmt::format("Memory on device {}: peak {} in use at {:.3f} s; the program held {}{}, the other {} were "
-                         "contexts, libraries and memory cuaudit cannot see",
-                         peak.device, human_bytes(peak.used), peak.t, human_bytes(peak.tracked), families,
-                         human_bytes(gap)));
+      w.line(fmt::format(
+          "Memory on device {}: peak {} in use at {:.3f} s; the program held {}{}, the other {} were "
+          "contexts, libraries and memory cuaudit cannot see",
+          peak.device, human_bytes(peak.used), peak.t, human_bytes(peak.tracked), families, human_bytes(gap)));
       for (const PeakSite& site : peak.sites) {
-        w.line(fmt::format("  held at the peak: {} in {} allocation(s) ({}) {}", human_bytes(site.bytes), site.count, site.api,
-                           site.stack.empty() ? std::string("(no stack)") : format_frame(0, site.stack[0])));
+        w.line(fmt::format("  held at the peak: {} in {} allocation(s) ({}) {}", human_bytes(site.bytes), site.count,
+                           site.api, site.stack.empty() ? std::string("(no stack)") : format_frame(0, site.stack[0])));
       }
       w.line();
     }

@@ -2,9 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <set>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -53,9 +53,10 @@ void describe_end(const ProcessTrace& trace, const std::optional<RunInfo>& run, 
   if (last->kind == EventKind::Signal) {
     const int signal = last->signal().signal;
     if (!p.signal && !p.exit_code) p.signal = signal_name(signal);
-    p.notes.push_back(fmt::format("the process received {}; its trace was written from the signal handler, complete "
-                                  "up to that moment, and what was live then is reported as leaked",
-                                  signal_name(signal)));
+    p.notes.push_back(
+        fmt::format("the process received {}; its trace was written from the signal handler, complete "
+                    "up to that moment, and what was live then is reported as leaked",
+                    signal_name(signal)));
   } else if (last->kind == EventKind::ExitCall) {
     const ExitFact& exit = last->exit();
     if (!p.signal && !p.exit_code) p.exit_code = exit.status;
@@ -76,16 +77,19 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
   p.releases = r.releases;
   describe_end(trace, run, p);
   for (const auto& notice : trace.notices) p.notes.push_back(notice);
-  for (const auto& problem : trace.problems) p.notes.push_back(fmt::format("damaged trace {}: {}", trace.file, problem));
+  for (const auto& problem : trace.problems)
+    p.notes.push_back(fmt::format("damaged trace {}: {}", trace.file, problem));
   if (r.unmatched_releases) {
-    p.notes.push_back(fmt::format("{} successful release(s) of memory cuaudit did not see allocated (for instance "
-                                  "graph memory nodes); they are not judged",
-                                  r.unmatched_releases));
+    p.notes.push_back(
+        fmt::format("{} successful release(s) of memory cuaudit did not see allocated (for instance "
+                    "graph memory nodes); they are not judged",
+                    r.unmatched_releases));
   }
   if (r.released_during_shutdown) {
-    p.notes.push_back(fmt::format("{} release(s) came after CUDA had begun shutting down (cudaErrorCudartUnloading, "
-                                  "typically from static destructors); they are not counted as leaks",
-                                  r.released_during_shutdown));
+    p.notes.push_back(
+        fmt::format("{} release(s) came after CUDA had begun shutting down (cudaErrorCudartUnloading, "
+                    "typically from static destructors); they are not counted as leaks",
+                    r.released_during_shutdown));
   }
   return p;
 }
@@ -95,16 +99,18 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
 report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& options) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    throw std::runtime_error(fmt::format("{} is not a directory; give `cuaudit report` the directory that "
-                                         "`cuaudit --save DIR` wrote",
-                                         dir));
+    throw std::runtime_error(
+        fmt::format("{} is not a directory; give `cuaudit report` the directory that "
+                    "`cuaudit --save DIR` wrote",
+                    dir));
   }
   const std::optional<RunInfo> run = read_run_info(dir);
   const std::vector<std::string> traces = list_traces(dir);
   if (traces.empty() && !run) {
-    throw std::runtime_error(fmt::format("{} holds no cuaudit trace (trace-<pid>.cutrace) and no run.json; it is "
-                                         "not a cuaudit run directory",
-                                         dir));
+    throw std::runtime_error(
+        fmt::format("{} holds no cuaudit trace (trace-<pid>.cutrace) and no run.json; it is "
+                    "not a cuaudit run directory",
+                    dir));
   }
 
   report::Report report;
@@ -139,7 +145,8 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     std::vector<report::Finding> found = release_findings(result.release_findings, trace.pid, stacks);
     std::set<uint64_t> explained;
     for (const auto& p : result.release_findings) explained.insert(p.release.seq);
-    for (auto& f : error_findings(trace, explained, stacks, judge, {options.check_api_results})) found.push_back(std::move(f));
+    for (auto& f : error_findings(trace, explained, stacks, judge, {options.check_api_results}))
+      found.push_back(std::move(f));
     for (auto& f : launch_findings(trace, result.launch_params, stacks)) found.push_back(std::move(f));
     for (const Event& e : trace.events) call_sites_recorded |= e.kind == EventKind::CallSite;
     if (options.check_leaks) {
@@ -191,8 +198,9 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
   report.summary = report::summarize(report.findings);
 
   if (options.check_api_results && !call_sites_recorded && tracked > 0) {
-    report.notes.push_back("--check-api-results: this run recorded no call sites of successful calls (record it with "
-                           "`cuaudit --check-api-results`); only allocations and releases were linted");
+    report.notes.push_back(
+        "--check-api-results: this run recorded no call sites of successful calls (record it with "
+        "`cuaudit --check-api-results`); only allocations and releases were linted");
   }
   // Keep what was resolved beside the trace, so the run reads the same on another machine.
   if (access(dir.c_str(), W_OK) == 0) {

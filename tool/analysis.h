@@ -10,8 +10,8 @@
 namespace cuaudit {
 
 struct AnalysisOptions {
-  bool check_leaks = true;   // --leak-check no turns leak findings off
-  size_t num_callers = 0;    // frames kept per stack; 0 = all
+  bool check_leaks = true;         // --leak-check no turns leak findings off
+  size_t num_callers = 0;          // frames kept per stack; 0 = all
   bool check_api_results = false;  // also lint discarded results of successful calls
   Suppressions suppressions;       // --suppressions rules, already loaded
 };

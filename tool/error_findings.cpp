@@ -33,7 +33,7 @@ struct Judged {
   const Event* event;
   std::string api;
   ErrorHandling handling;
-  bool replaced;  // launch errors: another error came before any retrieval (else the program ended)
+  bool replaced;            // launch errors: another error came before any retrieval (else the program ended)
   std::string garbage_use;  // failed allocations: where the pointer they left was used next
 };
 
@@ -95,9 +95,10 @@ report::Finding describe(const Judged& j, uint64_t count, uint64_t pid, StackRes
                              times(count));
     const std::string why =
         is_launch(j.api)
-            ? fmt::format("a launch's error is seen only through cudaGetLastError or cudaPeekAtLastError, and none "
-                          "retrieved it before {}",
-                          j.replaced ? "another error replaced it" : "the program ended")
+            ? fmt::format(
+                  "a launch's error is seen only through cudaGetLastError or cudaPeekAtLastError, and none "
+                  "retrieved it before {}",
+                  j.replaced ? "another error replaced it" : "the program ended")
             : "the call site discards the return value, and no cudaGetLastError or cudaPeekAtLastError retrieved it";
     f.message = fmt::format("{} failed with {} and the program never looked at the result: {}", j.api, name, why);
     f.notes.push_back(why);
@@ -105,10 +106,11 @@ report::Finding describe(const Judged& j, uint64_t count, uint64_t pid, StackRes
     f.kind = report::FindingKind::ApiError;
     f.severity = report::Severity::Info;
     f.headline = fmt::format("Handled error: {} returned {}{} at:", j.api, name, times(count));
-    const char* how = j.handling == ErrorHandling::CheckedAtCallSite ? "the program checked the result at the call site"
-                      : j.handling == ErrorHandling::RetrievedLater
-                          ? "the program retrieved it with cudaGetLastError or cudaPeekAtLastError"
-                          : "cuaudit could not follow the machine code at the call site, so it does not call it unchecked";
+    const char* how =
+        j.handling == ErrorHandling::CheckedAtCallSite ? "the program checked the result at the call site"
+        : j.handling == ErrorHandling::RetrievedLater
+            ? "the program retrieved it with cudaGetLastError or cudaPeekAtLastError"
+            : "cuaudit could not follow the machine code at the call site, so it does not call it unchecked";
     f.message = fmt::format("{} failed with {}; {}", j.api, name, how);
     f.notes.push_back(how);
   }

@@ -19,10 +19,10 @@ struct ErrorCheckOptions {
 
 // How a failing call was (or was not) looked at.
 enum class ErrorHandling {
-  CheckedAtCallSite,   // the machine code reads the result
-  RetrievedLater,      // cudaGetLastError / cudaPeekAtLastError returned it before another error
-  Unchecked,           // neither
-  Undecided,           // the machine code could not be followed and nothing retrieved it
+  CheckedAtCallSite,  // the machine code reads the result
+  RetrievedLater,     // cudaGetLastError / cudaPeekAtLastError returned it before another error
+  Unchecked,          // neither
+  Undecided,          // the machine code could not be followed and nothing retrieved it
 };
 
 // The decision rule, on its own so that it is tested without traces: `launch` errors are only

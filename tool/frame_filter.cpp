@@ -58,9 +58,8 @@ bool is_cuda_internal(const report::Frame& frame) {
 std::vector<bool> internal_frames(const std::vector<report::Frame>& frames) {
   std::vector<bool> internal(frames.size());
   for (size_t i = 0; i < frames.size(); ++i) {
-    internal[i] = is_cuda_internal(frames[i]) ||
-                  (i > 0 && starts_with(frames[i - 1].function, "__device_stub__") && !frames[i].function.empty() &&
-                   frames[i].function != "main");
+    internal[i] = is_cuda_internal(frames[i]) || (i > 0 && starts_with(frames[i - 1].function, "__device_stub__") &&
+                                                  !frames[i].function.empty() && frames[i].function != "main");
   }
   return internal;
 }
@@ -79,7 +78,8 @@ std::vector<report::Frame> user_frames(std::vector<report::Frame> frames) {
   const size_t first = first_user_index(frames);
   if (first == frames.size()) return frames;
   frames.erase(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(first));
-  auto main_frame = std::find_if(frames.begin(), frames.end(), [](const report::Frame& f) { return is_main(f.function); });
+  auto main_frame =
+      std::find_if(frames.begin(), frames.end(), [](const report::Frame& f) { return is_main(f.function); });
   if (main_frame != frames.end()) frames.erase(main_frame + 1, frames.end());
   return frames;
 }

@@ -14,8 +14,8 @@ namespace {
 struct Site {
   std::vector<const MemoryEvent*> allocations;  // in trace order
   uint64_t bytes = 0;
-  std::vector<report::Frame> python;      // the first allocation's Python stack
-  size_t user = 0;                        // its user frame
+  std::vector<report::Frame> python;  // the first allocation's Python stack
+  size_t user = 0;                    // its user frame
 };
 
 // The allocations live at one memory sample (the replay's state then).
@@ -50,12 +50,14 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
     end_ns = std::max(end_ns, e.time_ns);
     if (e.is_memory()) end_launches = std::max(end_launches, e.memory().launches);
   }
-  for (const MemorySample& s : trace.samples) end_ns = std::max(end_ns, s.time_ns), end_launches = std::max(end_launches, s.launches);
+  for (const MemorySample& s : trace.samples)
+    end_ns = std::max(end_ns, s.time_ns), end_launches = std::max(end_launches, s.launches);
 
   // The end of the work: the first sample that saw the last launch count.
   std::vector<MemoryEvent> held;
-  const auto end_of_work = std::find_if(trace.samples.begin(), trace.samples.end(),
-                                        [&](const MemorySample& s) { return end_launches && s.launches == end_launches; });
+  const auto end_of_work = std::find_if(trace.samples.begin(), trace.samples.end(), [&](const MemorySample& s) {
+    return end_launches && s.launches == end_launches;
+  });
   if (end_of_work != trace.samples.end()) {
     LiveAt observer(end_of_work->seq);
     replay(trace, &observer);
@@ -109,28 +111,35 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
     f.pid = trace.pid;
     if (sample.device >= 0) f.device = sample.device;
     const bool from_python = site.user < site.python.size();
-    f.headline = fmt::format("Memory growth: {} in {} allocation(s) ({}), still held when the program's work ended, "
-                             "were allocated while it ran ({} of them in the second half of its {}), {}:",
-                             report::human_bytes(site.bytes), f.count, api, late, by_launches ? "kernel launches" : "time",
-                             from_python ? "from Python at" : "from");
-    f.notes.push_back("a healthy loop allocates what it keeps in its first steps and reuses it (a caching allocator "
-                      "holds it until exit either way); this site needed new memory until the end");
+    f.headline = fmt::format(
+        "Memory growth: {} in {} allocation(s) ({}), still held when the program's work ended, "
+        "were allocated while it ran ({} of them in the second half of its {}), {}:",
+        report::human_bytes(site.bytes), f.count, api, late, by_launches ? "kernel launches" : "time",
+        from_python ? "from Python at" : "from");
+    f.notes.push_back(
+        "a healthy loop allocates what it keeps in its first steps and reuses it (a caching allocator "
+        "holds it until exit either way); this site needed new memory until the end");
     if (from_python) {
       const report::Frame& line = site.python[site.user];
-      f.message = fmt::format("{} allocated from {}:{} kept growing until the end of the program instead of being "
-                              "reused: something keeps what this line creates (a list of tensors, a cache)",
-                              report::human_bytes(site.bytes), line.file, line.line);
+      f.message = fmt::format(
+          "{} allocated from {}:{} kept growing until the end of the program instead of being "
+          "reused: something keeps what this line creates (a list of tensors, a cache)",
+          report::human_bytes(site.bytes), line.file, line.line);
       // The user's line first, then its callers: the library frames above it are in the Python stack.
       f.stack.assign(site.python.begin() + static_cast<std::ptrdiff_t>(site.user), site.python.end());
-      f.related.push_back({report::RelatedRole::Python, "", "Python stack of the last allocation:", python_frames(trace, sample.python_stack_id)});
-      f.related.push_back({report::RelatedRole::Allocation, api, fmt::format("allocated by {} at:", api), stacks.user_stack(sample.stack_id)});
+      f.related.push_back({report::RelatedRole::Python, "",
+                           "Python stack of the last allocation:", python_frames(trace, sample.python_stack_id)});
+      f.related.push_back({report::RelatedRole::Allocation, api, fmt::format("allocated by {} at:", api),
+                           stacks.user_stack(sample.stack_id)});
     } else {
-      f.message = fmt::format("{} allocated at this site kept growing until the end of the program instead of being "
-                              "reused: something keeps what the program creates (a list of tensors, a cache)",
-                              report::human_bytes(site.bytes));
-      f.notes.push_back("made on threads without Python frames, or by a caching allocator for whichever line first "
-                        "needed a new segment; for the Python line, run with PYTORCH_NO_CUDA_MEMORY_CACHING=1 (every "
-                        "tensor is then an allocation of its own)");
+      f.message = fmt::format(
+          "{} allocated at this site kept growing until the end of the program instead of being "
+          "reused: something keeps what the program creates (a list of tensors, a cache)",
+          report::human_bytes(site.bytes));
+      f.notes.push_back(
+          "made on threads without Python frames, or by a caching allocator for whichever line first "
+          "needed a new segment; for the Python line, run with PYTORCH_NO_CUDA_MEMORY_CACHING=1 (every "
+          "tensor is then an allocation of its own)");
       f.stack = stacks.user_stack(sample.stack_id);
     }
     findings.push_back(std::move(f));

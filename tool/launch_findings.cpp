@@ -51,8 +51,8 @@ struct Group {
 };
 
 std::string memory_of(const MemoryEvent& allocation) {
-  return fmt::format("{}-byte allocation of {} ({})", allocation.bytes, family_description(api_info(allocation.api).family),
-                     api_info(allocation.api).name);
+  return fmt::format("{}-byte allocation of {} ({})", allocation.bytes,
+                     family_description(api_info(allocation.api).family), api_info(allocation.api).name);
 }
 
 report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolver& stacks) {
@@ -63,8 +63,8 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
   const std::string name = name_it == trace.kernels.end() ? std::string("?") : name_it->second;
   const std::string kernel = kernel_display_name(name);
   const std::string type = kernel_param_type(name, fact.param_index);
-  const std::string param =
-      type.empty() ? fmt::format("parameter {}", fact.param_index) : fmt::format("parameter {} ({})", fact.param_index, type);
+  const std::string param = type.empty() ? fmt::format("parameter {}", fact.param_index)
+                                         : fmt::format("parameter {} ({})", fact.param_index, type);
   const std::string launches = g.launches > 1 ? fmt::format(" in {} launches", g.launches) : std::string();
 
   report::Finding f;
@@ -80,32 +80,39 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
   f.parameter = report::KernelParameter{kernel, fact.param_index, type, fact.alignment, {}};
   if (j.live || j.freed) f.parameter->offset = j.offset;
   if (g.kind == report::FindingKind::MisalignedParam) {
-    const std::string where =
-        j.live ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(*j.live))
-               : j.freed ? fmt::format(", {} byte(s) into a released {}", j.offset, memory_of(*j.freed)) : std::string();
-    f.headline = fmt::format("Misaligned kernel parameter: {} of {} is 0x{:x}{}, not {}-byte aligned{}; launched by {} at:",
-                             param, kernel, fact.value, where, fact.alignment, launches, f.api);
-    f.message = fmt::format("{} of kernel {} must be {}-byte aligned for its type; 0x{:x} is {} byte(s) past a multiple "
-                            "of {}",
-                            param, kernel, fact.alignment, fact.value, fact.value % fact.alignment, fact.alignment);
-    f.notes.push_back("a vector load through it faults (misaligned address) or, in code that does not fault, reads "
-                      "the wrong elements; offset the pointer by whole vectors, or use the scalar type");
+    const std::string where = j.live    ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(*j.live))
+                              : j.freed ? fmt::format(", {} byte(s) into a released {}", j.offset, memory_of(*j.freed))
+                                        : std::string();
+    f.headline = fmt::format(
+        "Misaligned kernel parameter: {} of {} is 0x{:x}{}, not {}-byte aligned{}; launched by {} at:", param, kernel,
+        fact.value, where, fact.alignment, launches, f.api);
+    f.message = fmt::format(
+        "{} of kernel {} must be {}-byte aligned for its type; 0x{:x} is {} byte(s) past a multiple "
+        "of {}",
+        param, kernel, fact.alignment, fact.value, fact.value % fact.alignment, fact.alignment);
+    f.notes.push_back(
+        "a vector load through it faults (misaligned address) or, in code that does not fault, reads "
+        "the wrong elements; offset the pointer by whole vectors, or use the scalar type");
   } else if (g.kind == report::FindingKind::StalePointerParam) {
     f.bytes = j.freed->bytes;
-    f.headline = fmt::format("Stale pointer kernel parameter: {} of {} is 0x{:x}, {} byte(s) into a {} already "
-                             "released by {}{}; launched by {} at:",
-                             param, kernel, fact.value, j.offset, memory_of(*j.freed), api_info(j.release->api).name,
-                             launches, f.api);
-    f.message = fmt::format("{} of kernel {} points into memory released before the launch (use after free)", param, kernel);
+    f.headline = fmt::format(
+        "Stale pointer kernel parameter: {} of {} is 0x{:x}, {} byte(s) into a {} already "
+        "released by {}{}; launched by {} at:",
+        param, kernel, fact.value, j.offset, memory_of(*j.freed), api_info(j.release->api).name, launches, f.api);
+    f.message =
+        fmt::format("{} of kernel {} points into memory released before the launch (use after free)", param, kernel);
   } else {
-    f.headline = fmt::format("Host pointer kernel parameter: {} of {} is 0x{:x}, pageable host memory (not pinned, "
-                             "registered or managed){}; launched by {} at:",
-                             param, kernel, fact.value, launches, f.api);
-    f.message = fmt::format("{} of kernel {} points into pageable host memory, which the device cannot access "
-                            "(except on systems with HMM or ATS)",
-                            param, kernel);
-    f.notes.push_back("copy the data to device memory first (cudaMemcpy), or allocate it with cudaMallocHost, "
-                      "cudaMallocManaged or cudaHostRegister");
+    f.headline = fmt::format(
+        "Host pointer kernel parameter: {} of {} is 0x{:x}, pageable host memory (not pinned, "
+        "registered or managed){}; launched by {} at:",
+        param, kernel, fact.value, launches, f.api);
+    f.message = fmt::format(
+        "{} of kernel {} points into pageable host memory, which the device cannot access "
+        "(except on systems with HMM or ATS)",
+        param, kernel);
+    f.notes.push_back(
+        "copy the data to device memory first (cudaMemcpy), or allocate it with cudaMallocHost, "
+        "cudaMallocManaged or cudaHostRegister");
   }
   if (j.freed && j.release) {
     f.related.push_back({report::RelatedRole::Release, std::string(api_info(j.release->api).name),

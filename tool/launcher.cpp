@@ -131,7 +131,8 @@ RunInfo run_program(const LaunchRequest& request) {
   }
 
   // While the program runs, terminal interrupts are its to handle; cuaudit waits and reports.
-  struct sigaction ignore {}, old_int {}, old_quit {};
+  struct sigaction ignore {
+  }, old_int{}, old_quit{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);
@@ -161,8 +162,7 @@ RunInfo run_program(const LaunchRequest& request) {
     if (!request.preload_path.empty()) {
       // Ahead of what the user preloads, so that free() is checked before any other interposer.
       const char* existing = getenv("LD_PRELOAD");
-      const std::string preload =
-          existing && *existing ? request.preload_path + ":" + existing : request.preload_path;
+      const std::string preload = existing && *existing ? request.preload_path + ":" + existing : request.preload_path;
       setenv("LD_PRELOAD", preload.c_str(), 1);
     }
     execv(request.program_path.c_str(), argv.data());

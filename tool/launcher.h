@@ -30,9 +30,9 @@ struct LaunchRequest {
   std::vector<std::string> argv;  // argv[0] as the user typed it
   std::string program_path;       // resolved
   std::string injection_path;
-  std::string preload_path;       // libcuaudit-preload.so for LD_PRELOAD; empty: none
-  std::string run_dir;            // the trace directory the injection writes into
-  bool record_call_sites = false; // --check-api-results
+  std::string preload_path;              // libcuaudit-preload.so for LD_PRELOAD; empty: none
+  std::string run_dir;                   // the trace directory the injection writes into
+  bool record_call_sites = false;        // --check-api-results
   std::string target_processes = "all";  // --target-processes
   unsigned sample_interval_ms = 10;      // --sample-interval (0: no memory timeline)
   bool check_launch_params = true;       // --check-launch-params

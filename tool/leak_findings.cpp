@@ -30,8 +30,9 @@ std::vector<std::string> end_notes(LeakEnd end) {
     case LeakEnd::ProcessExit:
       return {};
     case LeakEnd::ContextDestroyed:
-      return {"never released by the program: reclaimed when its context was destroyed (cudaDeviceReset or "
-              "cuCtxDestroy)"};
+      return {
+          "never released by the program: reclaimed when its context was destroyed (cudaDeviceReset or "
+          "cuCtxDestroy)"};
     case LeakEnd::ProcessDied:
       return {"still live when the process ended abruptly (it never reached exit processing)"};
   }
@@ -50,10 +51,9 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const std:
     const MemoryEvent& a = leak.allocation;
     const Api api = stacks.api_called(a.stack_id, a.api);
     const uint64_t failed_site = leak.failed_release ? leak.failed_release->stack_id : 0;
-    auto [it, inserted] =
-        groups.try_emplace({a.stack_id, a.python_stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end),
-                            failed_site},
-                           Group{api, leak.end, a.stack_id, a.python_stack_id, leak.failed_release});
+    auto [it, inserted] = groups.try_emplace(
+        {a.stack_id, a.python_stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end), failed_site},
+        Group{api, leak.end, a.stack_id, a.python_stack_id, leak.failed_release});
     Group& g = it->second;
     g.bytes += a.bytes;
     ++g.count;
@@ -81,7 +81,8 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const std:
     f.count = g.count;
     f.pid = pid;
     if (!g.mixed_devices && g.device >= 0) f.device = g.device;
-    f.headline = fmt::format("Leak of {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
+    f.headline =
+        fmt::format("Leak of {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
     f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were never released", g.bytes,
                             family_description(info.family), g.count, info.name);
     f.notes = end_notes(g.end);

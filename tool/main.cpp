@@ -19,8 +19,8 @@
 #include "merge.h"
 #include "options.h"
 #include "output_path.h"
-#include "sarif_report.h"
 #include "run_dir.h"
+#include "sarif_report.h"
 #include "suppressions.h"
 #include "text_report.h"
 
@@ -150,8 +150,7 @@ int run_command(Options o) {
   RunInfo run;
   try {
     run = run_program({o.program, program_path, injection, find_preload_library(injection), run_dir,
-                       o.check_api_results, o.target_processes, o.sample_interval_ms,
-                       o.check_launch_params});
+                       o.check_api_results, o.target_processes, o.sample_interval_ms, o.check_launch_params});
   } catch (const LaunchError& e) {
     if (temporary) remove_run_dir(run_dir);
     fail(e.exit_code, e.what());
@@ -171,8 +170,8 @@ int run_command(Options o) {
   if (temporary) {
     remove_run_dir(run_dir);
   } else {
-    std::cerr << "cuaudit: the recorded run is in " << run_dir << " (analyze it again with: cuaudit report "
-              << run_dir << ")\n";
+    std::cerr << "cuaudit: the recorded run is in " << run_dir << " (analyze it again with: cuaudit report " << run_dir
+              << ")\n";
   }
   return exit_status(o, result, run);
 }

@@ -31,9 +31,10 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, T& target, const
 const std::map<std::string, bool> kYesNo = {{"yes", true}, {"no", false}};
 
 void add_output_options(CLI::App& app, Options& o) {
-  add_choice(app, "--leak-check", o.leak_check,
-             {{"full", report::LeakDetail::Full}, {"summary", report::LeakDetail::Summary}, {"no", report::LeakDetail::None}},
-             "full: every leak with its allocation stack; summary: totals only; no: do not check leaks", "full");
+  add_choice(
+      app, "--leak-check", o.leak_check,
+      {{"full", report::LeakDetail::Full}, {"summary", report::LeakDetail::Summary}, {"no", report::LeakDetail::None}},
+      "full: every leak with its allocation stack; summary: totals only; no: do not check leaks", "full");
   app.add_option("--error-exitcode", o.error_exitcode,
                  "exit with N when unsuppressed findings of severity error exist (the CI gate)");
   app.add_option("--log-file", o.log_file, "write the text report to FILE instead of stderr (%p: pid, %q{ENV}, %%)");
@@ -41,7 +42,8 @@ void add_output_options(CLI::App& app, Options& o) {
   app.add_option("--sarif", o.sarif_file, "write SARIF 2.1.0 (for code scanning) to FILE");
   app.add_option("--html", o.html_file, "write a self-contained HTML report (works offline) to FILE");
   app.add_option("--junit", o.junit_file, "write JUnit XML (one test case per finding kind per process) to FILE");
-  app.add_option("--source-root", o.source_root, "SARIF locations are relative to DIR (default: the working directory)");
+  app.add_option("--source-root", o.source_root,
+                 "SARIF locations are relative to DIR (default: the working directory)");
   app.add_option("--print-limit", o.print_limit, "print at most N findings in the text report (0: all)")
       ->default_str("100");
   app.add_option("--num-callers", o.num_callers, "frames shown per stack (0: all)")->default_str("0");
@@ -82,7 +84,10 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
                : merge ? "cuaudit merge: one report from the per-rank reports of an MPI or Slurm job"
                : diff  ? "cuaudit diff: compare two JSON reports: new, still present and fixed findings"
                        : "cuaudit: find CUDA memory leaks and misuse in a program",
-               report ? "cuaudit report" : merge ? "cuaudit merge" : diff ? "cuaudit diff" : "cuaudit");
+               report  ? "cuaudit report"
+               : merge ? "cuaudit merge"
+               : diff  ? "cuaudit diff"
+                       : "cuaudit");
   app.footer(kFooter);
   app.set_version_flag("--version", std::string("cuaudit ") + CUAUDIT_VERSION);
   if (diff) {
@@ -94,7 +99,8 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
     app.add_option("--sarif", o.sarif_file, "write the merged report as SARIF 2.1.0 to FILE");
     app.add_option("--junit", o.junit_file, "write the merged report as JUnit XML to FILE");
     app.add_option("--html", o.html_file, "write the merged report as a self-contained HTML page to FILE");
-    app.add_option("--source-root", o.source_root, "SARIF locations are relative to DIR (default: the working directory)");
+    app.add_option("--source-root", o.source_root,
+                   "SARIF locations are relative to DIR (default: the working directory)");
     app.add_option("--log-file", o.log_file, "write the text summary to FILE instead of stderr");
     app.add_option("--error-exitcode", o.error_exitcode, "exit with N when the merged report has errors");
     app.add_option("inputs", o.merge_inputs, "JSON reports, or directories written by --output, in rank order")

@@ -60,12 +60,15 @@ report::Finding describe(const Group& g, uint64_t pid, StackResolver& stacks) {
     case ReleaseProblem::Mismatched: {
       const std::string memory = fmt::format("{} from {}", family_description(api_info(g.allocation_api).family),
                                              api_info(g.allocation_api).name);
-      f.headline = fmt::format("Mismatched free: {} released with {}{}{} at:", memory, release, returned(p.release), times);
-      f.message = fmt::format("{} released with {}; release it with {}", memory, release,
-                              right_release_for(g.allocation_api));
+      f.headline =
+          fmt::format("Mismatched free: {} released with {}{}{} at:", memory, release, returned(p.release), times);
+      f.message =
+          fmt::format("{} released with {}; release it with {}", memory, release, right_release_for(g.allocation_api));
       if (is_libc(p.release)) {
-        f.notes.push_back(fmt::format("{} does not release CUDA memory; the C library usually kills the process right after (abort or segmentation fault)",
-                                      release));
+        f.notes.push_back(
+            fmt::format("{} does not release CUDA memory; the C library usually kills the process right after (abort "
+                        "or segmentation fault)",
+                        release));
       }
       break;
     }
@@ -77,11 +80,11 @@ report::Finding describe(const Group& g, uint64_t pid, StackResolver& stacks) {
       break;
     case ReleaseProblem::Invalid:
       if (p.allocation) {
-        f.headline = fmt::format("Invalid free: {} of 0x{:x}, {} byte(s) inside a {}-byte allocation of {}{}{} at:",
-                                 release, p.release.key, p.offset, p.allocation->bytes, memory_of(*p.allocation),
-                                 returned(p.release), times);
-        f.message = fmt::format("{} was given a pointer {} byte(s) inside an allocation, not its start", release,
-                                p.offset);
+        f.headline = fmt::format(
+            "Invalid free: {} of 0x{:x}, {} byte(s) inside a {}-byte allocation of {}{}{} at:", release, p.release.key,
+            p.offset, p.allocation->bytes, memory_of(*p.allocation), returned(p.release), times);
+        f.message =
+            fmt::format("{} was given a pointer {} byte(s) inside an allocation, not its start", release, p.offset);
       } else {
         f.headline = fmt::format("Invalid free: {} of 0x{:x}, which no CUDA allocator returned{}{} at:", release,
                                  p.release.key, returned(p.release), times);
@@ -122,12 +125,11 @@ std::vector<report::Finding> release_findings(const std::vector<ReleaseFinding>&
   std::map<std::tuple<uint8_t, uint16_t, uint64_t, uint16_t, uint64_t, uint64_t>, Group> groups;
   std::vector<decltype(groups)::key_type> order;
   for (const ReleaseFinding& p : problems) {
-    const Api allocation_api =
-        p.allocation ? stacks.api_called(p.allocation->stack_id, p.allocation->api) : Api::Count;
-    const auto key = std::make_tuple(static_cast<uint8_t>(p.problem), static_cast<uint16_t>(p.release.api),
-                                     p.release.stack_id, static_cast<uint16_t>(allocation_api),
-                                     p.allocation ? p.allocation->stack_id : 0,
-                                     p.first_release ? p.first_release->stack_id : 0);
+    const Api allocation_api = p.allocation ? stacks.api_called(p.allocation->stack_id, p.allocation->api) : Api::Count;
+    const auto key =
+        std::make_tuple(static_cast<uint8_t>(p.problem), static_cast<uint16_t>(p.release.api), p.release.stack_id,
+                        static_cast<uint16_t>(allocation_api), p.allocation ? p.allocation->stack_id : 0,
+                        p.first_release ? p.first_release->stack_id : 0);
     auto [it, inserted] = groups.try_emplace(key, Group{&p, allocation_api});
     if (inserted) order.push_back(key);
     ++it->second.count;

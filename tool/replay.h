@@ -33,26 +33,26 @@ enum class ReleaseProblem : uint8_t {
 
 struct ReleaseFinding {
   ReleaseProblem problem;
-  MemoryEvent release;                      // the offending call
-  std::optional<MemoryEvent> allocation;    // the allocation it concerns, when there is one
-  std::optional<MemoryEvent> first_release; // Double: the release that already released it
-  uint64_t offset = 0;                // Invalid: offset of the pointer inside `allocation`
+  MemoryEvent release;                       // the offending call
+  std::optional<MemoryEvent> allocation;     // the allocation it concerns, when there is one
+  std::optional<MemoryEvent> first_release;  // Double: the release that already released it
+  uint64_t offset = 0;                       // Invalid: offset of the pointer inside `allocation`
 };
 
 // Where a kernel parameter that failed a launch check pointed, at that launch.
 struct LaunchParamJudgement {
-  Event launch;                           // the LaunchParam event
-  std::optional<MemoryEvent> live;        // the live allocation the value points into
-  std::optional<MemoryEvent> freed;       // else: the released allocation it points into...
-  std::optional<MemoryEvent> release;     // ...and the release that freed it
-  uint64_t offset = 0;              // of the value inside `live` or `freed`
+  Event launch;                        // the LaunchParam event
+  std::optional<MemoryEvent> live;     // the live allocation the value points into
+  std::optional<MemoryEvent> freed;    // else: the released allocation it points into...
+  std::optional<MemoryEvent> release;  // ...and the release that freed it
+  uint64_t offset = 0;                 // of the value inside `live` or `freed`
 };
 
 struct ReplayResult {
   std::vector<LeakedAllocation> leaks;
   std::vector<ReleaseFinding> release_findings;
-  uint64_t allocations = 0;        // successful allocation calls
-  uint64_t releases = 0;           // successful release calls
+  uint64_t allocations = 0;  // successful allocation calls
+  uint64_t releases = 0;     // successful release calls
   uint64_t failed_allocations = 0;
   // Releases that CUDA refused because it was already shutting down (cudaErrorCudartUnloading
   // from a static destructor): the program did release them, so they are not its leaks.

@@ -72,7 +72,7 @@ ResultUse analyze_result_use(const uint8_t* code, size_t size, uint64_t base, ui
   while (!work.empty() && verdict != ResultUse::Used) {
     uint64_t address = work.back();
     work.pop_back();
-    for (;;) {  // one straight path
+    for (;;) {                                     // one straight path
       if (!visited.insert(address).second) break;  // joins a path already followed
       if (budget-- == 0 || address < base || address >= base + size) {
         unknown = true;
@@ -157,7 +157,8 @@ struct CallSiteJudge::ModuleCode {
       Segment s{ph.p_vaddr, std::vector<uint8_t>(ph.p_filesz)};
       const auto here = in.tellg();
       in.seekg(static_cast<std::streamoff>(ph.p_offset));
-      if (!in.read(reinterpret_cast<char*>(s.bytes.data()), static_cast<std::streamsize>(s.bytes.size()))) return nullptr;
+      if (!in.read(reinterpret_cast<char*>(s.bytes.data()), static_cast<std::streamsize>(s.bytes.size())))
+        return nullptr;
       in.seekg(here);
       code->segments.push_back(std::move(s));
     }
@@ -212,10 +213,10 @@ bool CallSiteJudge::load_cache(const std::string& path, std::string& error) {
     for (const auto& [key, offsets] : doc.at("modules").items()) {
       for (const auto& [offset, verdict] : offsets.items()) {
         const std::string v = verdict;
-        const ResultUse r = v == "used" ? ResultUse::Used
+        const ResultUse r = v == "used"        ? ResultUse::Used
                             : v == "discarded" ? ResultUse::Discarded
-                            : v == "returned" ? ResultUse::Returned
-                                              : ResultUse::Unknown;
+                            : v == "returned"  ? ResultUse::Returned
+                                               : ResultUse::Unknown;
         cache_[key][std::stoull(offset, nullptr, 16)] = r;
       }
     }

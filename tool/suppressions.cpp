@@ -39,8 +39,8 @@ std::string trim(std::string_view s) {
 
 bool rule_matches(const SuppressionRule& rule, const report::Finding& f) {
   const bool kind_fits = rule.holds_by_allocator() ? f.kind == report::FindingKind::Leak
-                                                   : rule.kind ? *rule.kind == f.kind
-                                                               : report::finding_kind_info(f.kind).suppressible;
+                         : rule.kind               ? *rule.kind == f.kind
+                                                   : report::finding_kind_info(f.kind).suppressible;
   if (!kind_fits) return false;
   auto frames_match = [&](const std::vector<report::Frame>& stack) {
     return std::any_of(stack.begin(), stack.end(), [&](const report::Frame& fr) {
@@ -49,18 +49,20 @@ bool rule_matches(const SuppressionRule& rule, const report::Finding& f) {
     });
   };
   if (frames_match(f.stack)) return true;
-  return std::any_of(f.related.begin(), f.related.end(), [&](const report::RelatedStack& r) { return frames_match(r.stack); });
+  return std::any_of(f.related.begin(), f.related.end(),
+                     [&](const report::RelatedStack& r) { return frames_match(r.stack); });
 }
 
 // A leak that an allocator holds on purpose: said so, and never gating.
 void mark_held_by_allocator(report::Finding& f, const std::string& allocator) {
   f.kind = report::FindingKind::HeldByAllocator;
   f.severity = report::Severity::Info;
-  f.headline = fmt::format("Held by {}: {} byte(s) in {} allocation(s) ({}) at exit, from:", allocator, f.bytes, f.count,
-                           f.api);
-  f.message = fmt::format("{} byte(s) in {} allocation(s) from {} are held by {} until the process ends; that is "
-                          "its design, not a leak of the program",
-                          f.bytes, f.count, f.api, allocator);
+  f.headline =
+      fmt::format("Held by {}: {} byte(s) in {} allocation(s) ({}) at exit, from:", allocator, f.bytes, f.count, f.api);
+  f.message = fmt::format(
+      "{} byte(s) in {} allocation(s) from {} are held by {} until the process ends; that is "
+      "its design, not a leak of the program",
+      f.bytes, f.count, f.api, allocator);
 }
 
 const char kBuiltinRules[] =
@@ -80,8 +82,8 @@ bool matches_suppression_pattern(std::string_view pattern, std::string_view text
   if (pattern.empty() || text.empty()) return false;
   const bool anchored_start = pattern.front() == '^';
   const bool anchored_end = pattern.size() > 1 && pattern.back() == '$';
-  std::string glob(pattern.substr(anchored_start ? 1 : 0,
-                                  pattern.size() - (anchored_start ? 1 : 0) - (anchored_end ? 1 : 0)));
+  std::string glob(
+      pattern.substr(anchored_start ? 1 : 0, pattern.size() - (anchored_start ? 1 : 0) - (anchored_end ? 1 : 0)));
   if (!anchored_start) glob.insert(glob.begin(), '*');
   if (!anchored_end) glob.push_back('*');
   return glob_matches(glob, text);
@@ -111,8 +113,8 @@ void Suppressions::load_text(const std::string& text, const std::string& origin,
       allocator = second == std::string::npos ? std::string() : trim(pattern.substr(0, second));
       pattern = second == std::string::npos ? std::string() : trim(pattern.substr(second + 1));
       if (allocator.empty() || pattern.empty()) {
-        throw std::runtime_error(fmt::format("{}:{}: `{}` is not a rule; write held_by_allocator:NAME:PATTERN", origin,
-                                             number, rule));
+        throw std::runtime_error(
+            fmt::format("{}:{}: `{}` is not a rule; write held_by_allocator:NAME:PATTERN", origin, number, rule));
       }
     } else {
       if (colon == std::string::npos || pattern.empty() ||
@@ -121,9 +123,10 @@ void Suppressions::load_text(const std::string& text, const std::string& origin,
         for (const auto& k : report::kFindingKinds) {
           if (k.suppressible) kinds += std::string(k.key) + ", ";
         }
-        throw std::runtime_error(fmt::format("{}:{}: `{}` is not a suppression; write KIND:PATTERN with KIND one of "
-                                             "{}or *, or held_by_allocator:NAME:PATTERN",
-                                             origin, number, rule, kinds));
+        throw std::runtime_error(
+            fmt::format("{}:{}: `{}` is not a suppression; write KIND:PATTERN with KIND one of "
+                        "{}or *, or held_by_allocator:NAME:PATTERN",
+                        origin, number, rule, kinds));
       }
     }
     SuppressionRule r{known, pattern, allocator, origin, number};

@@ -28,11 +28,11 @@ struct SuppressionRule {
   std::optional<report::FindingKind> kind;
   std::string pattern;
   std::string allocator;  // held_by_allocator rules: the allocator's name
-  std::string file;     // where it was read
+  std::string file;       // where it was read
   int line = 0;
-  uint64_t hits = 0;    // findings it suppressed in this run
-  uint64_t bytes = 0;   // their bytes
-  bool builtin = false; // one of cuaudit's own rules
+  uint64_t hits = 0;     // findings it suppressed in this run
+  uint64_t bytes = 0;    // their bytes
+  bool builtin = false;  // one of cuaudit's own rules
 
   bool holds_by_allocator() const { return kind == report::FindingKind::HeldByAllocator; }
   std::string text() const;  // as written: "leak:upload", "held_by_allocator:PyTorch:CUDACachingAllocator"

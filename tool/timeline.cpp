@@ -17,7 +17,8 @@ double seconds_since_start(const ProcessTrace& trace, uint64_t time_ns) {
 // Pass 1: each sample with the tracked bytes, and which sample is each device's peak.
 class SampleCollector : public ReplayObserver {
  public:
-  explicit SampleCollector(const ProcessTrace& trace, report::Timeline& timeline) : trace_(trace), timeline_(timeline) {}
+  explicit SampleCollector(const ProcessTrace& trace, report::Timeline& timeline)
+      : trace_(trace), timeline_(timeline) {}
   void on_sample(const MemorySample& s, const DeviceHoldings& held,
                  const std::function<void(const std::function<void(const MemoryEvent&)>&)>&) override {
     report::TimelineSample out;

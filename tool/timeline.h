@@ -12,7 +12,6 @@
 namespace cuaudit {
 
 // Appends `trace`'s samples and peaks to `timeline` (nothing when the trace has no samples).
-void build_timeline(const ProcessTrace& trace, StackResolver& stacks, report::Timeline& timeline,
-                    size_t top_sites = 5);
+void build_timeline(const ProcessTrace& trace, StackResolver& stacks, report::Timeline& timeline, size_t top_sites = 5);
 
 }  // namespace cuaudit

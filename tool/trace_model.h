@@ -28,12 +28,12 @@ enum class EventKind : uint8_t {
   ContextCreated,
   ContextDestroyed,
   ProcessEnd,
-  FailedCall,  // another runtime call failed
-  LastError,   // cudaGetLastError / cudaPeekAtLastError returned an error
-  CallSite,    // a successful runtime call (recorded with --check-api-results)
-  Signal,      // a fatal signal reached the process
-  ExitCall,    // exit/_exit/_Exit/quick_exit
-  LaunchParam, // a kernel parameter failed a launch check
+  FailedCall,   // another runtime call failed
+  LastError,    // cudaGetLastError / cudaPeekAtLastError returned an error
+  CallSite,     // a successful runtime call (recorded with --check-api-results)
+  Signal,       // a fatal signal reached the process
+  ExitCall,     // exit/_exit/_Exit/quick_exit
+  LaunchParam,  // a kernel parameter failed a launch check
 };
 
 // An allocation or release by a tracked API (Alloc, Free): complete on its own, since the replay
@@ -44,13 +44,13 @@ struct MemoryEvent {
   uint64_t stack_id = 0;
   uint32_t tid = 0;
   Api api = Api::Count;
-  uint64_t key = 0;    // pointer or handle (KeySpace of the API)
+  uint64_t key = 0;  // pointer or handle (KeySpace of the API)
   uint64_t bytes = 0;
   uint32_t context_uid = 0;
   int32_t device = trace::kUnknownDevice;  // or trace::kHostDevice
-  int32_t result = 0;  // what the call returned to the program
-  uint64_t python_stack_id = 0;  // Alloc: the Python stack it was made from (0: none)
-  uint64_t launches = 0;         // Alloc from Python: kernel launches before it
+  int32_t result = 0;                      // what the call returned to the program
+  uint64_t python_stack_id = 0;            // Alloc: the Python stack it was made from (0: none)
+  uint64_t launches = 0;                   // Alloc from Python: kernel launches before it
 };
 
 // A context was created or destroyed (its allocations die with it).
@@ -76,14 +76,14 @@ struct ExitFact {
 
 // What the target found wrong with one kernel parameter at one launch.
 struct LaunchParamFact {
-  uint64_t value = 0;       // the parameter as passed
+  uint64_t value = 0;  // the parameter as passed
   uint32_t kernel_id = 0;
-  uint32_t alignment = 0;   // required by its type; 0 unknown
+  uint32_t alignment = 0;  // required by its type; 0 unknown
   uint16_t param_index = 0;
   trace::LaunchProblem problem = trace::LaunchProblem::Misaligned;
-  uint8_t path = 0;         // trace::LaunchPath (kept raw: a newer writer may know more paths)
+  uint8_t path = 0;           // trace::LaunchPath (kept raw: a newer writer may know more paths)
   int32_t driver_result = 0;  // NotAccessible: what cuPointerGetAttributes said
-  uint8_t memory_type = 0;  // what the driver said the value was (0: nothing)
+  uint8_t memory_type = 0;    // what the driver said the value was (0: nothing)
   bool host_readable = false;
 };
 
@@ -138,18 +138,18 @@ struct ProcessTrace {
   std::vector<std::string> command;
   uint64_t start_realtime_ns = 0;
   uint64_t start_monotonic_ns = 0;
-  std::vector<ModuleInfo> modules;                                // in recording order
-  std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;     // id -> return addresses
-  std::vector<Event> events;                                      // sorted by seq
-  std::vector<MemorySample> samples;                              // sorted by seq
-  std::unordered_map<uint32_t, std::string> runtime_names;         // cbid -> "cudaMemcpy_v3020"
-  std::unordered_map<uint32_t, std::string> kernels;               // kernel id -> name as the driver gave it
+  std::vector<ModuleInfo> modules;                                           // in recording order
+  std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;                // id -> return addresses
+  std::vector<Event> events;                                                 // sorted by seq
+  std::vector<MemorySample> samples;                                         // sorted by seq
+  std::unordered_map<uint32_t, std::string> runtime_names;                   // cbid -> "cudaMemcpy_v3020"
+  std::unordered_map<uint32_t, std::string> kernels;                         // kernel id -> name as the driver gave it
   std::unordered_map<uint64_t, std::vector<PythonFrameInfo>> python_stacks;  // id -> frames
-  std::unordered_map<uint64_t, std::array<uint64_t, 2>> call_pointers;  // failed copy's seq -> its pointers
-  std::vector<std::string> notices;                               // from the injection
-  bool tracked = true;         // false when the injection could not subscribe
-  bool reached_exit = false;   // a ProcessEnd record was seen
-  uint32_t flush_interval_ms = 0;  // 0: unknown (a trace from before it was recorded)
+  std::unordered_map<uint64_t, std::array<uint64_t, 2>> call_pointers;       // failed copy's seq -> its pointers
+  std::vector<std::string> notices;                                          // from the injection
+  bool tracked = true;                // false when the injection could not subscribe
+  bool reached_exit = false;          // a ProcessEnd record was seen
+  uint32_t flush_interval_ms = 0;     // 0: unknown (a trace from before it was recorded)
   std::vector<std::string> problems;  // damage found while reading (truncation, ...)
 };
 

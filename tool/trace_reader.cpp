@@ -246,7 +246,7 @@ bool parse_record(TraceBuilder& builder, const char* p, size_t size) {
 bool parse_any_record(TraceBuilder& builder, const char* p, size_t size) {
   switch (static_cast<RecordType>(load<RecordHeader>(p).type)) {
 #define CUAUDIT_RECORD(type, number, Struct, bytes) \
-  case RecordType::type:                             \
+  case RecordType::type:                            \
     return parse_record<Struct>(builder, p, size);
 #include "trace_records.inc"
 #undef CUAUDIT_RECORD
@@ -278,15 +278,17 @@ std::string runtime_call_name(const ProcessTrace& trace, uint32_t cbid) {
 
 ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
   if (bytes.size() < sizeof(FileHeader) || memcmp(bytes.data(), kFileMagic, sizeof kFileMagic) != 0) {
-    throw TraceError(fmt::format("{} is not a cuaudit trace (no CUAUDTRC header); give `cuaudit report` "
-                                 "the directory a `cuaudit --save DIR` run wrote",
-                                 name));
+    throw TraceError(
+        fmt::format("{} is not a cuaudit trace (no CUAUDTRC header); give `cuaudit report` "
+                    "the directory a `cuaudit --save DIR` run wrote",
+                    name));
   }
   const auto header = load<FileHeader>(bytes.data());
   if (header.version != kTraceVersion) {
-    throw TraceError(fmt::format("{} has trace format version {}, this cuaudit reads version {}; analyze it "
-                                 "with the cuaudit that recorded it",
-                                 name, header.version, kTraceVersion));
+    throw TraceError(
+        fmt::format("{} has trace format version {}, this cuaudit reads version {}; analyze it "
+                    "with the cuaudit that recorded it",
+                    name, header.version, kTraceVersion));
   }
   if (header.header_size < sizeof(FileHeader) || header.header_size > bytes.size()) {
     throw TraceError(fmt::format("{} has a damaged header", name));
@@ -300,22 +302,24 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
   size_t bad_records = 0;
   while (pos < bytes.size()) {
     if (bytes.size() - pos < sizeof(ChunkHeader)) {
-      out.problems.push_back(fmt::format("the trace ends inside a chunk header ({} stray bytes at the end): "
-                                         "the process was probably killed while writing",
-                                         bytes.size() - pos));
+      out.problems.push_back(
+          fmt::format("the trace ends inside a chunk header ({} stray bytes at the end): "
+                      "the process was probably killed while writing",
+                      bytes.size() - pos));
       break;
     }
     const auto chunk = load<ChunkHeader>(bytes.data() + pos);
     if (chunk.magic != kChunkMagic) {
-      out.problems.push_back(fmt::format("damaged chunk at offset {}; the {} bytes after it were not read", pos,
-                                         bytes.size() - pos));
+      out.problems.push_back(
+          fmt::format("damaged chunk at offset {}; the {} bytes after it were not read", pos, bytes.size() - pos));
       break;
     }
     const size_t payload = pos + sizeof chunk;
     if (chunk.payload_bytes > bytes.size() - payload) {
-      out.problems.push_back(fmt::format("the last chunk is truncated ({} of {} bytes): the process was "
-                                         "probably killed while writing; its events are not included",
-                                         bytes.size() - payload, chunk.payload_bytes));
+      out.problems.push_back(
+          fmt::format("the last chunk is truncated ({} of {} bytes): the process was "
+                      "probably killed while writing; its events are not included",
+                      bytes.size() - payload, chunk.payload_bytes));
       break;
     }
     for (size_t r = payload; r < payload + chunk.payload_bytes;) {
@@ -329,10 +333,11 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
     }
     pos = payload + chunk.payload_bytes;
   }
-  if (bad_records) out.problems.push_back(fmt::format("{} chunk(s) held a malformed record and were cut short", bad_records));
+  if (bad_records)
+    out.problems.push_back(fmt::format("{} chunk(s) held a malformed record and were cut short", bad_records));
   if (parser.unknown_apis()) {
-    out.problems.push_back(fmt::format("{} event(s) name an API this cuaudit does not know; they were skipped",
-                                       parser.unknown_apis()));
+    out.problems.push_back(
+        fmt::format("{} event(s) name an API this cuaudit does not know; they were skipped", parser.unknown_apis()));
   }
   std::stable_sort(out.events.begin(), out.events.end(), [](const Event& a, const Event& b) { return a.seq < b.seq; });
   parser.attach_python_stacks(out.events);

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
     f.message = i == 0 ? "<img src=x onerror=\"window.__pwned = 2\"> in fill<int4>" : "finding " + std::to_string(i);
     Frame fr;
     fr.pc = 0x1000 + static_cast<uint64_t>(i);
-    fr.function = i == 0 ? "fill<int4>(int4*, int)</td><script>window.__pwned = 3</script>" : "site_" + std::to_string(i);
+    fr.function =
+        i == 0 ? "fill<int4>(int4*, int)</td><script>window.__pwned = 3</script>" : "site_" + std::to_string(i);
     fr.file = "/src/app.cu";
     fr.line = 10 + i % 50;
     f.stack = {fr};

@@ -3,9 +3,9 @@
 
 #include "fake_api.h"
 
-#define CUDA_CHECK(call)              \
-  do {                                \
-    int rc_ = (call);                 \
+#define CUDA_CHECK(call)             \
+  do {                               \
+    int rc_ = (call);                \
     if (rc_ != 0) report_error(rc_); \
   } while (0)
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 extern "C" int fake_cuda_call(void** out);  // always fails with 2 (out of memory)
-extern "C" void report_error(int code);      // a sink that the optimizer cannot see through
+extern "C" void report_error(int code);     // a sink that the optimizer cannot see through
 extern "C" void other_work();
 
 extern uint64_t g_frames[64];

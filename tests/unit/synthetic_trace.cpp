@@ -82,8 +82,8 @@ SyntheticTrace& SyntheticTrace::sample(uint64_t used_bytes, int32_t device, uint
 }
 
 SyntheticTrace& SyntheticTrace::launch_param(const std::string& kernel, uint16_t index, uint64_t value,
-                                             trace::LaunchProblem problem,
-                                             uint32_t alignment, bool host_readable, uint64_t stack) {
+                                             trace::LaunchProblem problem, uint32_t alignment, bool host_readable,
+                                             uint64_t stack) {
   uint32_t id = 0;
   for (const auto& [known, name] : trace_.kernels) {
     if (name == kernel) id = known;

@@ -46,7 +46,8 @@ TEST_CASE("a failed launch that nothing retrieved is unchecked, whatever the cal
 }
 
 TEST_CASE("a failed launch retrieved by cudaGetLastError on the same thread is handled") {
-  const auto f = judge({call(EventKind::FailedCall, 1, kLaunchCbid, 9), call(EventKind::LastError, 2, kGetLastErrorCbid, 9)});
+  const auto f =
+      judge({call(EventKind::FailedCall, 1, kLaunchCbid, 9), call(EventKind::LastError, 2, kGetLastErrorCbid, 9)});
   REQUIRE(f.size() == 1);
   CHECK(f[0].kind == report::FindingKind::ApiError);
   CHECK(f[0].severity == report::Severity::Info);

@@ -23,7 +23,8 @@ TEST_CASE("CUDA-internal frames are dropped from the top so #0 is the program's 
       frame("", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
       frame("libcudart_static_4d8b33a106dceb3c07a56e26de61f545ab74bb7", "/src/app"),
       frame("cudaMalloc", "/src/app"),
-      frame("cudaError cudaMalloc<float>(float**, unsigned long)", "/src/app", "/usr/local/cuda/include/cuda_runtime.h"),
+      frame("cudaError cudaMalloc<float>(float**, unsigned long)", "/src/app",
+            "/usr/local/cuda/include/cuda_runtime.h"),
       frame("step(int)", "/src/app", "/src/app.cu"),
       frame("main", "/src/app", "/src/app.cu"),
       frame("__libc_start_call_main", "/lib/libc.so.6"),
@@ -47,8 +48,9 @@ TEST_CASE("a stack made only of internal frames is kept whole rather than emptie
 }
 
 TEST_CASE("frames below main are cut even when the C library has no symbols") {
-  const auto frames = user_frames({frame("", "/usr/lib/libcuda.so.1"), frame("step(int)", "/src/app"),
-                                   frame("main", "/src/app"), frame("", "/lib/libc.so.6"), frame("", "/lib/libc.so.6")});
+  const auto frames =
+      user_frames({frame("", "/usr/lib/libcuda.so.1"), frame("step(int)", "/src/app"), frame("main", "/src/app"),
+                   frame("", "/lib/libc.so.6"), frame("", "/lib/libc.so.6")});
   REQUIRE(frames.size() == 2);
   CHECK(frames[1].function == "main");
 }
@@ -62,21 +64,21 @@ TEST_CASE("the function the program called is the outermost internal frame, bare
 }
 
 TEST_CASE("the libc interposer's own frames are dropped: #0 is the program's free()") {
-  const auto frames = user_frames({frame("cuaudit::inject::(anonymous namespace)::record_libc_release(int, void*)",
-                                         "/opt/cuaudit/libcuaudit-injection.so"),
-                                   frame("(anonymous namespace)::check(cuaudit::Api, void*)",
-                                         "/opt/cuaudit/libcuaudit-preload.so"),
-                                   frame("free", "/opt/cuaudit/libcuaudit-preload.so"),
-                                   frame("main", "/src/app", "/src/app.cu")});
+  const auto frames =
+      user_frames({frame("cuaudit::inject::(anonymous namespace)::record_libc_release(int, void*)",
+                         "/opt/cuaudit/libcuaudit-injection.so"),
+                   frame("(anonymous namespace)::check(cuaudit::Api, void*)", "/opt/cuaudit/libcuaudit-preload.so"),
+                   frame("free", "/opt/cuaudit/libcuaudit-preload.so"), frame("main", "/src/app", "/src/app.cu")});
   REQUIRE(frames.size() == 1);
   CHECK(frames[0].function == "main");
 }
 
 TEST_CASE("a <<<>>> launch starts at the launch line, not at nvcc's generated host wrapper") {
-  const auto frames = user_frames({frame("cudaLaunchKernel", "/src/app"),
-                                   frame("__device_stub__Z5scalePff(float*, float)", "/src/app", "/tmp/x.cudafe1.stub.c"),
-                                   frame("scale(float*, float)", "/src/app", "/src/app.cu"),  // line info of the kernel
-                                   frame("main", "/src/app", "/src/app.cu")});
+  const auto frames =
+      user_frames({frame("cudaLaunchKernel", "/src/app"),
+                   frame("__device_stub__Z5scalePff(float*, float)", "/src/app", "/tmp/x.cudafe1.stub.c"),
+                   frame("scale(float*, float)", "/src/app", "/src/app.cu"),  // line info of the kernel
+                   frame("main", "/src/app", "/src/app.cu")});
   REQUIRE(frames.size() == 1);
   CHECK(frames[0].function == "main");
 }

@@ -41,7 +41,8 @@ TEST_CASE("segments allocated in the first steps and held to the end are not gro
 TEST_CASE("memory allocated until the end from one line is growth, at the user's line") {
   SyntheticTrace t;
   t.python_stack(7, kForward);
-  for (uint64_t i = 0; i < 10; ++i) t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (i + 1), 20 * kMiB, 7).wait(100 * kMs);
+  for (uint64_t i = 0; i < 10; ++i)
+    t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (i + 1), 20 * kMiB, 7).wait(100 * kMs);
   t.end();
   const auto findings = growth(t.trace());
   REQUIRE(findings.size() == 1);
@@ -59,7 +60,8 @@ TEST_CASE("memory allocated until the end from one line is growth, at the user's
 TEST_CASE("fewer than four allocations, or released memory, are never growth") {
   SyntheticTrace t;
   t.python_stack(7, kForward);
-  for (uint64_t i = 0; i < 3; ++i) t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (i + 1), 20 * kMiB, 7).wait(100 * kMs);
+  for (uint64_t i = 0; i < 3; ++i)
+    t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (i + 1), 20 * kMiB, 7).wait(100 * kMs);
   for (uint64_t i = 0; i < 8; ++i) {
     t.alloc_from_python(Api::cudaMalloc, 0x9000000, 20 * kMiB, 7).wait(100 * kMs).release(Api::cudaFree, 0x9000000);
   }
@@ -101,7 +103,9 @@ TEST_CASE("with launch counts, segments of the first steps are steady state howe
   SyntheticTrace t;
   t.python_stack(7, kForward);
   for (uint64_t i = 0; i < 6; ++i) {
-    t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (i + 1), 20 * kMiB, 7).after_launches(100 + i * 10).wait(100 * kMs);
+    t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (i + 1), 20 * kMiB, 7)
+        .after_launches(100 + i * 10)
+        .wait(100 * kMs);
   }
   t.sample(0, 0, 30000).end();  // 60 steps of work followed
   CHECK(growth(t.trace()).empty());
@@ -127,7 +131,8 @@ TEST_CASE("tensors kept until the work ends are growth even when the interpreter
 TEST_CASE("in a Python process, segments without a Python stack that keep coming are growth at their native site") {
   SyntheticTrace t;
   t.python_stack(8, kLoss);  // the process is a Python interpreter
-  for (uint64_t i = 0; i < 9; ++i) t.alloc(Api::cudaMalloc, 0x1000000 * (i + 1), 64 * kMiB, /*stack=*/5).after_launches(i * 1000);
+  for (uint64_t i = 0; i < 9; ++i)
+    t.alloc(Api::cudaMalloc, 0x1000000 * (i + 1), 64 * kMiB, /*stack=*/5).after_launches(i * 1000);
   t.sample(0, 0, 9000).end();
   const auto findings = growth(t.trace());
   REQUIRE(findings.size() == 1);
@@ -147,7 +152,8 @@ TEST_CASE("allocations without their own launch count take it from the memory sa
   SyntheticTrace t;
   t.python_stack(8, kLoss);
   for (uint64_t i = 0; i < 9; ++i) {
-    t.sample(0, 0, i * 1000).alloc(Api::cudaMalloc, 0x1000000 * (i + 1), 64 * kMiB, /*stack=*/5);  // no count of its own
+    t.sample(0, 0, i * 1000)
+        .alloc(Api::cudaMalloc, 0x1000000 * (i + 1), 64 * kMiB, /*stack=*/5);  // no count of its own
   }
   t.sample(0, 0, 9000).end();
   REQUIRE(growth(t.trace()).size() == 1);

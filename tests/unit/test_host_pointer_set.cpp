@@ -39,7 +39,8 @@ TEST_CASE("erasing inside collision chains keeps every other pointer findable") 
   CHECK(set->size() == model.size());
   for (uintptr_t p : model) CHECK(set->contains(p));
   size_t false_hits = 0;
-  for (uintptr_t p = 0x7f0000000000; p < 0x7f0000000000 + 3000 * 16; p += 16) false_hits += set->contains(p) && !model.count(p);
+  for (uintptr_t p = 0x7f0000000000; p < 0x7f0000000000 + 3000 * 16; p += 16)
+    false_hits += set->contains(p) && !model.count(p);
   CHECK(false_hits == 0);
 }
 

@@ -38,15 +38,15 @@ TEST_CASE("mismatched releases, for each family pair, name both APIs and leave t
     Api alloc, wrong;
   };
   const Case cases[] = {
-      {Api::cudaMallocHost, Api::cudaFree},       {Api::cudaHostAlloc, Api::cuMemFree},
-      {Api::cuMemAllocHost, Api::cudaFree},       {Api::cuMemHostAlloc, Api::cuMemFree},
-      {Api::cudaMalloc, Api::cudaFreeHost},       {Api::cuMemAlloc, Api::cuMemFreeHost},
-      {Api::cudaMallocManaged, Api::cudaFreeHost}, {Api::cudaHostRegister, Api::cudaFreeHost},
+      {Api::cudaMallocHost, Api::cudaFree},         {Api::cudaHostAlloc, Api::cuMemFree},
+      {Api::cuMemAllocHost, Api::cudaFree},         {Api::cuMemHostAlloc, Api::cuMemFree},
+      {Api::cudaMalloc, Api::cudaFreeHost},         {Api::cuMemAlloc, Api::cuMemFreeHost},
+      {Api::cudaMallocManaged, Api::cudaFreeHost},  {Api::cudaHostRegister, Api::cudaFreeHost},
       {Api::cuMemHostRegister, Api::cuMemFreeHost}, {Api::cudaMalloc, Api::cudaHostUnregister},
-      {Api::cudaMallocArray, Api::cudaFree},      {Api::cuArrayCreate, Api::cuMemFree},
-      {Api::cudaMalloc, Api::cudaFreeArray},      {Api::cudaMallocMipmappedArray, Api::cudaFreeArray},
-      {Api::cudaMallocHost, Api::libc_free},      {Api::cudaHostAlloc, Api::libc_realloc},
-      {Api::cudaMallocManaged, Api::cxx_delete},  {Api::cuMemAllocHost, Api::cxx_delete_array},
+      {Api::cudaMallocArray, Api::cudaFree},        {Api::cuArrayCreate, Api::cuMemFree},
+      {Api::cudaMalloc, Api::cudaFreeArray},        {Api::cudaMallocMipmappedArray, Api::cudaFreeArray},
+      {Api::cudaMallocHost, Api::libc_free},        {Api::cudaHostAlloc, Api::libc_realloc},
+      {Api::cudaMallocManaged, Api::cxx_delete},    {Api::cuMemAllocHost, Api::cxx_delete_array},
   };
   for (const Case& c : cases) {
     CAPTURE(api_info(c.alloc).name);
@@ -62,8 +62,8 @@ TEST_CASE("mismatched releases, for each family pair, name both APIs and leave t
     const auto& f = j.findings[0];
     CHECK(f.kind == report::FindingKind::MismatchedFree);
     CHECK(f.api == api_info(c.wrong).name);
-    CHECK(f.headline.find(std::string(api_info(c.alloc).name) + " released with " + std::string(api_info(c.wrong).name)) !=
-          std::string::npos);
+    CHECK(f.headline.find(std::string(api_info(c.alloc).name) + " released with " +
+                          std::string(api_info(c.wrong).name)) != std::string::npos);
     REQUIRE(f.related.size() == 1);
     CHECK(f.related[0].role == report::RelatedRole::Allocation);
     CHECK(f.related[0].api == api_info(c.alloc).name);
@@ -83,10 +83,13 @@ TEST_CASE("the mismatch message names the release that fits") {
   CHECK(right_release_for(Api::cudaHostRegister) == "cudaHostUnregister");
   CHECK(right_release_for(Api::cudaMallocArray) == "cudaFreeArray");
   CHECK(right_release_for(Api::cuMemCreate) == "cuMemRelease");
-  const auto j = judge(SyntheticTrace().alloc(Api::cudaMallocHost, 0x1000, 8).release(Api::cudaFree, 0x1000, 1).end().trace());
-  CHECK(j.findings[0].message == "pinned host memory from cudaMallocHost released with cudaFree; release it with cudaFreeHost");
+  const auto j =
+      judge(SyntheticTrace().alloc(Api::cudaMallocHost, 0x1000, 8).release(Api::cudaFree, 0x1000, 1).end().trace());
+  CHECK(j.findings[0].message ==
+        "pinned host memory from cudaMallocHost released with cudaFree; release it with cudaFreeHost");
   CHECK(j.findings[0].headline ==
-        "Mismatched free: pinned host memory from cudaMallocHost released with cudaFree (returned cudaErrorInvalidValue) at:");
+        "Mismatched free: pinned host memory from cudaMallocHost released with cudaFree (returned "
+        "cudaErrorInvalidValue) at:");
   CHECK(j.findings[0].result == "cudaErrorInvalidValue");
 }
 
@@ -174,7 +177,8 @@ TEST_CASE("releases from several threads are judged in the order they happened")
   trace.events[1].tid = 1;
   trace.events[2].tid = 2;
   std::swap(trace.events[1], trace.events[2]);  // file order differs from sequence order
-  std::stable_sort(trace.events.begin(), trace.events.end(), [](const Event& a, const Event& b) { return a.seq < b.seq; });
+  std::stable_sort(trace.events.begin(), trace.events.end(),
+                   [](const Event& a, const Event& b) { return a.seq < b.seq; });
   const auto j = judge(trace);
   CHECK(j.replay.release_findings.empty());
   CHECK(j.replay.leaks.size() == 1);

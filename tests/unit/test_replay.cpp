@@ -42,7 +42,8 @@ TEST_CASE("an allocation released with its own API is not a leak, for every fami
   for (const Pair& p : pairs) {
     CAPTURE(api_info(p.alloc).name);
     CAPTURE(api_info(p.release).name);
-    const auto result = replay(SyntheticTrace().alloc(p.alloc, 0x1000, 64).release(p.release, 0x1000, 0, 64).end().trace());
+    const auto result =
+        replay(SyntheticTrace().alloc(p.alloc, 0x1000, 64).release(p.release, 0x1000, 0, 64).end().trace());
     CHECK(result.leaks.empty());
     CHECK(result.allocations == 1);
     CHECK(result.releases == 1);

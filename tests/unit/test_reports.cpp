@@ -43,7 +43,8 @@ Report sample() {
 
 TEST_CASE("text report: LeakSanitizer-style blocks and a SUMMARY line") {
   const std::string text = render_text(sample(), {});
-  CHECK(text.find("==1234== Leak of 409600 byte(s) in 100 allocation(s) (cudaMalloc) allocated from:") != std::string::npos);
+  CHECK(text.find("==1234== Leak of 409600 byte(s) in 100 allocation(s) (cudaMalloc) allocated from:") !=
+        std::string::npos);
   CHECK(text.find("#0 0x401a2b in step(int) /src/app.cu:6") != std::string::npos);
   CHECK(text.find("LEAK SUMMARY: 409600 byte(s) leaked in 100 allocation(s) from 1 site(s)") != std::string::npos);
   CHECK(text.find("SUMMARY: cuaudit: 1 finding(s), 1 error(s)") != std::string::npos);
@@ -105,7 +106,9 @@ TEST_CASE("suppressed findings stay in the JSON but do not count") {
 TEST_CASE("JUnit escapes what comes from the target: kernel names, paths, messages") {
   CHECK(xml_escape("fill<int4>(int4*, int) & \"x\" 'y'") ==
         "fill&lt;int4&gt;(int4*, int) &amp; &quot;x&quot; &apos;y&apos;");
-  CHECK(xml_escape(std::string("a\x01" "b", 3)) == "a&#x1;b");
+  CHECK(xml_escape(std::string("a\x01"
+                               "b",
+                               3)) == "a&#x1;b");
   Report r = sample();
   r.findings[0].headline = "Leak in fill<int4> & co";
   const std::string xml = render_junit(r);

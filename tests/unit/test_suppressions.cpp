@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include <cstdio>
 #include <unistd.h>
+#include <cstdio>
 
 #include <fstream>
 
@@ -49,16 +49,16 @@ TEST_CASE("patterns follow LeakSanitizer: substring, * wildcard, ^ and $ anchors
 
 TEST_CASE("a rule suppresses exactly what it names, counting hits and bytes") {
   Suppressions s;
-  s.load_file(write_file("# third-party code we cannot fix\nleak:vendor_init\n*:^legacy/\nmismatched_free:nothing_here\n"));
-  std::vector<report::Finding> findings = {finding("leak", "vendor_init()", "vendor.cu", 64),
-                                           finding("leak", "step(int)", "app.cu", 32),
-                                           finding("double_free", "f()", "legacy/old.cu", 8),
-                                           finding("double_free", "vendor_init()", "vendor.cu", 16)};
+  s.load_file(
+      write_file("# third-party code we cannot fix\nleak:vendor_init\n*:^legacy/\nmismatched_free:nothing_here\n"));
+  std::vector<report::Finding> findings = {
+      finding("leak", "vendor_init()", "vendor.cu", 64), finding("leak", "step(int)", "app.cu", 32),
+      finding("double_free", "f()", "legacy/old.cu", 8), finding("double_free", "vendor_init()", "vendor.cu", 16)};
   s.apply(findings);
   CHECK(findings[0].suppressed);
   CHECK_FALSE(findings[1].suppressed);
-  CHECK(findings[2].suppressed);          // *: any kind, by file
-  CHECK_FALSE(findings[3].suppressed);    // leak: rules do not touch other kinds
+  CHECK(findings[2].suppressed);        // *: any kind, by file
+  CHECK_FALSE(findings[3].suppressed);  // leak: rules do not touch other kinds
   REQUIRE(s.rules().size() == 3);
   CHECK(s.rules()[0].hits == 1);
   CHECK(s.rules()[0].bytes == 64);
@@ -73,7 +73,8 @@ TEST_CASE("related stacks count: a double free is matched by its allocation site
   Suppressions s;
   s.add({report::FindingKind::DoubleFree, "pool_alloc", "", "inline", 1});
   report::Finding f = finding("double_free", "release()", "a.cu");
-  f.related.push_back({report::RelatedRole::Allocation, "cudaMalloc", "allocated by cudaMalloc at:", finding("x", "pool_alloc()", "p.cu").stack});
+  f.related.push_back({report::RelatedRole::Allocation, "cudaMalloc",
+                       "allocated by cudaMalloc at:", finding("x", "pool_alloc()", "p.cu").stack});
   std::vector<report::Finding> findings = {f};
   s.apply(findings);
   CHECK(findings[0].suppressed);

@@ -47,8 +47,8 @@ std::string chunk(const std::string& payload) {
 }  // namespace
 
 TEST_CASE("a foreign file is refused with a clear message") {
-  CHECK_THROWS_WITH_AS(parse_trace("#!/bin/sh\necho hello\n", "x.cutrace"),
-                       doctest::Contains("is not a cuaudit trace"), TraceError);
+  CHECK_THROWS_WITH_AS(parse_trace("#!/bin/sh\necho hello\n", "x.cutrace"), doctest::Contains("is not a cuaudit trace"),
+                       TraceError);
   CHECK_THROWS_AS(parse_trace("", "empty.cutrace"), TraceError);
 }
 
@@ -57,8 +57,8 @@ TEST_CASE("a trace of another format version is refused, naming both versions") 
 }
 
 TEST_CASE("events of several chunks are merged in sequence order") {
-  const auto t = parse_trace(header() + chunk(alloc_record(5, 0x50)) + chunk(alloc_record(2, 0x20) + alloc_record(9, 0x90)),
-                             "t.cutrace");
+  const auto t = parse_trace(
+      header() + chunk(alloc_record(5, 0x50)) + chunk(alloc_record(2, 0x20) + alloc_record(9, 0x90)), "t.cutrace");
   REQUIRE(t.events.size() == 3);
   CHECK(t.events[0].memory().key == 0x20);
   CHECK(t.events[1].memory().key == 0x50);
@@ -119,8 +119,10 @@ TEST_CASE("Python stacks are read with their frames and attached to the allocati
   const std::pair<std::string, std::string> names[] = {{"/venv/torch/nn/linear.py", "Linear.forward"},
                                                        {"train.py", "<module>"}};
   std::string tail;
-  put(tail, PythonFrame{125, static_cast<uint16_t>(names[0].first.size()), static_cast<uint16_t>(names[0].second.size())});
-  put(tail, PythonFrame{42, static_cast<uint16_t>(names[1].first.size()), static_cast<uint16_t>(names[1].second.size())});
+  put(tail,
+      PythonFrame{125, static_cast<uint16_t>(names[0].first.size()), static_cast<uint16_t>(names[0].second.size())});
+  put(tail,
+      PythonFrame{42, static_cast<uint16_t>(names[1].first.size()), static_cast<uint16_t>(names[1].second.size())});
   for (const auto& [file, function] : names) tail += file + function;
   PythonStackRecord r{};
   r.id = 0xabc;
@@ -137,7 +139,8 @@ TEST_CASE("Python stacks are read with their frames and attached to the allocati
   link.python_stack_id = 0xabc;
   std::string linked;
   put(linked, link);
-  const auto t = parse_trace(header() + chunk(stack + alloc_record(4, 0x40) + linked + alloc_record(5, 0x50)), "t.cutrace");
+  const auto t =
+      parse_trace(header() + chunk(stack + alloc_record(4, 0x40) + linked + alloc_record(5, 0x50)), "t.cutrace");
   REQUIRE(t.events.size() == 2);
   CHECK(t.events[0].memory().python_stack_id == 0xabc);
   CHECK(t.events[1].memory().python_stack_id == 0);
