@@ -101,7 +101,7 @@ struct ApiEventRecord {
   int32_t result;  // cudaError_t or CUresult the call returned to the program
   uint16_t api;    // cuaudit::Api
   uint16_t reserved16;
-  uint32_t reserved32;
+  uint32_t call_ns;  // time spent inside the call (ENTER to EXIT), saturated; 0: not measured
 };
 struct AllocRecord : ApiEventRecord {};
 struct FreeRecord : ApiEventRecord {};
@@ -267,6 +267,29 @@ struct ProcessEndRecord {
   RecordHeader header;
   uint64_t seq;
   uint64_t time_ns;
+};
+
+// What a device's memory looked like beyond cuMemGetInfo: the stream-ordered pool of the device
+// (reserved versus used, with high-water marks) and, at a failed allocation, the memory other
+// processes hold on it (NVML). Written at failed allocations, and with the memory samples once
+// the program uses stream-ordered allocations.
+struct DeviceStateRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  int32_t device;
+  uint32_t flags;  // DeviceStateFlags
+  uint64_t pool_reserved;       // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT of the device's current pool
+  uint64_t pool_used;           // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+  uint64_t pool_reserved_high;  // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+  uint64_t pool_used_high;      // CU_MEMPOOL_ATTR_USED_MEM_HIGH
+  uint64_t other_processes_bytes;  // NVML: memory of the other processes on the device
+};
+
+enum DeviceStateFlags : uint32_t {
+  kStateAtFailedAllocation = 1,  // taken right after an allocation failed
+  kStateHasPool = 2,             // the pool fields are valid
+  kStateHasOtherProcesses = 4,   // NVML answered: other_processes_bytes is valid
 };
 
 constexpr size_t padded_record_size(size_t bytes) { return (bytes + 7) & ~size_t{7}; }

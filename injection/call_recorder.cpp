@@ -1,5 +1,6 @@
 #include "call_recorder.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -15,7 +16,8 @@ namespace {
 // Tracked calls active on this thread, outermost first.
 struct ActiveCall {
   Api api;
-  uint64_t seq;  // frees: taken before the call, so a reuse of the address sorts after it
+  uint64_t seq;       // frees: taken before the call, so a reuse of the address sorts after it
+  uint64_t enter_ns;  // outermost call: when it started (the churn check's time inside calls)
 };
 constexpr int kMaxActive = 8;
 struct ActiveCalls {
@@ -88,27 +90,31 @@ void on_call_enter(Api api) noexcept {
   ActiveCalls& a = tls_active;
   if (a.depth < kMaxActive) {
     const bool is_free = api_info(api).role == ApiRole::Free;
-    a.calls[a.depth] = {api, a.depth == 0 && is_free ? next_sequence() : 0};
+    const bool outermost = a.depth == 0;
+    a.calls[a.depth] = {api, outermost && is_free ? next_sequence() : 0, outermost ? monotonic_ns() : 0};
   }
   ++a.depth;
 }
 
 bool on_call_exit(const ApiCall& call) noexcept {
   ActiveCalls& a = tls_active;
-  uint64_t pre_seq = 0;
+  uint64_t pre_seq = 0, enter_ns = 0;
   if (a.depth > 0 && (a.depth > kMaxActive || a.calls[a.depth - 1].api == call.api)) {
     --a.depth;
     if (a.depth > 0) return false;  // nested inside another tracked call: that one is recorded
     pre_seq = a.calls[0].seq;
+    enter_ns = a.calls[0].enter_ns;
   } else if (a.depth > 0) {
     return false;  // an exit without its enter, inside a tracked call: nested, not ours to record
   }
+  const uint64_t exit_ns = monotonic_ns();
 
   const ApiInfo& info = api_info(call.api);
   trace::ApiEventRecord r{};
   r.stack_id = capture_stack();
   r.seq = pre_seq != 0 ? pre_seq : next_sequence();
-  r.time_ns = monotonic_ns();
+  r.time_ns = exit_ns;
+  if (enter_ns) r.call_ns = static_cast<uint32_t>(std::min<uint64_t>(exit_ns - enter_ns, UINT32_MAX));
   r.key = call.key;
   r.bytes = call.bytes;
   r.tid = current_tid();

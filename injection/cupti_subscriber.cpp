@@ -9,6 +9,7 @@
 #include "call_recorder.h"
 #include "cupti_api_params.h"
 #include "cupti_launch_hooks.h"
+#include "device_state.h"
 #include "memory_sampler.h"
 #include "preload_link.h"
 #include "trace_writer.h"
@@ -109,7 +110,16 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
   call.device = device_of(data->context, data->contextUid);
   if (!on_call_exit(call)) return;  // nested inside a tracked call: that one was recorded
   update_host_pointers(call);
-  if (call.result == 0 && !is_host_family(api_info(api).family)) sample_after_memory_change(call.device);
+  const ApiInfo& info = api_info(api);
+  if (is_host_family(info.family)) return;
+  if (call.result == 0) {
+    if (info.family == MemoryFamily::StreamOrdered) note_stream_ordered_use();
+    sample_after_memory_change(call.device);
+  } else if (info.role == ApiRole::Alloc) {
+    // Rare, and what the out-of-memory finding is made of: the device's state right now.
+    sample_at_failed_allocation(call.device);
+    record_state_at_failed_allocation(call.device);
+  }
 }
 
 void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) noexcept {

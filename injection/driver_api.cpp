@@ -33,6 +33,10 @@ void resolve_driver_api() noexcept {
   resolve(library, g_driver.func_get_name, CUAUDIT_SYMBOL(cuFuncGetName));
   resolve(library, g_driver.kernel_get_name, CUAUDIT_SYMBOL(cuKernelGetName));
   resolve(library, g_driver.graph_kernel_node_get_params, CUAUDIT_SYMBOL(cuGraphKernelNodeGetParams));
+  resolve(library, g_driver.device_get, CUAUDIT_SYMBOL(cuDeviceGet));
+  resolve(library, g_driver.device_get_mem_pool, CUAUDIT_SYMBOL(cuDeviceGetMemPool));
+  resolve(library, g_driver.mem_pool_get_attribute, CUAUDIT_SYMBOL(cuMemPoolGetAttribute));
+  resolve(library, g_driver.device_get_pci_bus_id, CUAUDIT_SYMBOL(cuDeviceGetPCIBusId));
 }
 
 }  // namespace cuaudit::inject

@@ -17,6 +17,10 @@ struct DriverApi {
   decltype(&::cuFuncGetName) func_get_name = nullptr;
   decltype(&::cuKernelGetName) kernel_get_name = nullptr;
   decltype(&::cuGraphKernelNodeGetParams) graph_kernel_node_get_params = nullptr;
+  decltype(&::cuDeviceGet) device_get = nullptr;
+  decltype(&::cuDeviceGetMemPool) device_get_mem_pool = nullptr;
+  decltype(&::cuMemPoolGetAttribute) mem_pool_get_attribute = nullptr;
+  decltype(&::cuDeviceGetPCIBusId) device_get_pci_bus_id = nullptr;
 };
 
 // Resolved once, at InitializeInjection (the driver is loaded by then); null members are missing.

@@ -7,6 +7,7 @@
 
 #include "background_thread.h"
 #include "call_recorder.h"
+#include "device_state.h"
 #include "driver_api.h"
 #include "in_target_log.h"
 #include "trace_writer.h"
@@ -51,6 +52,7 @@ void sample_all_devices() noexcept {
     if (context && !(sampled & bit) && !g_stopping.load()) {
       if (driver().ctx_set_current(context) == CUDA_SUCCESS && take_sample(device)) {
         sampled |= bit;
+        record_pool_state(device);  // only once the program uses stream-ordered pools
       } else {
         // Destroyed behind our back (cudaDeviceReset) or CUDA is shutting down: forget it.
         // (The slot stays claimed until its destruction callback, if one ever comes.)
@@ -109,6 +111,11 @@ void sample_after_memory_change(int32_t device) noexcept {
   uint64_t last = g_last_inline_ns.load(std::memory_order_relaxed);
   if (now - last < kInlineGapNs) return;
   if (!g_last_inline_ns.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+  take_sample(device);
+}
+
+void sample_at_failed_allocation(int32_t device) noexcept {
+  if (g_stopping.load(std::memory_order_relaxed) || device < 0 || !driver().mem_get_info) return;
   take_sample(device);
 }
 

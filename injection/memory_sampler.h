@@ -25,6 +25,10 @@ void sampler_context_destroying(CUcontext context) noexcept;
 // An allocation or release on `device` just finished on this thread (its context is current).
 void sample_after_memory_change(int32_t device) noexcept;
 
+// An allocation on `device` failed just now on this thread: one sample at once, whatever the rate
+// limit or --sample-interval (the out-of-memory finding needs the device's state at that moment).
+void sample_at_failed_allocation(int32_t device) noexcept;
+
 // Exit processing started: stops sampling for good, waiting at most for the sample in flight,
 // since CUDA tears contexts down after this.
 void stop_memory_sampler() noexcept;

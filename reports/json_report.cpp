@@ -32,6 +32,29 @@ json stack_json(const std::vector<Frame>& frames) {
   return stack;
 }
 
+json optional_bytes(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+json out_of_memory_json(const std::optional<OutOfMemoryState>& o) {
+  if (!o) return nullptr;
+  return {{"requested", o->requested},
+          {"device_total", optional_bytes(o->device_total)},
+          {"device_free", optional_bytes(o->device_free)},
+          {"program_held", o->program_held},
+          {"families", families_json(o->families)},
+          {"pool_reserved", optional_bytes(o->pool_reserved)},
+          {"pool_used", optional_bytes(o->pool_used)},
+          {"other_processes", optional_bytes(o->other_processes)},
+          {"verdict", o->verdict}};
+}
+
+json churn_json(const std::optional<ChurnStats>& c) {
+  if (!c) return nullptr;
+  return {{"pairs", c->pairs},
+          {"median_lifetime_ns", c->median_lifetime_ns},
+          {"call_ns", c->call_ns},
+          {"run_share", c->run_share}};
+}
+
 json finding_json(const Finding& f) {
   json related = json::array();
   for (const RelatedStack& r : f.related) {
@@ -65,7 +88,10 @@ json finding_json(const Finding& f) {
               {"stack", stack_json(f.stack)},
               {"omitted_frames", f.omitted_frames},
               {"related", related},
-              {"parameter", parameter}};
+              {"parameter", parameter},
+              {"at", f.at ? json(*f.at) : json(nullptr)},
+              {"out_of_memory", out_of_memory_json(f.out_of_memory)},
+              {"churn", churn_json(f.churn)}};
   if (!f.ranks.empty()) out["ranks"] = f.ranks;  // merged reports only
   if (!f.pids.empty()) out["pids"] = f.pids;
   return out;
@@ -264,6 +290,32 @@ Finding finding_from(const json& j, const std::string& where) {
     p.alignment = get_number<uint32_t>(parameter, "alignment", at);
     p.offset = get_optional_number<uint64_t>(parameter, "offset", at);
     f.parameter = std::move(p);
+  }
+  f.at = get_optional_number<double>(j, "at", where);
+  const json& oom = member(j, "out_of_memory", where);
+  if (!oom.is_null()) {
+    const std::string at = where + ".out_of_memory";
+    OutOfMemoryState o;
+    o.requested = get_number<uint64_t>(oom, "requested", at);
+    o.device_total = get_optional_number<uint64_t>(oom, "device_total", at);
+    o.device_free = get_optional_number<uint64_t>(oom, "device_free", at);
+    o.program_held = get_number<uint64_t>(oom, "program_held", at);
+    o.families = families_from(oom, at);
+    o.pool_reserved = get_optional_number<uint64_t>(oom, "pool_reserved", at);
+    o.pool_used = get_optional_number<uint64_t>(oom, "pool_used", at);
+    o.other_processes = get_optional_number<uint64_t>(oom, "other_processes", at);
+    o.verdict = get_text(oom, "verdict", at);
+    f.out_of_memory = std::move(o);
+  }
+  const json& churn = member(j, "churn", where);
+  if (!churn.is_null()) {
+    const std::string at = where + ".churn";
+    ChurnStats c;
+    c.pairs = get_number<uint64_t>(churn, "pairs", at);
+    c.median_lifetime_ns = get_number<uint64_t>(churn, "median_lifetime_ns", at);
+    c.call_ns = get_number<uint64_t>(churn, "call_ns", at);
+    c.run_share = get_number<double>(churn, "run_share", at);
+    f.churn = c;
   }
   for (const json& r : get_array(j, "ranks", where)) {
     if (!r.is_number_integer() || r.get<int64_t>() < 0) bad(where + ".ranks", "expected rank numbers");

@@ -32,7 +32,7 @@ std::optional<FindingKind> finding_kind_from_key(std::string_view key) {
 
 namespace {
 constexpr RelatedRole kRoles[] = {RelatedRole::Allocation, RelatedRole::FirstRelease, RelatedRole::Release,
-                                  RelatedRole::Python};
+                                  RelatedRole::Python, RelatedRole::Holder};
 }  // namespace
 
 const char* related_role_key(RelatedRole r) {
@@ -45,6 +45,8 @@ const char* related_role_key(RelatedRole r) {
       return "release";
     case RelatedRole::Python:
       return "python";
+    case RelatedRole::Holder:
+      return "holder";
   }
   return "allocation";
 }

@@ -56,6 +56,7 @@ enum class RelatedRole : uint8_t {
   FirstRelease,  // double frees: the release that already released it
   Release,       // stale launch parameters: where the memory was freed
   Python,        // the Python stack of an allocation
+  Holder,        // out of memory: a site that held memory at that moment
 };
 const char* related_role_key(RelatedRole r);  // "allocation", "first_release", "release", "python"
 std::optional<RelatedRole> related_role_from_key(std::string_view key);
@@ -82,6 +83,25 @@ struct KernelParameter {
   std::optional<uint64_t> offset;  // of the value inside the allocation it points into
 };
 
+// The device at the moment an allocation failed for lack of memory.
+struct OutOfMemoryState {
+  uint64_t requested = 0;  // bytes the failed call asked for
+  std::optional<uint64_t> device_total, device_free;  // cuMemGetInfo then (none for host memory)
+  uint64_t program_held = 0;                          // the program's tracked allocations on the device then
+  std::vector<std::pair<std::string, uint64_t>> families;  // `program_held` by allocation family
+  std::optional<uint64_t> pool_reserved, pool_used;        // the device's stream-ordered pool
+  std::optional<uint64_t> other_processes;  // memory of other processes (NVML); none: could not be known
+  std::string verdict;                      // one line: what filled the device
+};
+
+// A site that allocates and frees again and again.
+struct ChurnStats {
+  uint64_t pairs = 0;               // allocations of the site released during the run
+  uint64_t median_lifetime_ns = 0;  // from allocation to release
+  uint64_t call_ns = 0;             // time inside its allocation and release calls
+  double run_share = 0;             // call_ns / the process's run time
+};
+
 struct Finding {
   FindingKind kind = FindingKind::Leak;
   Severity severity = Severity::Error;
@@ -101,6 +121,9 @@ struct Finding {
   std::vector<RelatedStack> related;
   BaselineStatus baseline = BaselineStatus::None;  // still-present ones do not gate
   std::optional<KernelParameter> parameter;        // launch parameter findings
+  std::optional<double> at;  // seconds since its process started (out of memory: the moment, on the timeline)
+  std::optional<OutOfMemoryState> out_of_memory;
+  std::optional<ChurnStats> churn;
   // `cuaudit merge` only: the ranks (input reports) and pids the same finding came from.
   std::vector<int> ranks;
   std::vector<uint64_t> pids;

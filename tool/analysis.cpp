@@ -11,6 +11,7 @@
 #include "error_findings.h"
 #include "growth_findings.h"
 #include "launch_findings.h"
+#include "oom_findings.h"
 #include "leak_findings.h"
 #include "release_findings.h"
 #include "replay.h"
@@ -145,6 +146,9 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     std::vector<report::Finding> found = release_findings(result.release_findings, trace.pid, stacks);
     std::set<uint64_t> explained;
     for (const auto& p : result.release_findings) explained.insert(p.release.seq);
+    FailureJudge failures(trace, stacks, judge);
+    for (auto& f : oom_findings(trace, stacks, failures, explained)) found.push_back(std::move(f));
+    for (auto& f : churn_findings(trace, stacks, options.churn)) found.push_back(std::move(f));
     for (auto& f : error_findings(trace, explained, stacks, judge, {options.check_api_results}))
       found.push_back(std::move(f));
     for (auto& f : launch_findings(trace, result.launch_params, stacks)) found.push_back(std::move(f));

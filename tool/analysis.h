@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "churn_findings.h"
 #include "report_model.h"
 #include "suppressions.h"
 
@@ -14,6 +15,7 @@ struct AnalysisOptions {
   size_t num_callers = 0;          // frames kept per stack; 0 = all
   bool check_api_results = false;  // also lint discarded results of successful calls
   Suppressions suppressions;       // --suppressions rules, already loaded
+  ChurnOptions churn;              // --churn-threshold
 };
 
 // The report of a run directory (report.nothing_tracked: no process could be observed). Throws

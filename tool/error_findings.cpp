@@ -121,6 +121,22 @@ report::Finding describe(const Judged& j, uint64_t count, uint64_t pid, StackRes
 
 }  // namespace
 
+FailureJudge::FailureJudge(const ProcessTrace& trace, StackResolver& stacks, CallSiteJudge& judge)
+    : stacks_(stacks), judge_(judge), retrieved_(retrievals(trace)) {}
+
+ErrorHandling FailureJudge::handling(const Event& e, const std::string& api) {
+  const bool runtime = api_layer(api) == ApiLayer::Runtime;
+  const auto r = retrieved_.find(e.seq);
+  const bool got = r != retrieved_.end() && r->second.first;
+  const ResultUse site = judge_.for_call(stacks_.user_raw_frames(e.stack_id));
+  return decide_error_handling(is_launch(api), runtime, site, got);
+}
+
+bool FailureJudge::replaced(const Event& e) const {
+  const auto r = retrieved_.find(e.seq);
+  return r != retrieved_.end() && r->second.second;
+}
+
 ErrorHandling decide_error_handling(bool launch, bool runtime_api, ResultUse call_site, bool retrieved_later) {
   if (call_site == ResultUse::Used) return ErrorHandling::CheckedAtCallSite;
   if (runtime_api && retrieved_later) return ErrorHandling::RetrievedLater;
@@ -132,7 +148,7 @@ ErrorHandling decide_error_handling(bool launch, bool runtime_api, ResultUse cal
 std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std::set<uint64_t>& explained,
                                             StackResolver& stacks, CallSiteJudge& judge,
                                             const ErrorCheckOptions& options) {
-  const auto retrieved = retrievals(trace);
+  FailureJudge failures(trace, stacks, judge);
   // Same outcome, same API, same error, same stack: one finding with a count, in first-seen order.
   std::map<std::tuple<int, std::string, int32_t, uint64_t>, std::pair<Judged, uint64_t>> groups;
   std::vector<decltype(groups)::key_type> order;
@@ -152,12 +168,7 @@ std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std
       lint_sites.emplace(e.stack_id, api);
     }
     if (!is_failure(e) || explained.count(e.seq)) continue;
-    const bool runtime = api_layer(api) == ApiLayer::Runtime;
-    const auto r = retrieved.find(e.seq);
-    const bool got = r != retrieved.end() && r->second.first;
-    const ResultUse site = judge.for_call(stacks.user_raw_frames(e.stack_id));
-    add({&e, api, decide_error_handling(is_launch(api), runtime, site, got), r != retrieved.end() && r->second.second,
-         garbage_use(trace, e, stacks)});
+    add({&e, api, failures.handling(e, api), failures.replaced(e), garbage_use(trace, e, stacks)});
   }
 
   std::vector<report::Finding> findings;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <set>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "report_model.h"
@@ -28,6 +30,23 @@ enum class ErrorHandling {
 // The decision rule, on its own so that it is tested without traces: `launch` errors are only
 // seen through the last-error functions; other calls by their call site first.
 ErrorHandling decide_error_handling(bool launch, bool runtime_api, ResultUse call_site, bool retrieved_later);
+
+// How failing calls were handled, judged once per trace: the error check and the out-of-memory
+// check ask the same question.
+class FailureJudge {
+ public:
+  FailureJudge(const ProcessTrace& trace, StackResolver& stacks, CallSiteJudge& judge);
+  // `failure`: an Alloc, Free or FailedCall event with a failing result; `api`: the name the
+  // program called it by.
+  ErrorHandling handling(const Event& failure, const std::string& api);
+  // Whether another runtime error replaced this one before anything retrieved it.
+  bool replaced(const Event& failure) const;
+
+ private:
+  StackResolver& stacks_;
+  CallSiteJudge& judge_;
+  std::unordered_map<uint64_t, std::pair<bool, bool>> retrieved_;  // seq -> {retrieved, replaced}
+};
 
 // `explained`: sequence numbers of failures already reported otherwise (a double free's refused
 // cudaFree is that finding, not also an unchecked error).

@@ -84,7 +84,8 @@ std::optional<report::Report> load_baseline(const Options& o) {
 
 // Reads the suppression files now: a bad rule is refused before any program runs.
 AnalysisOptions analysis_options(const Options& o) {
-  AnalysisOptions a{o.leak_check != report::LeakDetail::None, o.num_callers, o.check_api_results, {}};
+  AnalysisOptions a{o.leak_check != report::LeakDetail::None, o.num_callers, o.check_api_results, {}, {}};
+  a.churn.warn_percent = o.churn_threshold;
   try {
     for (const auto& file : o.suppression_files) a.suppressions.load_file(file);
     // After the user's: a rule of theirs for the same memory decides first.

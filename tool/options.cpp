@@ -62,6 +62,10 @@ void add_output_options(CLI::App& app, Options& o) {
                  "a JSON report of an earlier run: only findings not in it fail the gate (new, still present "
                  "and fixed are listed)");
   app.add_flag("--gen-suppressions", o.gen_suppressions, "print under each finding a rule that would suppress it");
+  app.add_option("--churn-threshold", o.churn_threshold,
+                 "allocation_churn is a warning (not info) when a site's allocation and release calls took at "
+                 "least PERCENT of the run")
+      ->check(CLI::Range(0.0, 100.0));
   app.add_flag("--check-api-results", o.check_api_results,
                "also warn, once per call site, where a CUDA call's result is discarded even when it succeeded");
 }

@@ -33,6 +33,7 @@ struct Options {
   std::string baseline_file;
   bool builtin_suppressions = true;
   bool print_builtin_suppressions = false;
+  std::optional<double> churn_threshold;  // percent of the run spent in one site's allocation calls
   // run
   std::vector<std::string> program;  // program and its arguments
   std::string save_dir;

@@ -31,7 +31,7 @@ struct Released {
 
 class AllocationTable {
  public:
-  explicit AllocationTable(ReplayResult& result) : result_(result) {}
+  AllocationTable(ReplayResult& result, ReplayObserver* observer) : result_(result), observer_(observer) {}
 
   void allocate(const MemoryEvent& e) {
     if (e.result != 0 || e.key == 0) {
@@ -193,6 +193,7 @@ class AllocationTable {
 
   void erase(Live& live, Live::iterator it, const MemoryEvent& release) {
     ++result_.releases;
+    if (observer_) observer_->on_released(it->second, release);
     forget(it->second);
     released_[space_index(release.api)][it->first] = {it->second, release};
     live.erase(it);
@@ -220,6 +221,7 @@ class AllocationTable {
   }
 
   ReplayResult& result_;
+  ReplayObserver* observer_;
   std::array<Live, kSpaces> live_;
   std::array<std::map<uint64_t, Released>, kSpaces> released_;
   std::unordered_map<uint64_t, MemoryEvent> failed_releases_;  // allocation seq -> the release that failed
@@ -230,18 +232,21 @@ class AllocationTable {
 
 ReplayResult replay(const ProcessTrace& trace, ReplayObserver* observer) {
   ReplayResult result;
-  AllocationTable table(result);
+  AllocationTable table(result, observer);
+  const LiveVisitor live = [&](const std::function<void(const MemoryEvent&)>& visit) { table.for_each_live(visit); };
   auto sample = trace.samples.begin();
   auto observe_until = [&](uint64_t seq) {  // the samples taken before event `seq`
     for (; observer && sample != trace.samples.end() && sample->seq < seq; ++sample) {
-      observer->on_sample(*sample, table.holdings(sample->device),
-                          [&](const std::function<void(const MemoryEvent&)>& visit) { table.for_each_live(visit); });
+      observer->on_sample(*sample, table.holdings(sample->device), live);
     }
   };
   for (const Event& e : trace.events) {
     observe_until(e.seq);
     switch (e.kind) {
       case EventKind::Alloc:
+        if (observer && e.memory().result != 0) {
+          observer->on_failed_allocation(e.memory(), table.holdings(e.memory().device), live);
+        }
         table.allocate(e.memory());
         break;
       case EventKind::Free:

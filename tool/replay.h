@@ -70,13 +70,19 @@ struct DeviceHoldings {
 };
 
 // Sees the allocation state at each memory sample, in order (the timeline is built this way).
+// Visits every allocation live at that moment (any device).
+using LiveVisitor = std::function<void(const std::function<void(const MemoryEvent&)>&)>;
+
+// Sees the replay as it goes; each hook has an empty default.
 class ReplayObserver {
  public:
   virtual ~ReplayObserver() = default;
-  // `held`: what the program holds on the sample's device; `live` calls its argument for every
-  // allocation live at that moment (any device).
-  virtual void on_sample(const MemorySample& sample, const DeviceHoldings& held,
-                         const std::function<void(const std::function<void(const MemoryEvent&)>&)>& live) = 0;
+  // A memory sample: `held` is what the program holds on the sample's device.
+  virtual void on_sample(const MemorySample&, const DeviceHoldings& /*held*/, const LiveVisitor&) {}
+  // An allocation that failed (any result but success), with what the program held on its device.
+  virtual void on_failed_allocation(const MemoryEvent&, const DeviceHoldings& /*held*/, const LiveVisitor&) {}
+  // A live allocation released by the program (not by a context reset, not refused).
+  virtual void on_released(const MemoryEvent& /*allocation*/, const MemoryEvent& /*release*/) {}
 };
 
 ReplayResult replay(const ProcessTrace& trace, ReplayObserver* observer = nullptr);

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <optional>
 #include <variant>
 
 #include "api_table.h"
@@ -51,6 +52,7 @@ struct MemoryEvent {
   int32_t result = 0;                      // what the call returned to the program
   uint64_t python_stack_id = 0;            // Alloc: the Python stack it was made from (0: none)
   uint64_t launches = 0;                   // Alloc from Python: kernel launches before it
+  uint32_t call_ns = 0;                    // time inside the call (saturated); 0: not measured
 };
 
 // A context was created or destroyed (its allocations die with it).
@@ -131,6 +133,16 @@ struct MemorySample {
   uint64_t launches = 0;  // kernel launches so far (0 in traces that do not say)
 };
 
+// A device's pool use and, at a failed allocation, the other processes' memory (DeviceState).
+struct DeviceState {
+  uint64_t seq = 0;
+  uint64_t time_ns = 0;
+  int32_t device = 0;
+  bool at_failed_allocation = false;
+  std::optional<uint64_t> pool_reserved, pool_used, pool_reserved_high, pool_used_high;
+  std::optional<uint64_t> other_processes_bytes;  // none: NVML could not say
+};
+
 struct ProcessTrace {
   std::string file;
   uint64_t pid = 0;
@@ -142,6 +154,7 @@ struct ProcessTrace {
   std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;                // id -> return addresses
   std::vector<Event> events;                                                 // sorted by seq
   std::vector<MemorySample> samples;                                         // sorted by seq
+  std::vector<DeviceState> device_states;  // sorted by seq
   std::unordered_map<uint32_t, std::string> runtime_names;                   // cbid -> "cudaMemcpy_v3020"
   std::unordered_map<uint32_t, std::string> kernels;                         // kernel id -> name as the driver gave it
   std::unordered_map<uint64_t, std::vector<PythonFrameInfo>> python_stacks;  // id -> frames

@@ -100,6 +100,23 @@ class TraceBuilder {
     return true;
   }
 
+  bool parse(const DeviceStateRecord& r, Tail) {
+    DeviceState d;
+    d.seq = r.seq;
+    d.time_ns = r.time_ns;
+    d.device = r.device;
+    d.at_failed_allocation = r.flags & kStateAtFailedAllocation;
+    if (r.flags & kStateHasPool) {
+      d.pool_reserved = r.pool_reserved;
+      d.pool_used = r.pool_used;
+      d.pool_reserved_high = r.pool_reserved_high;
+      d.pool_used_high = r.pool_used_high;
+    }
+    if (r.flags & kStateHasOtherProcesses) d.other_processes_bytes = r.other_processes_bytes;
+    out_.device_states.push_back(d);
+    return true;
+  }
+
   bool parse(const KernelRecord& r, Tail tail) {
     if (r.name_bytes > tail.bytes) return false;
     out_.kernels[r.kernel_id] = std::string(tail.data, r.name_bytes);
@@ -212,6 +229,7 @@ class TraceBuilder {
     m.context_uid = r.context_uid;
     m.device = r.device;
     m.result = r.result;
+    m.call_ns = r.call_ns;
     add_event(kind, r.seq, r.time_ns, r.stack_id, r.tid, m);
     return true;
   }
@@ -343,6 +361,8 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
   parser.attach_python_stacks(out.events);
   std::stable_sort(out.samples.begin(), out.samples.end(),
                    [](const MemorySample& a, const MemorySample& b) { return a.seq < b.seq; });
+  std::stable_sort(out.device_states.begin(), out.device_states.end(),
+                   [](const DeviceState& a, const DeviceState& b) { return a.seq < b.seq; });
   return out;
 }
 

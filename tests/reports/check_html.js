@@ -43,7 +43,7 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
   await page.goto("file://" + largePage);
   await page.waitForSelector("tr.finding");
   const loaded = Date.now() - start;
-  check(await page.locator("tr.finding").count() === 10000, "10,000 findings are listed");
+  check(await page.locator("tr.finding").count() === 10003, "10,000 findings (and the fixture's out-of-memory and churn ones) are listed");
   check(loaded < 10000, `the page with 10,000 findings loads in ${loaded} ms`);
   const t0 = Date.now();
   await page.selectOption("#filter-kind", "double_free");
@@ -63,6 +63,19 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
   check(timelineText.includes("peak 3584.0 MiB at 6.000 s") && timelineText.includes("phase_two(int) phases.cu:42"),
         "the peak is marked, with the site that held the most then");
   check(await page.locator("circle.peak").count() === 1, "the peak has its marker");
+  check(await page.locator("line.oom").count() === 1 && timelineText.includes("out of memory (cudaMalloc)"),
+        "the out-of-memory moment is marked on the timeline");
+  const churnRows = await page.locator("#churn tbody tr").allInnerTexts();
+  check(churnRows.length === 2 && churnRows[0].includes("hot_loop(int)") && churnRows[0].includes("61.0%"),
+        `the churn table lists both sites, the most time first (${JSON.stringify(churnRows)})`);
+  await page.click("#churn th[data-key=pairs]");  // most pairs first...
+  await page.click("#churn th[data-key=pairs]");  // ...then fewest first
+  const byPairs = await page.locator("#churn tbody tr").allInnerTexts();
+  check(byPairs[0].startsWith("async_step"), "the churn table sorts by a column when its header is clicked");
+  await page.selectOption("#filter-kind", "out_of_memory");
+  await page.locator("tr.finding").first().click();
+  check(await page.locator("a.oom-link").getAttribute("href") === "#timeline-7-0", "the out-of-memory finding links to its timeline");
+  await page.selectOption("#filter-kind", "");
 
   // The three-phase program recorded on the H200: each phase's height must be in the drawn line.
   await page.goto("file://" + timelinePage);

@@ -71,6 +71,35 @@ int main(int argc, char** argv) {
     site.stack = {fr};
     peak.sites.push_back(site);
     r.timeline.peaks.push_back(peak);
+    // An allocation that failed at 6.5 s, and two churning sites (the churn table, biggest time first).
+    Finding oom;
+    oom.kind = FindingKind::OutOfMemory;
+    oom.severity = Severity::Warning;
+    oom.api = "cudaMalloc";
+    oom.bytes = static_cast<uint64_t>(GiB);
+    oom.count = 1;
+    oom.pid = 7;
+    oom.device = 0;
+    oom.at = 6.5;
+    oom.message = "cudaMalloc could not allocate 1.0 GiB: the program's own allocations filled the device";
+    oom.stack = {fr};
+    r.findings.push_back(oom);
+    for (int i = 0; i < 2; ++i) {
+      Finding churn;
+      churn.kind = FindingKind::AllocationChurn;
+      churn.severity = Severity::Info;
+      churn.api = i ? "cudaMallocAsync" : "cudaMalloc";
+      churn.bytes = 4096;
+      churn.count = i ? 50000 : 100000;
+      churn.pid = 7;
+      churn.churn = ChurnStats{churn.count, 30000, i ? 100'000'000ull : 8'200'000'000ull, i ? 0.01 : 0.61};
+      Frame site_frame;
+      site_frame.function = i ? "async_step(int)" : "hot_loop(int)";
+      site_frame.file = "/src/churn.cu";
+      site_frame.line = 20 + i;
+      churn.stack = {site_frame};
+      r.findings.push_back(churn);
+    }
   }
   r.summary = summarize(r.findings);
   std::ofstream(argv[2]) << render_html(r);

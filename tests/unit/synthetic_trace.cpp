@@ -48,6 +48,25 @@ SyntheticTrace& SyntheticTrace::after_launches(uint64_t launches) {
   return *this;
 }
 
+SyntheticTrace& SyntheticTrace::took(uint32_t call_ns) {
+  trace_.events.back().memory().call_ns = call_ns;
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::failure_state(int32_t device, std::optional<uint64_t> other_processes,
+                                              std::optional<uint64_t> pool_reserved, std::optional<uint64_t> pool_used) {
+  DeviceState d;
+  d.seq = seq_++;
+  d.time_ns = d.seq * 1000 + waited_ns_;
+  d.device = device;
+  d.at_failed_allocation = true;
+  d.other_processes_bytes = other_processes;
+  d.pool_reserved = pool_reserved;
+  d.pool_used = pool_used;
+  trace_.device_states.push_back(d);
+  return *this;
+}
+
 SyntheticTrace& SyntheticTrace::wait(uint64_t ns) {
   waited_ns_ += ns;
   return *this;

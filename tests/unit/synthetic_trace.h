@@ -23,6 +23,11 @@ class SyntheticTrace {
   SyntheticTrace& alloc_from_python(Api api, uint64_t key, uint64_t bytes, uint64_t python_stack, uint64_t stack = 1);
   // The last allocation or release happened after this many kernel launches.
   SyntheticTrace& after_launches(uint64_t launches);
+  // The last allocation or release spent this long inside the call.
+  SyntheticTrace& took(uint32_t call_ns);
+  // What the injection writes after a failed allocation: the device's pool and other processes.
+  SyntheticTrace& failure_state(int32_t device, std::optional<uint64_t> other_processes,
+                                std::optional<uint64_t> pool_reserved = {}, std::optional<uint64_t> pool_used = {});
   // Later events happen `ns` later than they otherwise would.
   SyntheticTrace& wait(uint64_t ns);
   const ProcessTrace& trace() const { return trace_; }

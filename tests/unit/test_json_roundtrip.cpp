@@ -53,9 +53,14 @@ Report everything() {
   f.stack = {frame("fill<int4>(int4*, int)", "/src/app.cu", 12, 0x401000), frame("main", "/src/app.cu", 30, 0x401100)};
   f.omitted_frames = 7;
   f.related = {{RelatedRole::FirstRelease, "cudaFree", "first released by cudaFree at:", {frame("a", "b.cu", 1, 2)}},
+               {RelatedRole::Holder, "cudaMalloc", "held 1.0 GiB in 1 allocation(s):", {frame("c", "d.cu", 5, 6)}},
                {RelatedRole::Python, "", "Python stack:", {frame("<module>", "t.py", 4, 0)}}};
   f.parameter = KernelParameter{"fill<int4>(int4*, int)", 0, "int4*", 16, 4};
   f.baseline = BaselineStatus::StillPresent;
+  f.at = 1.25;
+  f.out_of_memory = OutOfMemoryState{1ull << 30, 80ull << 30, 512ull << 20, 79ull << 30, {{"device", 79ull << 30}},
+                                     2ull << 20, 1ull << 20, std::nullopt, "the program's own allocations filled the device"};
+  f.churn = ChurnStats{100000, 30000, 8200000000ull, 0.61};
   f.ranks = {0, 2};
   f.pids = {11, 31};
   r.findings = {f};
@@ -80,7 +85,10 @@ TEST_CASE("a report read back from its JSON is the same report") {
   // Compared through the writer: every field the model has is in the JSON.
   CHECK(report_to_json(read) == written);
   CHECK(read.findings[0].kind == FindingKind::MisalignedParam);
-  CHECK(read.findings[0].related[1].role == RelatedRole::Python);
+  CHECK(read.findings[0].related[2].role == RelatedRole::Python);
+  CHECK(read.findings[0].out_of_memory->verdict == "the program's own allocations filled the device");
+  CHECK_FALSE(read.findings[0].out_of_memory->other_processes);
+  CHECK(read.findings[0].churn->pairs == 100000);
   CHECK(read.findings[0].address == 0x7004u);
   CHECK(read.findings[0].parameter->offset == 4u);
   CHECK(read.processes[0].rank == 2);

@@ -1,0 +1,137 @@
+#include "churn_findings.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "replay.h"
+
+namespace cuaudit {
+namespace {
+
+// Lifetimes kept per site for the median: when full, every other one is dropped and only every
+// second one after is kept (a deterministic thinning), so memory stays bounded.
+constexpr size_t kMaxLifetimes = 1 << 15;
+
+struct Site {
+  uint64_t stack_id = 0;
+  Api api = Api::Count;
+  Api release_api = Api::Count;
+  uint64_t pairs = 0;
+  uint64_t bytes = 0;
+  uint64_t call_ns = 0;
+  std::vector<uint64_t> lifetimes;
+  uint64_t stride = 1;
+  int32_t device = trace::kUnknownDevice;
+};
+
+class ChurnObserver : public ReplayObserver {
+ public:
+  void on_released(const MemoryEvent& a, const MemoryEvent& r) override {
+    Site& s = sites_[{a.stack_id, a.api}];
+    s.stack_id = a.stack_id, s.api = a.api, s.release_api = r.api, s.device = a.device;
+    ++s.pairs;
+    s.bytes += a.bytes;
+    s.call_ns += a.call_ns + r.call_ns;
+    if (s.pairs % s.stride == 0) {
+      s.lifetimes.push_back(r.time_ns > a.time_ns ? r.time_ns - a.time_ns : 0);
+      if (s.lifetimes.size() == kMaxLifetimes) {
+        for (size_t i = 0; i < kMaxLifetimes / 2; ++i) s.lifetimes[i] = s.lifetimes[2 * i + 1];
+        s.lifetimes.resize(kMaxLifetimes / 2);
+        s.stride *= 2;
+      }
+    }
+  }
+  std::map<std::pair<uint64_t, Api>, Site> sites_;
+};
+
+uint64_t median(std::vector<uint64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+std::string human_ns(uint64_t ns) {
+  if (ns >= 1'000'000'000) return fmt::format("{:.1f} s", static_cast<double>(ns) / 1e9);
+  if (ns >= 1'000'000) return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6);
+  if (ns >= 1'000) return fmt::format("{:.0f} us", static_cast<double>(ns) / 1e3);
+  return fmt::format("{} ns", ns);
+}
+
+const char* advice(MemoryFamily family) {
+  switch (family) {
+    case MemoryFamily::Device:
+    case MemoryFamily::Managed:
+      return "allocate once outside the loop and reuse the buffer, or use cudaMallocAsync with a memory pool "
+             "(stream-ordered allocation reuses memory without synchronizing the device)";
+    case MemoryFamily::PinnedHost:
+    case MemoryFamily::RegisteredHost:
+      return "page-locking is expensive: allocate the pinned buffers once and reuse them";
+    case MemoryFamily::StreamOrdered:
+      return "the pool already reuses the memory; if the calls still cost too much, allocate once outside the loop";
+    default:
+      return "allocate once outside the loop and reuse it";
+  }
+}
+
+// From the process's first fact to its last: the time the shares are of.
+uint64_t run_ns(const ProcessTrace& trace) {
+  uint64_t first = trace.start_monotonic_ns, last = 0;
+  for (const Event& e : trace.events) {
+    if (!first || e.time_ns < first) first = e.time_ns;
+    last = std::max(last, e.time_ns);
+  }
+  for (const MemorySample& s : trace.samples) last = std::max(last, s.time_ns);
+  return last > first ? last - first : 0;
+}
+
+}  // namespace
+
+std::vector<report::Finding> churn_findings(const ProcessTrace& trace, StackResolver& stacks,
+                                            const ChurnOptions& options) {
+  ChurnObserver observer;
+  replay(trace, &observer);
+  const uint64_t run = run_ns(trace);
+  std::vector<const Site*> churning;
+  for (const auto& [key, s] : observer.sites_) {
+    const double per_second = run ? static_cast<double>(s.pairs) * 1e9 / static_cast<double>(run) : 0;
+    if (s.pairs >= options.min_pairs && per_second >= options.min_pairs_per_second) churning.push_back(&s);
+  }
+  std::sort(churning.begin(), churning.end(), [](const Site* a, const Site* b) {
+    return std::tie(a->call_ns, a->pairs) > std::tie(b->call_ns, b->pairs);
+  });
+  std::vector<report::Finding> findings;
+  for (const Site* s : churning) {
+    const std::string api(api_info(stacks.api_called(s->stack_id, s->api)).name);
+    const std::string release(api_info(s->release_api).name);
+    report::ChurnStats c{s->pairs, median(s->lifetimes), s->call_ns,
+                         run ? static_cast<double>(s->call_ns) / static_cast<double>(run) : 0.0};
+    const double percent = 100.0 * c.run_share;
+    report::Finding f;
+    f.kind = report::FindingKind::AllocationChurn;
+    f.severity = options.warn_percent && percent >= *options.warn_percent ? report::Severity::Warning
+                                                                           : report::Severity::Info;
+    f.api = api;
+    f.bytes = s->bytes / s->pairs;  // the typical (mean) allocation
+    f.count = s->pairs;
+    f.pid = trace.pid;
+    if (s->device >= 0) f.device = s->device;
+    const std::string time = s->call_ns ? fmt::format(", {} in the calls = {:.1f}% of the run", human_ns(s->call_ns),
+                                                      percent)
+                                        : std::string();
+    f.headline = fmt::format("Allocation churn: {} {}/{} pairs of {}, lifetime {}{}, at:", s->pairs, api, release,
+                             report::human_bytes(f.bytes), human_ns(c.median_lifetime_ns), time);
+    f.message = fmt::format("{} allocations of {} at this site were released again during the run (median lifetime "
+                            "{}){}: {}",
+                            s->pairs, report::human_bytes(f.bytes), human_ns(c.median_lifetime_ns), time,
+                            advice(api_info(s->api).family));
+    f.notes.push_back(advice(api_info(s->api).family));
+    f.stack = stacks.user_stack(s->stack_id);
+    f.churn = c;
+    findings.push_back(std::move(f));
+  }
+  return findings;
+}
+
+}  // namespace cuaudit

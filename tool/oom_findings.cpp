@@ -1,0 +1,201 @@
+#include "oom_findings.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "replay.h"
+#include "result_names.h"
+
+namespace cuaudit {
+namespace {
+
+// cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY share the value 2.
+constexpr int32_t kOutOfMemory = 2;
+constexpr size_t kHolderSites = 3;
+
+struct Holder {
+  uint64_t stack_id = 0;
+  Api api = Api::Count;
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+  uint64_t first_ns = UINT64_MAX, last_ns = 0;
+};
+
+// What the replay knew at the first failure of each site.
+struct Moment {
+  MemoryEvent failure;
+  DeviceHoldings held;
+  std::vector<Holder> holders;  // biggest first
+};
+
+class FailureObserver : public ReplayObserver {
+ public:
+  void on_failed_allocation(const MemoryEvent& e, const DeviceHoldings& held, const LiveVisitor& live) override {
+    // The first failure of each site is described; the replay's live set is visited once per site.
+    if (e.result != kOutOfMemory || moments_.count({e.stack_id, e.api})) return;
+    Moment m{e, held, {}};
+    std::map<std::pair<uint64_t, Api>, Holder> sites;
+    live([&](const MemoryEvent& a) {
+      if (a.device != e.device || !owns_memory(api_info(a.api).family)) return;
+      Holder& h = sites[{a.stack_id, a.api}];
+      h.stack_id = a.stack_id, h.api = a.api;
+      h.bytes += a.bytes, ++h.count;
+      h.first_ns = std::min(h.first_ns, a.time_ns), h.last_ns = std::max(h.last_ns, a.time_ns);
+    });
+    for (auto& [key, h] : sites) m.holders.push_back(h);
+    std::sort(m.holders.begin(), m.holders.end(), [](const Holder& a, const Holder& b) { return a.bytes > b.bytes; });
+    if (m.holders.size() > kHolderSites) m.holders.resize(kHolderSites);
+    moments_.emplace(std::make_pair(e.stack_id, e.api), std::move(m));
+  }
+  std::map<std::pair<uint64_t, Api>, Moment> moments_;  // (stack, API) -> its first failure
+};
+
+// The sample taken right after the failure on its device (the injection takes one), else the
+// last one before it.
+const MemorySample* sample_at(const ProcessTrace& trace, const MemoryEvent& e) {
+  const MemorySample* before = nullptr;
+  for (const MemorySample& s : trace.samples) {
+    if (s.device != e.device) continue;
+    if (s.seq > e.seq) return before && s.time_ns - e.time_ns > 50'000'000 ? before : &s;
+    before = &s;
+  }
+  return before;
+}
+
+const DeviceState* state_at(const ProcessTrace& trace, const MemoryEvent& e) {
+  for (const DeviceState& d : trace.device_states) {
+    if (d.seq > e.seq && d.device == e.device && d.at_failed_allocation) return &d;
+  }
+  return nullptr;
+}
+
+double seconds_since_start(const ProcessTrace& trace, uint64_t ns) {
+  const uint64_t start = trace.start_monotonic_ns ? trace.start_monotonic_ns
+                                                  : (trace.events.empty() ? ns : trace.events.front().time_ns);
+  return ns > start ? static_cast<double>(ns - start) / 1e9 : 0.0;
+}
+
+std::vector<std::pair<std::string, uint64_t>> families_of(const DeviceHoldings& held) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (size_t f = 0; f < kMemoryFamilies; ++f) {
+    if (held.by_family[f]) out.emplace_back(family_key(static_cast<MemoryFamily>(f)), held.by_family[f]);
+  }
+  return out;
+}
+
+report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::string& api, ErrorHandling handling,
+                         uint64_t count, StackResolver& stacks) {
+  const MemoryEvent& e = m.failure;
+  const MemorySample* sample = e.device >= 0 ? sample_at(trace, e) : nullptr;
+  const DeviceState* state = e.device >= 0 ? state_at(trace, e) : nullptr;
+  report::OutOfMemoryState o;
+  o.requested = e.bytes;
+  if (sample) o.device_total = sample->total_bytes, o.device_free = sample->free_bytes;
+  o.program_held = m.held.total;
+  o.families = families_of(m.held);
+  if (state && state->pool_reserved) o.pool_reserved = state->pool_reserved, o.pool_used = state->pool_used;
+  if (state) o.other_processes = state->other_processes_bytes;
+  o.verdict = oom_verdict({o.requested, o.device_total, o.device_free, o.program_held, o.other_processes});
+
+  report::Finding f;
+  f.kind = report::FindingKind::OutOfMemory;
+  f.severity = handling == ErrorHandling::Unchecked ? report::Severity::Error : report::Severity::Warning;
+  f.api = api;
+  f.bytes = e.bytes;
+  f.count = count;
+  f.pid = trace.pid;
+  if (e.device >= 0) f.device = e.device;
+  f.result = result_name(e.api, e.result);
+  f.at = seconds_since_start(trace, e.time_ns);
+  const std::string times = count > 1 ? fmt::format(" ({} times)", count) : std::string();
+  f.headline = fmt::format("Out of memory: {} of {} failed{}: {}; at:", api, report::human_bytes(e.bytes), times,
+                           o.verdict);
+  f.message = fmt::format("{} could not allocate {}: {}", api, report::human_bytes(e.bytes), o.verdict);
+  f.stack = stacks.user_stack(e.stack_id);
+  f.out_of_memory = o;
+  if (o.device_total) {
+    f.notes.push_back(fmt::format("device {} at {:.3f} s: {} in all, {} free; the program held {}", e.device, *f.at,
+                                  report::human_bytes(*o.device_total), report::human_bytes(*o.device_free),
+                                  report::human_bytes(o.program_held)));
+  }
+  if (o.pool_reserved) {
+    f.notes.push_back(fmt::format("its stream-ordered pool had reserved {} and used {} ({} reserved but unused)",
+                                  report::human_bytes(*o.pool_reserved), report::human_bytes(*o.pool_used),
+                                  report::human_bytes(*o.pool_reserved - std::min(*o.pool_reserved, *o.pool_used))));
+  }
+  if (e.device >= 0) {
+    f.notes.push_back(o.other_processes
+                          ? fmt::format("other processes held {} of the device (NVML)",
+                                        report::human_bytes(*o.other_processes))
+                          : std::string("other processes' memory on the device is unknown (NVML not available "
+                                        "or not permitted)"));
+  }
+  f.notes.push_back(handling == ErrorHandling::Unchecked
+                        ? "the program never looked at the failure: the pointer it got is not memory"
+                        : "the program handled the failure");
+  for (const Holder& h : m.holders) {
+    const std::string holder_api(api_info(stacks.api_called(h.stack_id, h.api)).name);
+    const double first = seconds_since_start(trace, h.first_ns), last = seconds_since_start(trace, h.last_ns);
+    const std::string when = h.count > 1 ? fmt::format("made between {:.3f} s and {:.3f} s", first, last)
+                                         : fmt::format("made at {:.3f} s", first);
+    f.related.push_back({report::RelatedRole::Holder, holder_api,
+                         fmt::format("held {} in {} allocation(s) {}, by {} at:", report::human_bytes(h.bytes), h.count,
+                                     when, holder_api),
+                         stacks.user_stack(h.stack_id)});
+  }
+  return f;
+}
+
+}  // namespace
+
+std::string oom_verdict(const OomFacts& x) {
+  if (!x.total) return "the host could not provide that much page-locked memory";
+  if (x.requested > *x.total) {
+    return fmt::format("the request was larger than the device ({} in all)", report::human_bytes(*x.total));
+  }
+  if (x.other_processes && *x.other_processes > x.program_held && *x.other_processes >= *x.total / 10) {
+    return fmt::format("another process holds {} of the device", report::human_bytes(*x.other_processes));
+  }
+  if (x.free && *x.free >= x.requested) {
+    return fmt::format("free memory was enough in total ({}) but no single block was (fragmentation)",
+                       report::human_bytes(*x.free));
+  }
+  const uint64_t used = x.free ? *x.total - std::min(*x.total, *x.free) : 0;
+  if (x.program_held * 2 >= used) return "the program's own allocations filled the device";
+  return "memory the program did not allocate through CUDA's allocation calls filled the device (contexts, "
+         "libraries, other processes)";
+}
+
+std::vector<report::Finding> oom_findings(const ProcessTrace& trace, StackResolver& stacks, FailureJudge& failures,
+                                          std::set<uint64_t>& explained) {
+  bool any = false;
+  for (const Event& e : trace.events) any |= e.kind == EventKind::Alloc && e.memory().result == kOutOfMemory;
+  if (!any) return {};
+  FailureObserver observer;
+  replay(trace, &observer);
+  // One finding per (site, API, handling), at its first failure, counting the rest.
+  std::map<std::tuple<uint64_t, std::string, int>, std::pair<const Moment*, uint64_t>> groups;
+  std::vector<std::tuple<uint64_t, std::string, int>> order;
+  for (const Event& e : trace.events) {
+    if (e.kind != EventKind::Alloc || e.memory().result != kOutOfMemory) continue;
+    const std::string api(api_info(stacks.api_called(e.stack_id, e.memory().api)).name);
+    const ErrorHandling handling = failures.handling(e, api);
+    const auto key = std::make_tuple(e.stack_id, api, static_cast<int>(handling));
+    auto [it, inserted] = groups.try_emplace(key, &observer.moments_.at({e.stack_id, e.memory().api}), 0);
+    if (inserted) order.push_back(key);
+    ++it->second.second;
+    explained.insert(e.seq);
+  }
+  std::vector<report::Finding> findings;
+  for (const auto& key : order) {
+    const auto& [moment, count] = groups.at(key);
+    findings.push_back(
+        describe(trace, *moment, std::get<1>(key), static_cast<ErrorHandling>(std::get<2>(key)), count, stacks));
+  }
+  return findings;
+}
+
+}  // namespace cuaudit
