@@ -114,13 +114,11 @@ json process_json(const Process& p) {
 json timeline_json(const Timeline& timeline) {
   json samples = json::array();
   for (const TimelineSample& t : timeline.samples) {
-    samples.push_back({{"t", t.t},
-                       {"pid", t.pid},
-                       {"device", t.device},
-                       {"used", t.used},
-                       {"free", t.free},
-                       {"tracked", t.tracked},
-                       {"families", families_json(t.families)}});
+    json sample = {{"t", t.t},       {"pid", t.pid},   {"device", t.device},
+                   {"used", t.used}, {"free", t.free}, {"tracked", t.tracked},
+                   {"families", families_json(t.families)}};
+    if (t.pool_reserved) sample["pool_reserved"] = *t.pool_reserved, sample["pool_used"] = t.pool_used.value_or(0);
+    samples.push_back(std::move(sample));
   }
   json peaks = json::array();
   for (const DevicePeak& p : timeline.peaks) {
@@ -359,6 +357,8 @@ Timeline timeline_from(const json& doc) {
     s.free = get_number<uint64_t>(samples[i], "free", at);
     s.tracked = get_number<uint64_t>(samples[i], "tracked", at);
     s.families = families_from(samples[i], at);
+    s.pool_reserved = get_optional_number<uint64_t>(samples[i], "pool_reserved", at);
+    s.pool_used = get_optional_number<uint64_t>(samples[i], "pool_used", at);
     out.samples.push_back(std::move(s));
   }
   const json& peaks = get_array(timeline, "peaks", "timeline");

@@ -167,6 +167,7 @@ struct TimelineSample {
   uint64_t free = 0;
   uint64_t tracked = 0;  // bytes the program's tracked allocations held on that device then
   std::vector<std::pair<std::string, uint64_t>> families;  // `tracked` by allocation family (non-zero ones)
+  std::optional<uint64_t> pool_reserved, pool_used;        // the device's stream-ordered pool, once used
 };
 
 // An allocation site holding memory at a peak.

@@ -46,6 +46,15 @@ say "== PyTorch growth: activations kept in a list, attributed to the Python lin
 check python3 tests/gpu/check_torch_growth.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_growth.py --log "$log" \
   --keep-dir "$out"
 
+say "== out of memory and allocation churn: what the findings say"
+for name in oom_leak_handled oom_leak_ignored churn_hot_loop churn_async; do
+  say "-- $name"
+  start=$(date +%s.%N)
+  "$bin/cuaudit" --json "$out/$name.json" --html "$out/$name.html" "$bin/gpu_$name" >/dev/null 2>&1
+  say "   (cuaudit run of $(awk "BEGIN {print $(date +%s.%N) - $start}") s)"
+  python3 tests/gpu/show_oom_churn.py "$out/$name.json" 2>&1 | tee -a "$log"
+done
+
 say "== the CI gate live: suppressions and a baseline"
 check python3 tests/gpu/check_gate.py --cuaudit "$bin/cuaudit" --program "$bin/gpu_gate_program" \
   --source tests/gpu/gate_program.cu --log "$log"

@@ -137,6 +137,10 @@ bool FailureJudge::replaced(const Event& e) const {
   return r != retrieved_.end() && r->second.second;
 }
 
+std::string garbage_pointer_use(const ProcessTrace& trace, const Event& failed_allocation, StackResolver& stacks) {
+  return garbage_use(trace, failed_allocation, stacks);
+}
+
 ErrorHandling decide_error_handling(bool launch, bool runtime_api, ResultUse call_site, bool retrieved_later) {
   if (call_site == ResultUse::Used) return ErrorHandling::CheckedAtCallSite;
   if (runtime_api && retrieved_later) return ErrorHandling::RetrievedLater;

@@ -48,6 +48,10 @@ class FailureJudge {
   std::unordered_map<uint64_t, std::pair<bool, bool>> retrieved_;  // seq -> {retrieved, replaced}
 };
 
+// A failed allocation leaves whatever was in the pointer: where the program used it next (the
+// first failed copy or memset on the same thread given that value), as a note; empty when none.
+std::string garbage_pointer_use(const ProcessTrace& trace, const Event& failed_allocation, StackResolver& stacks);
+
 // `explained`: sequence numbers of failures already reported otherwise (a double free's refused
 // cudaFree is that finding, not also an unchecked error).
 std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std::set<uint64_t>& explained,

@@ -121,7 +121,7 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
                                   report::human_bytes(*o.device_total), report::human_bytes(*o.device_free),
                                   report::human_bytes(o.program_held)));
   }
-  if (o.pool_reserved) {
+  if (o.pool_reserved && *o.pool_reserved) {  // only a pool the program used says something
     f.notes.push_back(fmt::format("its stream-ordered pool had reserved {} and used {} ({} reserved but unused)",
                                   report::human_bytes(*o.pool_reserved), report::human_bytes(*o.pool_used),
                                   report::human_bytes(*o.pool_reserved - std::min(*o.pool_reserved, *o.pool_used))));
@@ -177,23 +177,30 @@ std::vector<report::Finding> oom_findings(const ProcessTrace& trace, StackResolv
   FailureObserver observer;
   replay(trace, &observer);
   // One finding per (site, API, handling), at its first failure, counting the rest.
-  std::map<std::tuple<uint64_t, std::string, int>, std::pair<const Moment*, uint64_t>> groups;
+  struct Group {
+    const Moment* moment;
+    const Event* first;
+    uint64_t count = 0;
+  };
+  std::map<std::tuple<uint64_t, std::string, int>, Group> groups;
   std::vector<std::tuple<uint64_t, std::string, int>> order;
   for (const Event& e : trace.events) {
     if (e.kind != EventKind::Alloc || e.memory().result != kOutOfMemory) continue;
     const std::string api(api_info(stacks.api_called(e.stack_id, e.memory().api)).name);
     const ErrorHandling handling = failures.handling(e, api);
     const auto key = std::make_tuple(e.stack_id, api, static_cast<int>(handling));
-    auto [it, inserted] = groups.try_emplace(key, &observer.moments_.at({e.stack_id, e.memory().api}), 0);
+    auto [it, inserted] = groups.try_emplace(key, Group{&observer.moments_.at({e.stack_id, e.memory().api}), &e});
     if (inserted) order.push_back(key);
-    ++it->second.second;
+    ++it->second.count;
     explained.insert(e.seq);
   }
   std::vector<report::Finding> findings;
   for (const auto& key : order) {
-    const auto& [moment, count] = groups.at(key);
-    findings.push_back(
-        describe(trace, *moment, std::get<1>(key), static_cast<ErrorHandling>(std::get<2>(key)), count, stacks));
+    const Group& g = groups.at(key);
+    report::Finding f =
+        describe(trace, *g.moment, std::get<1>(key), static_cast<ErrorHandling>(std::get<2>(key)), g.count, stacks);
+    if (std::string use = garbage_pointer_use(trace, *g.first, stacks); !use.empty()) f.notes.push_back(std::move(use));
+    findings.push_back(std::move(f));
   }
   return findings;
 }

@@ -18,7 +18,7 @@ double seconds_since_start(const ProcessTrace& trace, uint64_t time_ns) {
 class SampleCollector : public ReplayObserver {
  public:
   explicit SampleCollector(const ProcessTrace& trace, report::Timeline& timeline)
-      : trace_(trace), timeline_(timeline) {}
+      : trace_(trace), timeline_(timeline), state_(trace.device_states.begin()) {}
   void on_sample(const MemorySample& s, const DeviceHoldings& held,
                  const std::function<void(const std::function<void(const MemoryEvent&)>&)>&) override {
     report::TimelineSample out;
@@ -31,6 +31,16 @@ class SampleCollector : public ReplayObserver {
     for (size_t f = 0; f < kMemoryFamilies; ++f) {
       if (held.by_family[f]) out.families.emplace_back(family_key(static_cast<MemoryFamily>(f)), held.by_family[f]);
     }
+    // The sampler writes the device's pool right after its sample (once the program uses pools).
+    for (; state_ != trace_.device_states.end() && state_->seq < s.seq; ++state_) {
+    }
+    for (auto d = state_; d != trace_.device_states.end() && d->seq <= s.seq + 2; ++d) {
+      if (d->device == s.device && d->pool_reserved && !d->at_failed_allocation) {
+        out.pool_reserved = d->pool_reserved;
+        out.pool_used = d->pool_used;
+        break;
+      }
+    }
     timeline_.samples.push_back(out);
     auto& peak = peaks_[s.device];
     if (!peak.first || out.used > peak.second.used) peak = {s.seq, out};
@@ -40,6 +50,7 @@ class SampleCollector : public ReplayObserver {
  private:
   const ProcessTrace& trace_;
   report::Timeline& timeline_;
+  std::vector<DeviceState>::const_iterator state_;
 };
 
 // Pass 2: at each peak sample, the live allocations on that device, by site.

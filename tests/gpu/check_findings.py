@@ -4,6 +4,7 @@ comments, in the spirit of LLVM's lit:
 
   // CUAUDIT-ARGS: --error-exitcode 7            extra cuaudit options
   // EXPECT: leak api=cudaMalloc bytes=409600 count=100 at=@temp-alloc
+  //   (also severity=warning, verdict=words_of_the_out_of_memory_verdict, note=text, result=*)
   // EXPECT-EXIT: 0                               cuaudit's exit status
   // EXPECT-NOTE: text                            a process note must contain text
   // EXPECT-SIGNAL: SIGABRT                       the program was killed by this signal
@@ -75,7 +76,7 @@ def matches(expect, finding, source, main_pid):
         return False
     if "process" in expect and (finding["pid"] == main_pid) != (expect["process"] == "main"):
         return False
-    for key in ("api", "bytes", "count", "result"):
+    for key in ("api", "bytes", "count", "result", "severity"):
         if key in expect and expect[key] != "*" and str(finding.get(key)) != expect[key]:
             return False
     if "note" in expect and not any(expect["note"] in n for n in finding.get("notes", [])):
@@ -88,6 +89,9 @@ def matches(expect, finding, source, main_pid):
     if "align" in expect and str(parameter.get("alignment")) != expect["align"]:
         return False
     if "offset" in expect and str(parameter.get("offset")) != expect["offset"]:
+        return False
+    oom = finding.get("out_of_memory") or {}
+    if "verdict" in expect and expect["verdict"].replace("_", " ") not in oom.get("verdict", ""):
         return False
     if "at" in expect and not at_line(finding["stack"], expect["at"], source):
         return False

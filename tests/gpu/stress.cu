@@ -1,6 +1,8 @@
 // 32 threads make 100,000 allocate/free pairs each (stream-ordered, so that the driver keeps up)
 // while 2 more threads launch kernels: no event may be lost and no finding invented. (The
-// launchers' counter buffer is the one more allocation and release.)
+// launchers' counter buffer is the one more allocation and release.) The 3,200,000 pairs from
+// one line are, rightly, allocation churn (info).
+// EXPECT: allocation_churn api=cudaMallocAsync bytes=* count=3200000 severity=info at=@churn
 // EXPECT-ALLOCATIONS: 3200001
 // EXPECT-RELEASES: 3200001
 // EXPECT-EXIT: 0
@@ -40,7 +42,7 @@ int main(int argc, char** argv) {
       cudaStreamCreate(&s);
       for (int i = 0; i < pairs; ++i) {
         void* p = nullptr;
-        if (cudaMallocAsync(&p, 256 + 64 * (t % 8), s) != cudaSuccess) ++failures;
+        if (cudaMallocAsync(&p, 256 + 64 * (t % 8), s) != cudaSuccess) ++failures;  // @churn
         if (cudaFreeAsync(p, s) != cudaSuccess) ++failures;
       }
       cudaStreamSynchronize(s);
