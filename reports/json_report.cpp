@@ -117,7 +117,12 @@ json timeline_json(const Timeline& timeline) {
     json sample = {{"t", t.t},       {"pid", t.pid},   {"device", t.device},
                    {"used", t.used}, {"free", t.free}, {"tracked", t.tracked},
                    {"families", families_json(t.families)}};
-    if (t.pool_reserved) sample["pool_reserved"] = *t.pool_reserved, sample["pool_used"] = t.pool_used.value_or(0);
+    if (t.pool_reserved) {
+      sample["pool_reserved"] = *t.pool_reserved;
+      sample["pool_used"] = t.pool_used.value_or(0);
+      sample["pool_reserved_high"] = t.pool_reserved_high.value_or(0);
+      sample["pool_used_high"] = t.pool_used_high.value_or(0);
+    }
     samples.push_back(std::move(sample));
   }
   json peaks = json::array();
@@ -359,6 +364,8 @@ Timeline timeline_from(const json& doc) {
     s.families = families_from(samples[i], at);
     s.pool_reserved = get_optional_number<uint64_t>(samples[i], "pool_reserved", at);
     s.pool_used = get_optional_number<uint64_t>(samples[i], "pool_used", at);
+    s.pool_reserved_high = get_optional_number<uint64_t>(samples[i], "pool_reserved_high", at);
+    s.pool_used_high = get_optional_number<uint64_t>(samples[i], "pool_used_high", at);
     out.samples.push_back(std::move(s));
   }
   const json& peaks = get_array(timeline, "peaks", "timeline");

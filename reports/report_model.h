@@ -168,6 +168,7 @@ struct TimelineSample {
   uint64_t tracked = 0;  // bytes the program's tracked allocations held on that device then
   std::vector<std::pair<std::string, uint64_t>> families;  // `tracked` by allocation family (non-zero ones)
   std::optional<uint64_t> pool_reserved, pool_used;        // the device's stream-ordered pool, once used
+  std::optional<uint64_t> pool_reserved_high, pool_used_high;  // and its high-water marks
 };
 
 // An allocation site holding memory at a peak.

@@ -38,6 +38,8 @@ class SampleCollector : public ReplayObserver {
       if (d->device == s.device && d->pool_reserved && !d->at_failed_allocation) {
         out.pool_reserved = d->pool_reserved;
         out.pool_used = d->pool_used;
+        out.pool_reserved_high = d->pool_reserved_high;
+        out.pool_used_high = d->pool_used_high;
         break;
       }
     }

@@ -188,3 +188,31 @@ TEST_CASE("kernel names and launch parameter facts are read") {
   CHECK(e.launch_param().path == static_cast<uint8_t>(LaunchPath::cuLaunchKernel));
   CHECK(e.launch_param().host_readable);
 }
+
+TEST_CASE("device states and call times are read; a state without NVML's answer says so") {
+  DeviceStateRecord d{};
+  d.header = header_for<DeviceStateRecord>(sizeof d);
+  d.seq = 3;
+  d.device = 1;
+  d.flags = kStateAtFailedAllocation | kStateHasPool;
+  d.pool_reserved = 64 << 20;
+  d.pool_used = 16 << 20;
+  std::string state;
+  put(state, d);
+  AllocRecord a{};
+  a.header = header_for<AllocRecord>(sizeof a);
+  a.seq = 2;
+  a.key = 0x10;
+  a.api = static_cast<uint16_t>(Api::cudaMalloc);
+  a.call_ns = 1234;
+  std::string alloc;
+  put(alloc, a);
+  const auto t = parse_trace(header() + chunk(alloc + state), "t.cutrace");
+  REQUIRE(t.device_states.size() == 1);
+  CHECK(t.device_states[0].at_failed_allocation);
+  CHECK(t.device_states[0].pool_reserved == uint64_t{64 << 20});
+  CHECK(t.device_states[0].pool_used == uint64_t{16 << 20});
+  CHECK_FALSE(t.device_states[0].other_processes_bytes);
+  REQUIRE(t.events.size() == 1);
+  CHECK(t.events[0].memory().call_ns == 1234);
+}
