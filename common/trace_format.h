@@ -188,6 +188,7 @@ const char* launch_path_name(uint8_t path) noexcept;
 enum class LaunchProblem : uint8_t {
   Misaligned = 1,     // value % alignment != 0
   NotAccessible = 2,  // the driver knows no device-accessible memory at the value (freed, pageable, garbage)
+  PeerNotEnabled = 3,  // memory of another device that the launching device was given no access to
 };
 
 // One parameter of one launch that failed a check made in the target. The tool judges what an
@@ -207,7 +208,8 @@ struct LaunchParamRecord {
   int32_t driver_result;  // NotAccessible: what cuPointerGetAttributes returned
   uint8_t memory_type;    // NotAccessible: CU_POINTER_ATTRIBUTE_MEMORY_TYPE (0: none)
   uint8_t host_readable;  // NotAccessible: 1 when the process can read the address (host memory)
-  uint16_t reserved16;
+  int8_t pointer_device;  // PeerNotEnabled: the device the memory is on
+  int8_t launch_device;   // PeerNotEnabled: the device the kernel runs on
 };
 
 // Followed by name_bytes of the callback's name as CUPTI gives it ("cudaMemcpy_v3020"), no NUL.
@@ -284,6 +286,16 @@ struct DeviceStateRecord {
   uint64_t pool_reserved_high;  // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
   uint64_t pool_used_high;      // CU_MEMPOOL_ATTR_USED_MEM_HIGH
   uint64_t other_processes_bytes;  // NVML: memory of the other processes on the device
+};
+
+// A device the process has a context on, once: its name and memory, so that reports name devices.
+// Followed by name_bytes of its name (cuDeviceGetName), no NUL.
+struct DeviceInfoRecord {
+  RecordHeader header;
+  int32_t device;
+  uint32_t name_bytes;
+  uint64_t total_bytes;  // cuDeviceTotalMem
+  uint64_t reserved;
 };
 
 enum DeviceStateFlags : uint32_t {

@@ -184,7 +184,41 @@ void enable_driver_launch_checks(CUpti_SubscriberHandle subscriber) noexcept {
   for (CUpti_CallbackId cbid : kDriverLaunchCbids) cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
 }
 
+namespace {
+int32_t device_of_context(CUcontext context) noexcept {
+  uint32_t device = 0;
+  return context && cuptiGetDeviceId(context, &device) == CUPTI_SUCCESS ? static_cast<int32_t>(device) : -1;
+}
+}  // namespace
+
+bool on_peer_access_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  const bool enable = runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceEnablePeerAccess_v4000
+                              : cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxEnablePeerAccess;
+  const bool disable = runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceDisablePeerAccess_v4000
+                               : cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxDisablePeerAccess;
+  if (!enable && !disable) return false;
+  if (data->callbackSite != CUPTI_API_EXIT || !data->functionParams || !data->functionReturnValue) return true;
+  // Success, or "already enabled" / "not enabled" (704, 705): the state the program asked for holds.
+  const int rc = runtime ? static_cast<int>(*static_cast<const cudaError_t*>(data->functionReturnValue))
+                         : static_cast<int>(*static_cast<const CUresult*>(data->functionReturnValue));
+  if (rc != 0 && rc != 704 && rc != 705) return true;
+  const int32_t from = device_of_context(data->context);
+  int32_t to = -1;
+  if (runtime) {
+    to = enable ? static_cast<const cudaDeviceEnablePeerAccess_v4000_params*>(data->functionParams)->peerDevice
+                : static_cast<const cudaDeviceDisablePeerAccess_v4000_params*>(data->functionParams)->peerDevice;
+  } else {
+    to = device_of_context(enable ? static_cast<const cuCtxEnablePeerAccess_params*>(data->functionParams)->peerContext
+                                  : static_cast<const cuCtxDisablePeerAccess_params*>(data->functionParams)->peerContext);
+  }
+  note_peer_access(from, to, enable);
+  return true;
+}
+
 void enable_launch_hook_callbacks(CUpti_SubscriberHandle subscriber) noexcept {
+  cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxEnablePeerAccess);
+  cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxDisablePeerAccess);
   for (CUpti_CallbackId cbid : kDriverGraphCopyCbids)
     cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   for (CUpti_CallbackId cbid : kDriverHandleCbids) cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);

@@ -25,6 +25,10 @@ void on_driver_launch(const CuptiThreadState& tls, CUpti_CallbackId cbid, const 
 // RESOURCE GRAPHNODE_CREATED: a kernel node the program added explicitly.
 void on_graph_node_created(const CuptiThreadState& tls, const CUpti_GraphData* graph) noexcept;
 
+// cudaDeviceEnablePeerAccess / cuCtxEnablePeerAccess and their Disable twins, at EXIT: which device
+// may reach which (the peer check of launch parameters). Returns true when `cbid` is one of them.
+bool on_peer_access_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept;
+
 // The rare driver callbacks the hooks always need (graph copies, kernel handles, node creation).
 void enable_launch_hook_callbacks(CUpti_SubscriberHandle subscriber) noexcept;
 

@@ -10,6 +10,7 @@
 #include "cupti_api_params.h"
 #include "cupti_launch_hooks.h"
 #include "device_state.h"
+#include "launch_checker.h"
 #include "memory_sampler.h"
 #include "preload_link.h"
 #include "trace_writer.h"
@@ -80,6 +81,7 @@ void on_other_runtime_call(CUpti_CallbackId cbid, const CUpti_CallbackData* data
 void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
   if (!data) return;
   if (g_check_launches) {
+    if (on_peer_access_call(domain, cbid, data) && domain == CUPTI_CB_DOMAIN_DRIVER_API) return;
     if (copies_graph_nodes(domain, cbid)) tls.copying_nodes = data->callbackSite == CUPTI_API_ENTER;
     if (data->callbackSite == CUPTI_API_ENTER && hands_out_kernel_handles(tls, domain, cbid))
       enable_driver_launch_checks(g_subscriber);
@@ -137,6 +139,8 @@ void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) noexcept
   if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
     on_context_created(uid, device);
     sampler_context_created(data->context, device);
+    launch_checks_context_created(device);
+    record_device_info(device);
   } else {
     sampler_context_destroying(data->context);
     on_context_destroyed(uid, device);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 
 #include "driver_api.h"
 #include "event_clock.h"
@@ -112,6 +113,23 @@ void note_stream_ordered_use() noexcept {
 bool stream_ordered_in_use() noexcept { return g_stream_ordered.load(std::memory_order_relaxed); }
 
 void record_state_at_failed_allocation(int32_t device) noexcept { write_state(device, true); }
+
+void record_device_info(int32_t device) noexcept {
+  static std::atomic<uint64_t> written{0};  // one bit per ordinal below 64
+  if (device < 0 || device >= 64 || !driver().device_get) return;
+  const uint64_t bit = uint64_t{1} << device;
+  if (written.fetch_or(bit, std::memory_order_relaxed) & bit) return;
+  CUdevice handle = 0;
+  if (driver().device_get(&handle, device) != CUDA_SUCCESS) return;
+  char name[256] = {};
+  if (driver().device_get_name) driver().device_get_name(name, sizeof name - 1, handle);
+  trace::DeviceInfoRecord r{};
+  r.device = device;
+  size_t total = 0;
+  if (driver().device_total_mem && driver().device_total_mem(&total, handle) == CUDA_SUCCESS) r.total_bytes = total;
+  r.name_bytes = static_cast<uint32_t>(strnlen(name, sizeof name));
+  trace_writer().append_with_tail(r, name, r.name_bytes);
+}
 
 void record_pool_state(int32_t device) noexcept {
   if (stream_ordered_in_use()) write_state(device, false);

@@ -17,6 +17,9 @@ void record_state_at_failed_allocation(int32_t device) noexcept;
 void note_stream_ordered_use() noexcept;
 bool stream_ordered_in_use() noexcept;
 
+// A context on `device` was created: its name and total memory, written once per device.
+void record_device_info(int32_t device) noexcept;
+
 // The pool of `device` (only once stream-ordered allocations were made), with a memory sample.
 void record_pool_state(int32_t device) noexcept;
 

@@ -37,6 +37,9 @@ void resolve_driver_api() noexcept {
   resolve(library, g_driver.device_get_mem_pool, CUAUDIT_SYMBOL(cuDeviceGetMemPool));
   resolve(library, g_driver.mem_pool_get_attribute, CUAUDIT_SYMBOL(cuMemPoolGetAttribute));
   resolve(library, g_driver.device_get_pci_bus_id, CUAUDIT_SYMBOL(cuDeviceGetPCIBusId));
+  resolve(library, g_driver.ctx_get_device, CUAUDIT_SYMBOL(cuCtxGetDevice));
+  resolve(library, g_driver.device_get_name, CUAUDIT_SYMBOL(cuDeviceGetName));
+  resolve(library, g_driver.device_total_mem, CUAUDIT_SYMBOL(cuDeviceTotalMem));
 }
 
 }  // namespace cuaudit::inject

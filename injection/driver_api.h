@@ -21,6 +21,9 @@ struct DriverApi {
   decltype(&::cuDeviceGetMemPool) device_get_mem_pool = nullptr;
   decltype(&::cuMemPoolGetAttribute) mem_pool_get_attribute = nullptr;
   decltype(&::cuDeviceGetPCIBusId) device_get_pci_bus_id = nullptr;
+  decltype(&::cuCtxGetDevice) ctx_get_device = nullptr;
+  decltype(&::cuDeviceGetName) device_get_name = nullptr;
+  decltype(&::cuDeviceTotalMem) device_total_mem = nullptr;
 };
 
 // Resolved once, at InitializeInjection (the driver is loaded by then); null members are missing.

@@ -247,6 +247,90 @@ const Reachability* unreachable(uint64_t value) noexcept {
   return &c.bad[i];
 }
 
+// Devices the process has contexts on, one bit each (ordinals below 64).
+std::atomic<uint64_t> g_context_devices{0};
+
+bool several_devices() noexcept {
+  const uint64_t d = g_context_devices.load(std::memory_order_relaxed);
+  return d & (d - 1);
+}
+
+// Peer access the program enabled: bit `to` of g_peer[from]; every change bumps the generation,
+// which empties the threads' peer caches.
+std::atomic<uint64_t> g_peer[64];
+std::atomic<uint64_t> g_peer_generation{0};
+
+bool peer_enabled(int8_t from, int8_t to) noexcept {
+  return from >= 0 && from < 64 && to >= 0 && to < 64 &&
+         (g_peer[from].load(std::memory_order_relaxed) & (uint64_t{1} << to));
+}
+
+// Per thread, in processes with several devices: device-memory ranges already checked for access
+// from one launching device, until memory is released anywhere.
+struct PeerCache {
+  uint64_t release_epoch = UINT64_MAX;
+  uint64_t generation = UINT64_MAX;
+  uint64_t start[16] = {}, end[16] = {};
+  int8_t from[16] = {}, owner[16] = {};
+  bool denied[16] = {};
+  unsigned next = 0;
+};
+thread_local PeerCache tls_peer;
+
+// Whether the device running the kernel (`launch_device`) may not access the memory at `value`,
+// which the driver already confirmed is reachable memory; `owner`: the device it is on. Asks the
+// driver for the access the current context's device has (CU_POINTER_ATTRIBUTE_ACCESS_FLAGS): that
+// covers peer access, VMM access rights and imported memory alike.
+bool peer_denied(uint64_t value, int8_t launch_device, int8_t& owner) noexcept {
+  PeerCache& c = tls_peer;
+  const uint64_t released = release_epoch(), generation = g_peer_generation.load(std::memory_order_acquire);
+  if (c.release_epoch != released || c.generation != generation) {
+    c.release_epoch = released;
+    c.generation = generation;
+    memset(c.start, 0, sizeof c.start);
+    memset(c.end, 0, sizeof c.end);
+  }
+  for (int i = 0; i < 16; ++i) {
+    if (value - c.start[i] < c.end[i] - c.start[i] && c.from[i] == launch_device) {
+      owner = c.owner[i];
+      return c.denied[i];
+    }
+  }
+  if (!driver().pointer_get_attributes) return false;
+  g_stats.driver_queries.fetch_add(1, std::memory_order_relaxed);
+  int ordinal = -1;
+  unsigned int memory_type = 0, managed = 0;
+  unsigned long long access = 0;  // CUmemAccess_flags, written as an int-sized enum
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
+                                      CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  void* data[] = {&memory_type, &managed, &ordinal, &access, &start, &size};
+  if (driver().pointer_get_attributes(6, attributes, data, value) != CUDA_SUCCESS) return false;  // cannot tell
+  const bool other_device = memory_type == CU_MEMORYTYPE_DEVICE && !(managed & 0xff) && ordinal >= 0 &&
+                            ordinal != launch_device;
+  owner = static_cast<int8_t>(ordinal);
+  // Both must say no: the driver's access flags for the launching device, and the program's own
+  // cudaDeviceEnablePeerAccess / cuCtxEnablePeerAccess calls.
+  const bool denied = other_device && (access & 0xffffffffu) == CU_MEM_ACCESS_FLAGS_PROT_NONE &&
+                      !peer_enabled(launch_device, static_cast<int8_t>(ordinal));
+  const unsigned i = c.next++ % 16;
+  c.start[i] = start && size ? start : value;
+  c.end[i] = start && size ? start + size : value + 1;
+  c.from[i] = launch_device;
+  c.owner[i] = owner;
+  c.denied[i] = denied;
+  return denied;
+}
+
+// The device of the calling thread's current context: the one the launch runs on.
+int8_t current_device() noexcept {
+  CUdevice device = -1;
+  if (!driver().ctx_get_device || driver().ctx_get_device(&device) != CUDA_SUCCESS) return -1;
+  return static_cast<int8_t>(device);
+}
+
 void report(KernelInfo* k, const LaunchFact& fact) noexcept {
   if (!k->recorded.exchange(true)) record_kernel(k->id, k->name);
   record_launch_param(fact);
@@ -263,6 +347,8 @@ const char* packed_arguments(void* const* extra) noexcept {
 void check_arguments(trace::LaunchPath path, KernelInfo* k, void* const* params, void* const* extra) noexcept {
   const char* packed = params ? nullptr : packed_arguments(extra);
   if (!params && !(packed && k->has_offsets)) return;
+  const bool peers = several_devices();
+  int8_t launch_device = -2;  // asked once, at the first pointer that needs it
   for (uint16_t i = 0; i < k->check_count; ++i) {
     const ParamCheck& check = k->checks[i];
     const void* argument = params ? params[check.index] : packed + check.offset;
@@ -282,6 +368,17 @@ void check_arguments(trace::LaunchPath path, KernelInfo* k, void* const* params,
       f.value = value, f.alignment = check.alignment, f.driver_result = r->result, f.memory_type = r->memory_type;
       f.host_readable = r->host_readable;
       report(k, f);
+    } else if (peers) {
+      if (launch_device == -2) launch_device = current_device();
+      int8_t owner = -1;
+      if (launch_device >= 0 && peer_denied(value, launch_device, owner)) {
+        LaunchFact f;
+        f.kernel_id = k->id, f.param_index = check.index, f.problem = trace::LaunchProblem::PeerNotEnabled;
+        f.path = path, f.value = value, f.alignment = check.alignment;
+        f.pointer_device = owner, f.launch_device = launch_device;
+        f.memory_type = CU_MEMORYTYPE_DEVICE;
+        report(k, f);
+      }
     }
   }
 }
@@ -309,6 +406,20 @@ bool node_kernel(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS& p, const void*& hand
 }
 
 }  // namespace
+
+void note_peer_access(int32_t from, int32_t to, bool enabled) noexcept {
+  if (from < 0 || from >= 64 || to < 0 || to >= 64) return;
+  if (enabled) {
+    g_peer[from].fetch_or(uint64_t{1} << to, std::memory_order_relaxed);
+  } else {
+    g_peer[from].fetch_and(~(uint64_t{1} << to), std::memory_order_relaxed);
+  }
+  g_peer_generation.fetch_add(1, std::memory_order_acq_rel);  // every thread's cached answers are stale
+}
+
+void launch_checks_context_created(int32_t device) noexcept {
+  if (device >= 0 && device < 64) g_context_devices.fetch_or(uint64_t{1} << device, std::memory_order_relaxed);
+}
 
 void log_launch_check_stats() noexcept {
   log_info(

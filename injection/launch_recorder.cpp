@@ -31,6 +31,8 @@ void record_launch_param(const LaunchFact& f) noexcept {
   r.driver_result = f.driver_result;
   r.memory_type = f.memory_type;
   r.host_readable = f.host_readable ? 1 : 0;
+  r.pointer_device = f.pointer_device;
+  r.launch_device = f.launch_device;
   trace_writer().append(r);
 }
 

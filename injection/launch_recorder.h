@@ -21,6 +21,8 @@ struct LaunchFact {
   int32_t driver_result = 0;
   uint8_t memory_type = 0;
   bool host_readable = false;
+  int8_t pointer_device = -1;  // PeerNotEnabled
+  int8_t launch_device = -1;
 };
 
 // Captures the calling thread's stack and writes the fact.

@@ -108,6 +108,9 @@ json process_json(const Process& p) {
               {"releases", p.releases},
               {"notes", p.notes}};
   if (p.rank) out["rank"] = *p.rank;
+  json devices = json::array();
+  for (const DeviceDescription& d : p.devices) devices.push_back({{"ordinal", d.ordinal}, {"name", d.name}, {"total", d.total}});
+  out["devices"] = devices;
   return out;
 }
 
@@ -344,6 +347,12 @@ Process process_from(const json& j, const std::string& where) {
   p.allocations = get_number<uint64_t>(j, "allocations", where);
   p.releases = get_number<uint64_t>(j, "releases", where);
   p.rank = get_optional_number<int>(j, "rank", where);
+  const json& devices = get_array(j, "devices", where);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const std::string at = fmt::format("{}.devices[{}]", where, i);
+    p.devices.push_back({get_number<int>(devices[i], "ordinal", at), get_text(devices[i], "name", at),
+                         get_number<uint64_t>(devices[i], "total", at)});
+  }
   return p;
 }
 

@@ -9,6 +9,7 @@ namespace {
 
 std::string finding_text(const Finding& f) {
   std::string text = f.headline + "\n";
+  if (f.device) text += fmt::format("    on device {}\n", *f.device);
   for (const Frame& frame : f.stack) {
     text += fmt::format("    {} {}:{}\n", frame.function.empty() ? "??" : frame.function,
                         frame.file.empty() ? frame.module : frame.file, frame.line);

@@ -129,6 +129,13 @@ struct Finding {
   std::vector<uint64_t> pids;
 };
 
+// A device a process used: its ordinal there and its name.
+struct DeviceDescription {
+  int ordinal = 0;
+  std::string name;  // "NVIDIA H200"; empty when the trace does not say
+  uint64_t total = 0;
+};
+
 struct Process {
   uint64_t pid = 0;
   uint64_t parent_pid = 0;
@@ -140,6 +147,7 @@ struct Process {
   uint64_t allocations = 0;
   uint64_t releases = 0;
   std::optional<int> rank;  // `cuaudit merge`: which input report it came from
+  std::vector<DeviceDescription> devices;  // the devices it had contexts on, by ordinal
 };
 
 struct Summary {

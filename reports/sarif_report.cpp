@@ -55,6 +55,15 @@ std::string render_sarif(const Report& report, const std::string& source_root) {
                    {"partialFingerprints",
                     {{"cuauditFingerprint/v2", fmt::format("{:016x}", stable_hash(finding_fingerprint(f)))}}}};
     if (f.suppressed) result["suppressions"] = json::array({{{"kind", "external"}}});
+    if (f.device) {
+      json device = {{"ordinal", *f.device}};
+      for (const Process& p : report.processes) {
+        for (const DeviceDescription& d : p.devices) {
+          if (p.pid == f.pid && d.ordinal == *f.device && !d.name.empty()) device["name"] = d.name;
+        }
+      }
+      result["properties"] = {{"device", device}};
+    }
     results.push_back(std::move(result));
   }
   json run = {{"tool", {{"driver", {{"name", "cuaudit"}, {"version", report.tool_version}, {"rules", rules}}}}},

@@ -66,6 +66,22 @@ std::string render_text(const Report& report, const TextOptions& options) {
     w.line(fmt::format("Process {}{}: {} ({}; {} allocation(s), {} release(s) tracked)", p.pid,
                        p.parent_pid ? fmt::format(" (parent {})", p.parent_pid) : std::string(), join_words(p.command),
                        describe_end(p), p.allocations, p.releases));
+    // Devices are named when a process has several: every finding then says which it is about.
+    const bool several_devices = p.devices.size() > 1;
+    auto device_name = [&](int ordinal) {
+      for (const DeviceDescription& d : p.devices) {
+        if (d.ordinal == ordinal && !d.name.empty()) return fmt::format("device {} ({})", ordinal, d.name);
+      }
+      return fmt::format("device {}", ordinal);
+    };
+    if (several_devices) {
+      std::string devices;
+      for (const DeviceDescription& d : p.devices) {
+        devices += fmt::format("{}{} {}", devices.empty() ? "" : ", ", d.ordinal, d.name.empty() ? "?" : d.name);
+        if (d.total) devices += fmt::format(" ({})", human_bytes(d.total));
+      }
+      w.line("  devices: " + devices);
+    }
     for (const auto& note : p.notes) w.line("  note: " + note);
     w.line();
     for (const Finding& f : report.findings) {
@@ -83,6 +99,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
               : f.baseline == BaselineStatus::New        ? "[new] "
                                                          : "") +
              f.headline);
+      if (several_devices && f.device) w.line("  on " + device_name(*f.device));
       write_stack(w, f.stack, f.omitted_frames);
       for (const auto& r : f.related) {
         w.line("  " + r.title);
@@ -101,9 +118,9 @@ std::string render_text(const Report& report, const TextOptions& options) {
       }
       if (!families.empty()) families += ")";
       w.line(fmt::format(
-          "Memory on device {}: peak {} in use at {:.3f} s; the program held {}{}, the other {} were "
+          "Memory on {}: peak {} in use at {:.3f} s; the program held {}{}, the other {} were "
           "contexts, libraries and memory cuaudit cannot see",
-          peak.device, human_bytes(peak.used), peak.t, human_bytes(peak.tracked), families, human_bytes(gap)));
+          several_devices ? device_name(peak.device) : fmt::format("device {}", peak.device), human_bytes(peak.used), peak.t, human_bytes(peak.tracked), families, human_bytes(gap)));
       for (const PeakSite& site : peak.sites) {
         w.line(fmt::format("  held at the peak: {} in {} allocation(s) ({}) {}", human_bytes(site.bytes), site.count,
                            site.api, site.stack.empty() ? std::string("(no stack)") : format_frame(0, site.stack[0])));

@@ -76,6 +76,7 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
   p.tracked = trace.tracked;
   p.allocations = r.allocations;
   p.releases = r.releases;
+  for (const auto& [ordinal, device] : trace.devices) p.devices.push_back({ordinal, device.name, device.total_bytes});
   describe_end(trace, run, p);
   for (const auto& notice : trace.notices) p.notes.push_back(notice);
   for (const auto& problem : trace.problems)

@@ -31,6 +31,7 @@ Demangled demangled(const std::string& name) {
 // memory nor readable host memory (an integer, IPC memory, another tool's) is not reported.
 std::optional<report::FindingKind> kind_of(const LaunchParamJudgement& j) {
   if (j.launch.launch_param().problem == LaunchProblem::Misaligned) return report::FindingKind::MisalignedParam;
+  if (j.launch.launch_param().problem == LaunchProblem::PeerNotEnabled) return report::FindingKind::PeerPointerParam;
   if (j.live) return std::nullopt;  // tracked memory the driver did not describe: nothing to say
   if (j.freed) return report::FindingKind::StalePointerParam;
   if (j.launch.launch_param().host_readable) return report::FindingKind::HostPointerParam;
@@ -101,6 +102,21 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
         param, kernel, fact.value, j.offset, memory_of(*j.freed), api_info(j.release->api).name, launches, f.api);
     f.message =
         fmt::format("{} of kernel {} points into memory released before the launch (use after free)", param, kernel);
+  } else if (g.kind == report::FindingKind::PeerPointerParam) {
+    const std::string memory = j.live ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(*j.live)) : std::string();
+    f.headline = fmt::format(
+        "Peer pointer kernel parameter: {} of {} is 0x{:x}{} on device {}; the kernel runs on device {}, which "
+        "was given no access to it{}; launched by {} at:",
+        param, kernel, fact.value, memory, fact.pointer_device, fact.launch_device, launches, f.api);
+    f.message = fmt::format(
+        "{} of kernel {} points into memory of device {}, but the kernel runs on device {} and peer access from "
+        "device {} to device {} was not enabled",
+        param, kernel, fact.pointer_device, fact.launch_device, fact.launch_device, fact.pointer_device);
+    f.notes.push_back(fmt::format(
+        "enable peer access first (cudaSetDevice({}); cudaDeviceEnablePeerAccess({}, 0)), or copy the data to device "
+        "{} (cudaMemcpyPeer); without it the kernel faults with an illegal address",
+        fact.launch_device, fact.pointer_device, fact.launch_device));
+    f.device = fact.launch_device;
   } else {
     f.headline = fmt::format(
         "Host pointer kernel parameter: {} of {} is 0x{:x}, pageable host memory (not pinned, "
@@ -124,7 +140,7 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
     f.related.push_back({report::RelatedRole::Allocation, std::string(api_info(allocation->api).name),
                          fmt::format("allocated by {} at:", api_info(allocation->api).name),
                          stacks.user_stack(allocation->stack_id)});
-    if (allocation->device >= 0) f.device = allocation->device;
+    if (allocation->device >= 0 && g.kind != report::FindingKind::PeerPointerParam) f.device = allocation->device;
   }
   return f;
 }

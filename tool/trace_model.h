@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -86,7 +87,8 @@ struct LaunchParamFact {
   uint8_t path = 0;           // trace::LaunchPath (kept raw: a newer writer may know more paths)
   int32_t driver_result = 0;  // NotAccessible: what cuPointerGetAttributes said
   uint8_t memory_type = 0;    // what the driver said the value was (0: nothing)
-  bool host_readable = false;
+  bool host_readable = false;  int8_t pointer_device = -1;  // PeerNotEnabled: the device the memory is on
+  int8_t launch_device = -1;   // PeerNotEnabled: the device the kernel ran on
 };
 
 // One fact of the trace, in the process's event order. The payload's type follows the kind:
@@ -143,6 +145,12 @@ struct DeviceState {
   std::optional<uint64_t> other_processes_bytes;  // none: NVML could not say
 };
 
+// A device the process had a context on.
+struct DeviceInfo {
+  std::string name;  // "NVIDIA H200"
+  uint64_t total_bytes = 0;
+};
+
 struct ProcessTrace {
   std::string file;
   uint64_t pid = 0;
@@ -155,6 +163,7 @@ struct ProcessTrace {
   std::vector<Event> events;                                                 // sorted by seq
   std::vector<MemorySample> samples;                                         // sorted by seq
   std::vector<DeviceState> device_states;  // sorted by seq
+  std::map<int32_t, DeviceInfo> devices;   // ordinal -> name and memory
   std::unordered_map<uint32_t, std::string> runtime_names;                   // cbid -> "cudaMemcpy_v3020"
   std::unordered_map<uint32_t, std::string> kernels;                         // kernel id -> name as the driver gave it
   std::unordered_map<uint64_t, std::vector<PythonFrameInfo>> python_stacks;  // id -> frames

@@ -117,6 +117,12 @@ class TraceBuilder {
     return true;
   }
 
+  bool parse(const DeviceInfoRecord& r, Tail tail) {
+    if (r.name_bytes > tail.bytes) return false;
+    out_.devices[r.device] = {std::string(tail.data, r.name_bytes), r.total_bytes};
+    return true;
+  }
+
   bool parse(const KernelRecord& r, Tail tail) {
     if (r.name_bytes > tail.bytes) return false;
     out_.kernels[r.kernel_id] = std::string(tail.data, r.name_bytes);
@@ -134,6 +140,8 @@ class TraceBuilder {
     fact.driver_result = r.driver_result;
     fact.memory_type = r.memory_type;
     fact.host_readable = r.host_readable != 0;
+    fact.pointer_device = r.pointer_device;
+    fact.launch_device = r.launch_device;
     add_event(EventKind::LaunchParam, r.seq, r.time_ns, r.stack_id, r.tid, fact);
     return true;
   }

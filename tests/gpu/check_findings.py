@@ -7,6 +7,8 @@ comments, in the spirit of LLVM's lit:
   //   (also severity=warning, verdict=words_of_the_out_of_memory_verdict, note=text, result=*)
   // EXPECT-EXIT: 0                               cuaudit's exit status
   // EXPECT-NOTE: text                            a process note must contain text
+  // EXPECT-DEVICES: 2                            the main process named this many devices
+  // REQUIRES-DEVICES: 2                          skipped (exit 77, SKIP) on a machine with fewer GPUs
   // EXPECT-SIGNAL: SIGABRT                       the program was killed by this signal
   // EXPECT-PROCESSES: 3                          how many processes the report has
   // EXPECT-ALLOCATIONS: N / EXPECT-RELEASES: N   the tracked counts of the main process
@@ -53,7 +55,7 @@ def parse_expectations(source):
         m = re.match(r"\s*// EXPECT-SIGNAL: ([\w|]+)", line)
         if m:
             signal = m.group(1)
-        m = re.match(r"\s*// EXPECT-(PROCESSES|ALLOCATIONS|RELEASES): (\d+)", line)
+        m = re.match(r"\s*// EXPECT-(PROCESSES|ALLOCATIONS|RELEASES|DEVICES): (\d+)", line)
         if m:
             counts[m.group(1).lower()] = int(m.group(2))
         m = re.match(r"\s*// EXPECT-NOTE: (.*)$", line)
@@ -76,7 +78,7 @@ def matches(expect, finding, source, main_pid):
         return False
     if "process" in expect and (finding["pid"] == main_pid) != (expect["process"] == "main"):
         return False
-    for key in ("api", "bytes", "count", "result", "severity"):
+    for key in ("api", "bytes", "count", "result", "severity", "device"):
         if key in expect and expect[key] != "*" and str(finding.get(key)) != expect[key]:
             return False
     if "note" in expect and not any(expect["note"] in n for n in finding.get("notes", [])):
@@ -111,6 +113,14 @@ def describe(finding):
         file=top.get("file"), line=top.get("line"), **finding)
 
 
+def gpu_count():
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    except OSError:
+        return 0
+    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuaudit", required=True)
@@ -123,6 +133,12 @@ def main():
     opts = ap.parse_args()
 
     expects, args, expected_exit, notes, expected_signal, counts = parse_expectations(opts.source)
+    required = re.search(r"// REQUIRES-DEVICES: (\d+)", open(opts.source).read())
+    if required:
+        have = gpu_count()
+        if have < int(required.group(1)):
+            print("SKIP %s: needs %s GPUs, this machine has %d" % (os.path.basename(opts.source), required.group(1), have))
+            return 77
     with tempfile.TemporaryDirectory() as tmp:
         json_path = os.path.join(tmp, "report.json")
         env = None
@@ -168,6 +184,8 @@ def main():
         failures.append("the program ended with %s, expected %s" % (report["processes"][0]["signal"], expected_signal))
     if "processes" in counts and len(report["processes"]) != counts["processes"]:
         failures.append("%d processes in the report, expected %d" % (len(report["processes"]), counts["processes"]))
+    if "devices" in counts and report["processes"] and len(report["processes"][0].get("devices", [])) != counts["devices"]:
+        failures.append("%d devices named, expected %d" % (len(report["processes"][0].get("devices", [])), counts["devices"]))
     for key in ("allocations", "releases"):
         if key in counts and report["processes"] and report["processes"][0][key] != counts[key]:
             failures.append("%s: %d tracked, the program made %d" % (key, report["processes"][0][key], counts[key]))

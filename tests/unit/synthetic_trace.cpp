@@ -132,4 +132,13 @@ SyntheticTrace& SyntheticTrace::end() {
   return *this;
 }
 
+SyntheticTrace& SyntheticTrace::peer_launch_param(const std::string& kernel, uint16_t index, uint64_t value,
+                                                  int8_t pointer_device, int8_t launch_device, uint64_t stack) {
+  launch_param(kernel, index, value, trace::LaunchProblem::PeerNotEnabled, 0, false, stack);
+  auto& fact = std::get<LaunchParamFact>(trace_.events.back().payload);
+  fact.pointer_device = pointer_device;
+  fact.launch_device = launch_device;
+  return *this;
+}
+
 }  // namespace cuaudit::testing

@@ -18,6 +18,9 @@ class SyntheticTrace {
   // A kernel parameter that failed a launch check.
   SyntheticTrace& launch_param(const std::string& kernel, uint16_t index, uint64_t value, trace::LaunchProblem problem,
                                uint32_t alignment = 0, bool host_readable = false, uint64_t stack = 3);
+  // A pointer into `pointer_device`'s memory given to a kernel on `launch_device` without access.
+  SyntheticTrace& peer_launch_param(const std::string& kernel, uint16_t index, uint64_t value, int8_t pointer_device,
+                                    int8_t launch_device, uint64_t stack = 3);
   // Python: a stack (innermost first) and an allocation made from it.
   SyntheticTrace& python_stack(uint64_t id, std::vector<PythonFrameInfo> frames);
   SyntheticTrace& alloc_from_python(Api api, uint64_t key, uint64_t bytes, uint64_t python_stack, uint64_t stack = 1);

@@ -89,3 +89,22 @@ TEST_CASE("different parameters, kernels and launch sites are different findings
   CHECK(findings[2].parameter->kernel == "fill<int4>(int4*, int)");
   CHECK(findings[2].parameter->type == "int4*");
 }
+
+TEST_CASE("a pointer into another device's memory without peer access names both devices") {
+  SyntheticTrace t;
+  t.alloc(Api::cudaMalloc, 0x7000'0000, 4096, /*stack=*/1, 0, /*context=*/2, /*device=*/1);
+  t.peer_launch_param(kWrite4, 0, 0x7000'0010, /*pointer_device=*/1, /*launch_device=*/0);
+  t.peer_launch_param(kWrite4, 0, 0x7000'0010, 1, 0);  // the same launch site again: counted
+  const auto findings = judge(t.end().trace());
+  REQUIRE(findings.size() == 1);
+  const report::Finding& f = findings[0];
+  CHECK(f.kind == report::FindingKind::PeerPointerParam);
+  CHECK(f.count == 2);
+  CHECK(f.device == 0);  // where the kernel runs
+  CHECK(f.headline.find("16 byte(s) into a 4096-byte allocation of device memory (cudaMalloc) on device 1") !=
+        std::string::npos);
+  CHECK(f.headline.find("the kernel runs on device 0") != std::string::npos);
+  CHECK(f.notes[0].find("cudaDeviceEnablePeerAccess(1, 0)") != std::string::npos);
+  REQUIRE(f.related.size() == 1);
+  CHECK(f.related[0].role == report::RelatedRole::Allocation);
+}

@@ -116,3 +116,15 @@ TEST_CASE("JUnit escapes what comes from the target: kernel names, paths, messag
   CHECK(xml.find("<testcase classname=\"cuaudit.pid1234\" name=\"leak\">") != std::string::npos);
   CHECK(xml.find("failures=\"1\"") != std::string::npos);
 }
+
+TEST_CASE("text report: a process with several devices names them, and each finding its device") {
+  Report r = sample();
+  r.processes[0].devices = {{0, "NVIDIA H200", 150109880320ull}, {1, "NVIDIA H200", 150109880320ull}};
+  r.findings[0].device = 1;
+  const std::string text = render_text(r, {});
+  CHECK(text.find("devices: 0 NVIDIA H200 (139.8 GiB), 1 NVIDIA H200 (139.8 GiB)") != std::string::npos);
+  CHECK(text.find("on device 1 (NVIDIA H200)") != std::string::npos);
+  Report one = sample();  // one device: nothing added
+  one.processes[0].devices = {{0, "NVIDIA H200", 150109880320ull}};
+  CHECK(render_text(one, {}).find("on device 0") == std::string::npos);
+}
