@@ -9,10 +9,13 @@
 static void show(const char* when, void* p) {
   unsigned long long access = 0;
   int ordinal = -1;
-  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
-  void* data[] = {&access, &ordinal};
-  const CUresult rc = cuPointerGetAttributes(2, attributes, data, reinterpret_cast<CUdeviceptr>(p));
-  std::printf("probe: %s: rc %d, access flags %llu, device ordinal %d\n", when, static_cast<int>(rc), access, ordinal);
+  unsigned int legacy = 0;
+  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                      CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE};
+  void* data[] = {&access, &ordinal, &legacy};
+  const CUresult rc = cuPointerGetAttributes(3, attributes, data, reinterpret_cast<CUdeviceptr>(p));
+  std::printf("probe: %s: rc %d, access flags %llu, device ordinal %d, legacy IPC capable %u\n", when,
+              static_cast<int>(rc), access, ordinal, legacy & 0xff);
 }
 
 int main() {

@@ -299,22 +299,26 @@ bool peer_denied(uint64_t value, int8_t launch_device, int8_t& owner) noexcept {
   if (!driver().pointer_get_attributes) return false;
   g_stats.driver_queries.fetch_add(1, std::memory_order_relaxed);
   int ordinal = -1;
-  unsigned int memory_type = 0, managed = 0;
+  unsigned int memory_type = 0, managed = 0, legacy = 0;
   unsigned long long access = 0;  // CUmemAccess_flags, written as an int-sized enum
   CUdeviceptr start = 0;
   size_t size = 0;
-  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
-                                      CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
-  void* data[] = {&memory_type, &managed, &ordinal, &access, &start, &size};
-  if (driver().pointer_get_attributes(6, attributes, data, value) != CUDA_SUCCESS) return false;  // cannot tell
+  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,   CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
+                                      CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                                      CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE};
+  void* data[] = {&memory_type, &managed, &ordinal, &access, &start, &size, &legacy};
+  if (driver().pointer_get_attributes(7, attributes, data, value) != CUDA_SUCCESS) return false;  // cannot tell
   const bool other_device = memory_type == CU_MEMORYTYPE_DEVICE && !(managed & 0xff) && ordinal >= 0 &&
                             ordinal != launch_device;
   owner = static_cast<int8_t>(ordinal);
-  // Both must say no: the driver's access flags for the launching device, and the program's own
-  // cudaDeviceEnablePeerAccess / cuCtxEnablePeerAccess calls.
-  const bool denied = other_device && (access & 0xffffffffu) == CU_MEM_ACCESS_FLAGS_PROT_NONE &&
-                      !peer_enabled(launch_device, static_cast<int8_t>(ordinal));
+  // cudaMalloc/cuMemAlloc memory ("legacy IPC capable") is reachable from another device only
+  // through peer access, which the program enables with cudaDeviceEnablePeerAccess or
+  // cuCtxEnablePeerAccess; the driver's access flags say read-write for it either way (seen on
+  // the H200). VMM and pool memory carry access rights of their own (cuMemSetAccess,
+  // cudaMemPoolSetAccess), which the access flags report for the current context's device.
+  const bool denied = other_device && ((legacy & 0xff) ? !peer_enabled(launch_device, owner)
+                                                        : (access & 0xffffffffu) == CU_MEM_ACCESS_FLAGS_PROT_NONE);
   const unsigned i = c.next++ % 16;
   c.start[i] = start && size ? start : value;
   c.end[i] = start && size ? start + size : value + 1;

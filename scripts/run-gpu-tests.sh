@@ -16,7 +16,10 @@ gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 say() { echo "$@" | tee -a "$log"; }
 # Runs a check script (its output into the log); counts it passed when it prints a PASS line.
 check() {
-  if PYTHONUNBUFFERED=1 timeout 300 "$@" 2>&1 | tee -a "$log" | grep -q '^PASS'; then
+  PYTHONUNBUFFERED=1 timeout 300 "$@" >"$log.check" 2>&1
+  cat "$log.check" >>"$log"
+  grep -E '^(PASS|FAIL|SKIP|  )' "$log.check"  # the verdict on stdout too
+  if grep -q '^PASS' "$log.check"; then
     passed=$((passed + 1))
   else
     failed=$((failed + 1))

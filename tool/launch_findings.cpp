@@ -169,14 +169,19 @@ std::vector<report::Finding> launch_findings(const ProcessTrace& trace, const st
                                              StackResolver& stacks) {
   // Same launch stack, same kernel (by name: one kernel may have several handles), same
   // parameter, same kind: one finding counting its launches.
-  std::map<std::tuple<uint64_t, std::string, uint16_t, report::FindingKind>, Group> groups;
+  // The launch stack by its user frames: the first launch of a kernel can come through CUDA's
+  // lazy-loading path, another raw stack with the same user frames.
+  std::map<std::tuple<std::vector<uint64_t>, std::string, uint16_t, report::FindingKind>, Group> groups;
   std::vector<decltype(groups)::key_type> order;
   for (const LaunchParamJudgement& j : judged) {
     const auto kind = kind_of(j);
     if (!kind) continue;
     const LaunchParamFact& fact = j.launch.launch_param();
     auto name = trace.kernels.find(fact.kernel_id);
-    const auto key = std::make_tuple(j.launch.stack_id, name == trace.kernels.end() ? std::string() : name->second,
+    std::vector<uint64_t> user_frames;
+    for (const RawFrame& frame : stacks.user_raw_frames(j.launch.stack_id)) user_frames.push_back(frame.address);
+    const auto key = std::make_tuple(std::move(user_frames),
+                                     name == trace.kernels.end() ? std::string() : name->second,
                                      fact.param_index, *kind);
     auto [it, inserted] = groups.try_emplace(key, Group{&j, *kind});
     if (inserted) order.push_back(key);

@@ -14,7 +14,8 @@ int main() {
   CHECK(cudaGetDeviceCount(&devices));
   CHECK(cudaSetDevice(rank % devices));
   void* kept = nullptr;
-  CHECK(cudaMalloc(&kept, (rank + 1) << 20));  // @kept never freed: rank r leaks r+1 MiB on device r
+  // Never freed: rank r leaks r+1 MiB on device r.
+  CHECK(cudaMalloc(&kept, (rank + 1) << 20));  // @kept
   std::printf("rank %d on device %d\n", rank, rank % devices);
   return 0;
 }
