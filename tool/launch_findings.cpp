@@ -180,6 +180,7 @@ std::vector<report::Finding> launch_findings(const ProcessTrace& trace, const st
     auto name = trace.kernels.find(fact.kernel_id);
     std::vector<uint64_t> user_frames;
     for (const RawFrame& frame : stacks.user_raw_frames(j.launch.stack_id)) user_frames.push_back(frame.address);
+    if (user_frames.empty()) user_frames.push_back(j.launch.stack_id);  // no frames known: the stack itself
     const auto key = std::make_tuple(std::move(user_frames),
                                      name == trace.kernels.end() ? std::string() : name->second,
                                      fact.param_index, *kind);
