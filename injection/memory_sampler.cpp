@@ -32,6 +32,11 @@ std::atomic<bool> g_stopping{false};
 std::atomic<uint64_t> g_last_inline_ns{0};
 constexpr uint64_t kInlineGapNs = 1000000;  // samples from program threads: at most one a millisecond
 unsigned g_interval_ms = 10;
+// At exit: one more round of every device, so each timeline ends with what was held then (a
+// device whose memory was released last would otherwise end at its last sample before that).
+std::atomic<bool> g_final_round{false};
+std::atomic<bool> g_final_round_done{false};
+std::atomic<bool> g_thread_running{false};
 
 // Samples `device` through the calling thread's current context.
 bool take_sample(int32_t device) noexcept {
@@ -70,7 +75,9 @@ void* sampler_main(void*) {
                           static_cast<long>(g_interval_ms % 1000) * 1000000L};
   while (!g_stopping.load(std::memory_order_relaxed)) {
     nanosleep(&interval, nullptr);
+    const bool last = g_final_round.load();  // asked for before this round began
     if (trace_writer().enabled()) sample_all_devices();
+    if (last) g_final_round_done.store(true);
   }
   return nullptr;
 }
@@ -83,6 +90,8 @@ void start_memory_sampler(unsigned interval_ms) noexcept {
   g_enabled.store(true);
   if (!start_background_thread(sampler_main)) {
     log_warning("cannot start the memory sampler thread; the timeline has samples at allocations only");
+  } else {
+    g_thread_running.store(true);
   }
 }
 
@@ -130,6 +139,16 @@ void forget_memory_sampler_in_child() noexcept {
 }
 
 void stop_memory_sampler() noexcept {
+  if (g_thread_running.load() && !g_stopping.load()) {
+    g_final_round.store(true);
+    // Bounded (200 ms at most): a round takes one cuMemGetInfo per device after the sampler's sleep;
+    // with a long --sample-interval the last periodic sample stays the last.
+    const timespec millisecond{0, 1000000L};
+    const unsigned limit = (g_interval_ms < 100 ? g_interval_ms : 100) + 100;
+    for (unsigned waited = 0; !g_final_round_done.load() && waited < limit; ++waited) {
+      nanosleep(&millisecond, nullptr);
+    }
+  }
   g_stopping.store(true);
   for (ContextSlot& slot : g_slots) {
     while (slot.busy.load()) sched_yield();
