@@ -114,8 +114,14 @@ bool stream_ordered_in_use() noexcept { return g_stream_ordered.load(std::memory
 
 void record_state_at_failed_allocation(int32_t device) noexcept { write_state(device, true); }
 
+namespace {
+std::atomic<uint64_t> g_devices_described{0};  // one bit per ordinal below 64
+}  // namespace
+
+void forget_device_info_in_child() noexcept { g_devices_described.store(0); }
+
 void record_device_info(int32_t device) noexcept {
-  static std::atomic<uint64_t> written{0};  // one bit per ordinal below 64
+  std::atomic<uint64_t>& written = g_devices_described;
   if (device < 0 || device >= 64 || !driver().device_get) return;
   const uint64_t bit = uint64_t{1} << device;
   if (written.fetch_or(bit, std::memory_order_relaxed) & bit) return;

@@ -20,6 +20,9 @@ bool stream_ordered_in_use() noexcept;
 // A context on `device` was created: its name and total memory, written once per device.
 void record_device_info(int32_t device) noexcept;
 
+// In a forked child: its trace describes the devices again (the parent's did).
+void forget_device_info_in_child() noexcept;
+
 // The pool of `device` (only once stream-ordered allocations were made), with a memory sample.
 void record_pool_state(int32_t device) noexcept;
 

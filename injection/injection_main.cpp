@@ -14,6 +14,7 @@
 #include "call_recorder.h"
 #include "crash_handler.h"
 #include "cupti_subscriber.h"
+#include "device_state.h"
 #include "driver_api.h"
 #include "environment.h"
 #include "in_target_log.h"
@@ -81,6 +82,7 @@ void in_forked_child() noexcept {
     return;
   }
   forget_recorded_modules();
+  forget_device_info_in_child();
   forget_written_stacks();
   forget_written_python_stacks();
   trace_writer().restart_in_child([] {
