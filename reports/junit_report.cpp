@@ -20,7 +20,8 @@ std::string finding_text(const Finding& f) {
 
 }  // namespace
 
-std::string xml_escape(const std::string& text) {
+std::string xml_escape(const std::string& raw) {
+  const std::string text = valid_utf8(raw);
   std::string out;
   for (const unsigned char c : text) {
     switch (c) {
@@ -41,7 +42,7 @@ std::string xml_escape(const std::string& text) {
         break;
       default:
         if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-          out += fmt::format("&#x{:x};", c == 0 ? 0xfffd : c);  // NUL is not allowed even escaped
+          out += "\xEF\xBF\xBD";  // U+FFFD: XML 1.0 allows no other control character, not even escaped
         } else {
           out += static_cast<char>(c);
         }

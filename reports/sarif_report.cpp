@@ -74,7 +74,8 @@ std::string render_sarif(const Report& report, const std::string& source_root) {
   }
   const json doc = {
       {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({run})}};
-  return doc.dump(2) + "\n";
+  // Invalid UTF-8 from the target (a path, a kernel name) is replaced rather than failing the report.
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace cuaudit::report

@@ -19,12 +19,29 @@ std::string format_frame(size_t index, const Frame& f) {
   return fmt::format("#{} 0x{:x} in {} {}", index, f.pc, f.function.empty() ? "??" : f.function, where);
 }
 
+// Text from the target (argv, paths, symbol names) shown as text: a control character would reach
+// the terminal (ANSI escapes) or forge report lines (a newline), so each is written as an escape.
+std::string visible(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const unsigned char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 class Writer {
  public:
   explicit Writer(std::string prefix) : prefix_(std::move(prefix)) {}
   void line(const std::string& text = {}) {
     out_ += prefix_;
-    if (!text.empty()) out_ += ' ' + text;
+    if (!text.empty()) out_ += ' ' + visible(text);
     out_ += '\n';
   }
   std::string take() { return std::move(out_); }
@@ -179,7 +196,7 @@ std::string render_baseline_diff(const Report& report) {
   size_t new_count = 0, still_count = 0;
   for (const Finding& f : report.findings) {
     if (f.suppressed) continue;
-    const std::string line = fmt::format("==cuaudit diff==   {}\n", describe_finding(f));
+    const std::string line = fmt::format("==cuaudit diff==   {}\n", visible(describe_finding(f)));
     if (f.baseline == BaselineStatus::StillPresent) {
       still += line, ++still_count;
     } else {
@@ -191,7 +208,7 @@ std::string render_baseline_diff(const Report& report) {
   std::string out = fmt::format("==cuaudit diff== {} new finding(s):\n{}", new_count, news);
   out += fmt::format("==cuaudit diff== {} still present:\n{}", still_count, still);
   out += fmt::format("==cuaudit diff== {} fixed:\n", fixed.size());
-  for (const auto& f : fixed) out += fmt::format("==cuaudit diff==   {}\n", f);
+  for (const auto& f : fixed) out += fmt::format("==cuaudit diff==   {}\n", visible(f));
   return out;
 }
 
@@ -209,7 +226,8 @@ std::string render_merged_text(const Report& merged) {
                           top.line > 0 ? std::to_string(top.line) : "?");
     }
     out += fmt::format("==cuaudit merge== {} ({}) {}: {} byte(s) in {} occurrence(s) at {}; ranks {}\n",
-                       finding_kind_key(f.kind), severity_name(f.severity), f.api, f.bytes, f.count, where, ranks);
+                       finding_kind_key(f.kind), severity_name(f.severity), visible(f.api), f.bytes, f.count,
+                       visible(where), ranks);
   }
   const Summary& s = merged.summary;
   out += fmt::format("==cuaudit merge== SUMMARY: {} byte(s) leaked in {} allocation(s); {} finding(s), {} error(s)\n",

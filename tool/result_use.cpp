@@ -235,7 +235,7 @@ bool CallSiteJudge::save_cache(const std::string& path, std::string& error) cons
     if (!entries.empty()) modules[key] = std::move(entries);
   }
   std::ofstream out(path);
-  out << nlohmann::json{{"schema", "cuaudit.call_sites.v1"}, {"modules", modules}}.dump(1) << '\n';
+  out << nlohmann::json{{"schema", "cuaudit.call_sites.v1"}, {"modules", modules}}.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   if (!out) {
     error = fmt::format("cannot write the call-site cache {}", path);
     return false;

@@ -23,7 +23,7 @@ bool write_run_info(const std::string& dir, const RunInfo& info, std::string& er
                         {"cuaudit_version", info.cuaudit_version}};
   const std::string path = dir + "/" + kRunInfoFile;
   std::ofstream out(path);
-  out << doc.dump(2) << '\n';
+  out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   if (!out) {
     error = fmt::format("cannot write {}", path);
     return false;

@@ -1,5 +1,10 @@
 #include "suppressions.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -90,6 +95,12 @@ bool matches_suppression_pattern(std::string_view pattern, std::string_view text
 }
 
 void Suppressions::load_file(const std::string& path) {
+  struct stat st;
+  const bool exists = stat(path.c_str(), &st) == 0;
+  if (!exists || !S_ISREG(st.st_mode)) {  // a directory would read as an empty file
+    throw std::runtime_error(
+        fmt::format("cannot read suppression file {}: {}", path, exists ? "not a regular file" : strerror(errno)));
+  }
   std::ifstream in(path);
   if (!in) throw std::runtime_error(fmt::format("cannot read suppression file {}", path));
   std::stringstream text;

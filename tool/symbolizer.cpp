@@ -165,7 +165,7 @@ bool Symbolizer::save_cache(const std::string& path, std::string& error) const {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp);
-    out << nlohmann::json{{"schema", "cuaudit.symbols.v1"}, {"modules", modules}}.dump(1) << '\n';
+    out << nlohmann::json{{"schema", "cuaudit.symbols.v1"}, {"modules", modules}}.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     if (!out) {
       error = fmt::format("cannot write the symbol cache {}", tmp);
       return false;

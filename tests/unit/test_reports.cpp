@@ -4,6 +4,7 @@
 
 #include "json_report.h"
 #include "junit_report.h"
+#include "text_helpers.h"
 #include "text_report.h"
 
 using namespace cuaudit::report;
@@ -127,4 +128,13 @@ TEST_CASE("text report: a process with several devices names them, and each find
   Report one = sample();  // one device: nothing added
   one.processes[0].devices = {{0, "NVIDIA H200", 150109880320ull}};
   CHECK(render_text(one, {}).find("on device 0") == std::string::npos);
+}
+
+TEST_CASE("text from the target in any encoding becomes valid UTF-8, valid characters kept") {
+  CHECK(valid_utf8("plain") == "plain");
+  CHECK(valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  CHECK(valid_utf8("a\xff" "b") == "a\xEF\xBF\xBD" "b");                  // a stray byte
+  CHECK(valid_utf8("\xc0\xaf") == "\xEF\xBF\xBD\xEF\xBF\xBD");            // an overlong '/'
+  CHECK(valid_utf8("\xed\xa0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
+  CHECK(valid_utf8("\xe2\x82") == "\xEF\xBF\xBD\xEF\xBF\xBD");            // cut short
 }
