@@ -431,6 +431,7 @@ json report_to_json(const Report& report) {
                                                   {"fixed", report.baseline->fixed}}
                                            : json(nullptr)},
               {"nothing_tracked", report.nothing_tracked},
+              {"incomplete", report.incomplete},
               {"timeline", timeline_json(report.timeline)}};
   if (!report.merged_from.empty()) doc["merged_from"] = report.merged_from;
   return doc;
@@ -481,6 +482,7 @@ Report report_from_json(const json& doc) {
     r.baseline = std::move(b);
   }
   r.nothing_tracked = get_bool(doc, "nothing_tracked", "report", false);
+  r.incomplete = get_bool(doc, "incomplete", "report", false);
   r.timeline = timeline_from(doc);
   r.merged_from = get_texts(doc, "merged_from", "report");
   return r;

@@ -218,6 +218,7 @@ struct Report {
   Summary summary;
   std::vector<std::string> notes;            // run-wide remarks (nothing tracked, damaged trace, ...)
   bool nothing_tracked = false;              // no process could be observed: never a clean result
+  bool incomplete = false;  // something recorded could not be read (a damaged trace, ...): said in the notes
   std::vector<SuppressionUse> suppressions;  // every rule given, with its hits
   std::optional<BaselineResult> baseline;
   Timeline timeline;                     // empty when the run recorded no memory samples

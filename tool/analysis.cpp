@@ -106,17 +106,24 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
                     "`cuaudit --save DIR` wrote",
                     dir));
   }
-  const std::optional<RunInfo> run = read_run_info(dir);
+  report::Report report;
+  report.tool_version = CUAUDIT_VERSION;
+  // A damaged run.json (the launcher's account of how the program ended) costs that account, not
+  // the traces.
+  std::optional<RunInfo> run;
+  try {
+    run = read_run_info(dir);
+  } catch (const std::exception& e) {
+    report.notes.push_back(fmt::format("{}; how the program ended is taken from its trace alone", e.what()));
+    report.incomplete = true;
+  }
   const std::vector<std::string> traces = list_traces(dir);
-  if (traces.empty() && !run) {
+  if (traces.empty() && !run && !report.incomplete) {
     throw std::runtime_error(
         fmt::format("{} holds no cuaudit trace (trace-<pid>.cutrace) and no run.json; it is "
                     "not a cuaudit run directory",
                     dir));
   }
-
-  report::Report report;
-  report.tool_version = CUAUDIT_VERSION;
 
   Symbolizer symbolizer;
   const std::string cache_path = dir + "/" + kSymbolCacheFile;
@@ -128,8 +135,21 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
   bool call_sites_recorded = false;
 
   // The process the launcher started first, then the others in the order they started.
+  // One unreadable trace (a child killed before its header was written, a foreign file) costs that
+  // process, not the run: the others are reported and the report says it is incomplete.
   std::vector<ProcessTrace> loaded;
-  for (const std::string& file : traces) loaded.push_back(read_trace_file(file));
+  std::vector<std::string> unreadable;
+  for (const std::string& file : traces) {
+    try {
+      loaded.push_back(read_trace_file(file));
+    } catch (const TraceError& e) {
+      unreadable.push_back(e.what());
+    }
+  }
+  if (loaded.empty() && !unreadable.empty()) throw std::runtime_error(unreadable.front());
+  for (const std::string& why : unreadable) report.notes.push_back(why + "; that process is not in this report");
+  if (!unreadable.empty()) report.incomplete = true;
+  for (const ProcessTrace& trace : loaded) report.incomplete |= !trace.problems.empty();
   std::stable_sort(loaded.begin(), loaded.end(), [&](const ProcessTrace& a, const ProcessTrace& b) {
     const bool a_root = run && a.pid == run->pid, b_root = run && b.pid == run->pid;
     if (a_root != b_root) return a_root;

@@ -6,6 +6,7 @@ namespace cuaudit {
 
 inline constexpr int kExitUsage = 2;             // bad command line
 inline constexpr int kExitNothingTracked = 122;  // CUDA never initialized, or cuaudit could not attach
+inline constexpr int kExitIncomplete = 123;      // part of what was recorded could not be read: never a clean result
 inline constexpr int kExitToolFailure = 125;     // cuaudit itself failed (unwritable output, unreadable trace, ...)
 inline constexpr int kExitNotExecutable = 126;   // as a shell: the program exists but cannot be run
 inline constexpr int kExitNotFound = 127;        // as a shell: no such program

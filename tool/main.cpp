@@ -35,6 +35,7 @@ namespace {
 int exit_status(const Options& o, const report::Report& a, const std::optional<RunInfo>& run) {
   if (a.nothing_tracked && !(o.command == Command::Run && !o.require_cuda_init)) return kExitNothingTracked;
   if (o.error_exitcode && a.summary.error_findings > 0) return *o.error_exitcode;
+  if (a.incomplete) return kExitIncomplete;  // a damaged record of the run never passes as clean
   if (!run) return 0;
   if (run->signal) return 128 + *run->signal;
   return run->exit_code.value_or(0);
@@ -211,10 +212,13 @@ int report_command(const Options& o) {
   std::optional<RunInfo> run;
   const std::optional<report::Report> baseline = load_baseline(o);
   try {
-    run = read_run_info(o.run_dir);
     analysis = analyze_run_dir(o.run_dir, analysis_options(o));
   } catch (const std::exception& e) {
     fail(kExitToolFailure, e.what());
+  }
+  try {
+    run = read_run_info(o.run_dir);  // the pid %p expands to; damage was said by the analysis
+  } catch (const std::exception&) {
   }
   if (baseline) apply_baseline(o.baseline_file, *baseline, analysis);
   write_outputs(o, analysis, run ? run->pid : 0, text_report(o, analysis));

@@ -195,6 +195,8 @@ class TraceBuilder {
   }
 
   size_t unknown_apis() const { return unknown_apis_; }
+  size_t unknown_records() const { return unknown_records_; }
+  void count_unknown_record() { ++unknown_records_; }
 
   // Allocations made from Python get the id of the stack that follows them in the trace.
   void attach_python_stacks(std::vector<Event>& events) const {
@@ -254,6 +256,7 @@ class TraceBuilder {
 
   ProcessTrace& out_;
   size_t unknown_apis_ = 0;
+  size_t unknown_records_ = 0;
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> alloc_python_;  // seq -> (Python stack, launches)
 };
 
@@ -277,6 +280,7 @@ bool parse_any_record(TraceBuilder& builder, const char* p, size_t size) {
 #include "trace_records.inc"
 #undef CUAUDIT_RECORD
   }
+  builder.count_unknown_record();  // skipped, and counted in the report
   return true;
 }
 
@@ -341,26 +345,37 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
       break;
     }
     const size_t payload = pos + sizeof chunk;
-    if (chunk.payload_bytes > bytes.size() - payload) {
-      out.problems.push_back(
-          fmt::format("the last chunk is truncated ({} of {} bytes): the process was "
-                      "probably killed while writing; its events are not included",
-                      bytes.size() - payload, chunk.payload_bytes));
-      break;
-    }
-    for (size_t r = payload; r < payload + chunk.payload_bytes;) {
-      const size_t left = payload + chunk.payload_bytes - r;
+    // A chunk cut short (the process was killed while writing it) still holds complete records.
+    const bool truncated = chunk.payload_bytes > bytes.size() - payload;
+    const size_t end = truncated ? bytes.size() : payload + chunk.payload_bytes;
+    size_t complete = 0;
+    for (size_t r = payload; r < end;) {
+      const size_t left = end - r;
       const auto rh = left >= sizeof(RecordHeader) ? load<RecordHeader>(bytes.data() + r) : RecordHeader{};
+      if (truncated && (left < sizeof(RecordHeader) || rh.size > left)) break;  // the record the cut went through
       if (rh.size < sizeof(RecordHeader) || rh.size > left || !parse_any_record(parser, bytes.data() + r, rh.size)) {
         ++bad_records;
         break;
       }
+      ++complete;
       r += rh.size;
+    }
+    if (truncated) {
+      out.problems.push_back(
+          fmt::format("the last chunk is truncated ({} of {} bytes): the process was probably killed while writing; "
+                      "its {} complete record(s) were read, the rest is lost",
+                      bytes.size() - payload, chunk.payload_bytes, complete));
+      break;
     }
     pos = payload + chunk.payload_bytes;
   }
   if (bad_records)
     out.problems.push_back(fmt::format("{} chunk(s) held a malformed record and were cut short", bad_records));
+  if (parser.unknown_records()) {
+    out.problems.push_back(fmt::format(
+        "{} record(s) of a type this cuaudit does not know were skipped (a newer cuaudit wrote them)",
+        parser.unknown_records()));
+  }
   if (parser.unknown_apis()) {
     out.problems.push_back(
         fmt::format("{} event(s) name an API this cuaudit does not know; they were skipped", parser.unknown_apis()));

@@ -62,7 +62,19 @@ def main():
         path = os.path.join(damaged, trace)
         os.truncate(path, os.path.getsize(path) - 100)
         proc = run([cu, "report", damaged])
-        expect("report on a truncated trace says so and reports what it read", proc, 0, "truncated")
+        expect("report on a truncated trace says so, reports what it read and is not clean", proc, 123, "truncated")
+        # One unreadable trace beside a good one: the good one is reported, the run is incomplete.
+        extra = os.path.join(tmp, "extra")
+        shutil.copytree(golden, extra)
+        open(os.path.join(extra, "trace-9999.cutrace"), "w").close()
+        proc = run([cu, "report", extra])
+        expect("report with an empty child trace reports the others", proc, 123, "that process is not in this report")
+        if "Leak of" not in proc.stderr:
+            failures.append("the good trace beside an empty one was not reported")
+        with open(os.path.join(extra, "run.json"), "r+") as f:
+            f.truncate(60)
+        expect("report with a damaged run.json still reports the traces", run([cu, "report", extra]), 123,
+               "how the program ended is taken from its trace alone")
         saved = os.path.join(tmp, "saved")
         shutil.copytree(golden, saved)
         expect("--save into a directory holding a run", run([cu, "--save", saved, "true"]), 125,

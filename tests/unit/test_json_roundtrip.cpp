@@ -67,6 +67,7 @@ Report everything() {
   r.summary = {64, 3, 1, 1};
   r.notes = {"run note"};
   r.nothing_tracked = true;
+  r.incomplete = true;
   r.suppressions = {{"leak:upload", "app.supp", 2, 1, 4096}};
   r.baseline = BaselineResult{"old.json", 1, 2, {"leak cudaMalloc at step (app.cu)"}};
   r.timeline.samples = {{0.5, 11, 0, 1 << 20, 2 << 20, 4096, {{"device", 4096}}, 8192, 4096, 16384, 8192},

@@ -83,13 +83,24 @@ TEST_CASE("garbage after the last chunk is reported, not fatal") {
   CHECK(t.problems.size() == 1);
 }
 
-TEST_CASE("unknown record types from a newer writer are skipped") {
+TEST_CASE("unknown record types from a newer writer are skipped, and counted") {
   std::string unknown;
   put(unknown, RecordHeader{999, 16, 0});
   put(unknown, uint64_t{0});
   const auto t = parse_trace(header() + chunk(unknown + alloc_record(1, 0x10)), "t.cutrace");
   CHECK(t.events.size() == 1);
-  CHECK(t.problems.empty());
+  REQUIRE(t.problems.size() == 1);
+  CHECK(t.problems[0].find("1 record(s) of a type this cuaudit does not know") != std::string::npos);
+}
+
+TEST_CASE("a chunk cut short keeps its complete records") {
+  const std::string records = alloc_record(1, 0x10) + alloc_record(2, 0x20) + alloc_record(3, 0x30);
+  std::string cut = header() + chunk(records);
+  cut.resize(cut.size() - 10);  // the third record is cut
+  const auto t = parse_trace(cut, "t.cutrace");
+  CHECK(t.events.size() == 2);
+  REQUIRE(t.problems.size() == 1);
+  CHECK(t.problems[0].find("its 2 complete record(s) were read") != std::string::npos);
 }
 
 TEST_CASE("memory samples are read and ordered by sequence among the events") {
