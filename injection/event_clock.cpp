@@ -5,10 +5,9 @@
 namespace cuaudit::inject {
 namespace {
 
-std::atomic<uint64_t>& sequence() noexcept {
-  static std::atomic<uint64_t>* s = new std::atomic<uint64_t>(1);  // immortal
-  return *s;
-}
+// Constant-initialized with a trivial destructor: usable from a signal handler at the process's
+// first event (no guard, no allocation) and after static destructors.
+std::atomic<uint64_t> g_sequence{1};
 
 std::atomic<uint64_t> g_allocation_epoch{0};
 std::atomic<uint64_t> g_release_epoch{0};
@@ -17,7 +16,7 @@ thread_local uint32_t tls_unpublished_launches = 0;
 
 }  // namespace
 
-uint64_t next_sequence() noexcept { return sequence().fetch_add(1, std::memory_order_relaxed); }
+uint64_t next_sequence() noexcept { return g_sequence.fetch_add(1, std::memory_order_relaxed); }
 
 void note_launch() noexcept {
   if (++tls_unpublished_launches == 64) {

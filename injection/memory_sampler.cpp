@@ -150,8 +150,10 @@ void stop_memory_sampler() noexcept {
     }
   }
   g_stopping.store(true);
+  // The sample in flight takes one cuMemGetInfo; a sampler stuck in the driver must not hold the
+  // exit up for ever (at most about 100 ms per slot, then CUDA's teardown goes on without it).
   for (ContextSlot& slot : g_slots) {
-    while (slot.busy.load()) sched_yield();
+    for (int spins = 0; slot.busy.load() && spins < 100000; ++spins) sched_yield();
   }
 }
 

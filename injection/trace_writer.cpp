@@ -173,6 +173,8 @@ namespace {
 thread_local uint32_t tls_tid = 0;  // reset in a forked child, whose only thread has a new id
 }
 
+uint32_t current_tid_signal_safe() noexcept { return static_cast<uint32_t>(syscall(SYS_gettid)); }
+
 uint32_t current_tid() noexcept {
   if (tls_tid == 0) tls_tid = static_cast<uint32_t>(syscall(SYS_gettid));
   return tls_tid;
@@ -277,7 +279,7 @@ void TraceWriter::flush_without_waiting_bytes(const void* record, size_t bytes) 
   s.write_through.store(true, std::memory_order_relaxed);
   const int fd = s.fd.load(std::memory_order_acquire);
   if (fd >= 0 && record) {
-    trace::ChunkHeader header{trace::kChunkMagic, static_cast<uint32_t>(bytes), current_tid(), 0};
+    trace::ChunkHeader header{trace::kChunkMagic, static_cast<uint32_t>(bytes), current_tid_signal_safe(), 0};
     iovec parts[2] = {{&header, sizeof header}, {const_cast<void*>(record), bytes}};
     ssize_t ignored = writev(fd, parts, 2);
     (void)ignored;
@@ -304,6 +306,10 @@ void TraceWriter::start_flusher(unsigned interval_ms) noexcept {
     log_warning("cannot start the trace flusher thread; a crash may lose more of the trace");
   }
 }
+
+bool TraceWriter::write_through_on() const noexcept { return state().write_through.load(std::memory_order_relaxed); }
+
+void TraceWriter::set_write_through_off() noexcept { state().write_through.store(false, std::memory_order_relaxed); }
 
 void TraceWriter::restart_in_child(void (*on_open)()) noexcept {
   WriterState& s = state();

@@ -43,6 +43,11 @@ class TraceWriter {
   // thread or thread-exit hook may run again.
   void set_write_through() noexcept;
 
+  // After a signal the program survived (its own handler returned): back to buffered writing, as
+  // before the signal.
+  bool write_through_on() const noexcept;
+  void set_write_through_off() noexcept;
+
   // Where the calling thread may have been interrupted inside an append (a signal handler, or an
   // _exit called from one): writes `record` (if any) and every buffer that can be taken without
   // waiting, since waiting for a buffer this very thread holds would hang; then switches to
@@ -81,5 +86,9 @@ TraceWriter& trace_writer() noexcept;
 uint64_t monotonic_ns() noexcept;
 uint64_t realtime_ns() noexcept;
 uint32_t current_tid() noexcept;
+// The same without touching thread-local storage: for signal handlers and exit paths. A
+// thread_local of a dlopen'ed library is allocated at its first use on a thread, with malloc, which
+// deadlocks in a handler that interrupted malloc.
+uint32_t current_tid_signal_safe() noexcept;
 
 }  // namespace cuaudit::inject

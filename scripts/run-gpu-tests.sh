@@ -48,6 +48,9 @@ say "== PyTorch training under cuaudit: tracked, no unchecked_error, passes the 
 check python3 tests/gpu/check_torch.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_training.py --log "$log" \
   --keep-json "$out/torch-report.json"
 
+say "== a stack overflow under faulthandler: the program's alternate-stack handler still runs"
+check python3 tests/gpu/check_faulthandler.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_stack_overflow.py --log "$log"
+
 say "== PyTorch growth: activations kept in a list, attributed to the Python line; without the list the gate passes"
 check python3 tests/gpu/check_torch_growth.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_growth.py --log "$log" \
   --keep-dir "$out"

@@ -1,44 +1,55 @@
-// Plays a program under cuaudit, without CUDA: the real recorder, trace writer and crash handlers
-// record an allocation that is never released, then the process ends the way argv[2] says.
-// check_crash.py then reads the trace with `cuaudit report`.
-#include <signal.h>
-#include <unistd.h>
+// Loads crash_probe_library.so with dlopen (as the CUDA driver loads the injection) and runs it:
+// crash_probe RUN_DIR HOW. The library is found beside this executable.
+//
+// HOW = malloc_crash: a thread that exists before the library is loaded (so none of the library's
+// thread-locals exist on it yet) corrupts the heap once the library recorded its leak: glibc
+// aborts inside free(), holding its arena lock, and cuaudit's handler runs on that thread.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <semaphore.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
-#include "call_recorder.h"
-#include "crash_handler.h"
-#include "preload_link.h"
-#include "trace_writer.h"
+namespace {
 
-using namespace cuaudit;
+sem_t g_go;
 
-__attribute__((noinline)) void leak_here() {
-  inject::on_call_enter(Api::cudaMalloc);
-  inject::on_call_exit({Api::cudaMalloc, 0x7f0000001000, 4096, 0, 1, 0});
+void* corrupt_heap_when_told(void*) {
+  while (sem_wait(&g_go) != 0) {
+  }
+  void* volatile p = std::malloc(4096);      // past the thread cache: freed under the arena lock
+  void* volatile guard = std::malloc(4096);  // keeps p from merging into the top chunk
+  std::free(p);
+  std::free(p);  // "double free or corruption (!prev)": abort() inside free()
+  std::free(guard);
+  return nullptr;
 }
 
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (argc != 3) return 2;
-  char error[256];
-  if (!inject::trace_writer().open(argv[1], error, sizeof error)) {
-    std::fprintf(stderr, "%s\n", error);
+  const bool malloc_crash = argc == 3 && std::strcmp(argv[2], "malloc_crash") == 0;
+  pthread_t thread;
+  if (malloc_crash) {
+    sem_init(&g_go, 0, 0);
+    pthread_create(&thread, nullptr, corrupt_heap_when_told, nullptr);
+  }
+  std::string self = argv[0];
+  const std::string library = self.substr(0, self.rfind('/') + 1) + "libcrash_probe_library.so";
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    std::fprintf(stderr, "crash_probe: %s\n", dlerror());
     return 2;
   }
-  inject::trace_writer().start_flusher(100);
-  inject::install_crash_handlers();
-  inject::connect_preload_library();  // when libcuaudit-preload.so is preloaded, as under the launcher
-  leak_here();
-  const char* how = argv[2];
-  if (std::strcmp(how, "segv") == 0) *static_cast<volatile int*>(nullptr) = 1;
-  if (std::strcmp(how, "abort") == 0) std::abort();
-  if (std::strcmp(how, "term") == 0) raise(SIGTERM);
-  if (std::strcmp(how, "_exit") == 0) _exit(3);  // skips every exit hook: the preload library reports it
-  if (std::strcmp(how, "kill") == 0) {
-    usleep(300 * 1000);  // past the flush interval
-    kill(getpid(), SIGKILL);
+  auto run = reinterpret_cast<int (*)(int, char**)>(dlsym(handle, "crash_probe_main"));
+  if (!run) return 2;
+  const int status = run(argc, argv);
+  if (malloc_crash) {
+    sem_post(&g_go);
+    pthread_join(thread, nullptr);
   }
-  return 3;
+  return status;
 }
