@@ -1,5 +1,7 @@
 #include "html_report.h"
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <map>
 #include <set>
@@ -19,6 +21,7 @@ const char kHtmlPage[] =
 constexpr std::string_view kDataMarker = "__CUAUDIT_REPORT_DATA__";
 
 constexpr int kContextLines = 3;
+constexpr off_t kMaxSourceBytes = 16 << 20;
 
 // The lines around every frame's line, from the source files readable now: {file: {line: text}}.
 nlohmann::json source_excerpts(const Report& report) {
@@ -37,6 +40,10 @@ nlohmann::json source_excerpts(const Report& report) {
   }
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [file, lines] : wanted) {
+    // Only regular source files of a sensible size: a frame's file name comes from the run
+    // directory, which may name a device, a FIFO or anything else.
+    struct stat st;
+    if (stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxSourceBytes) continue;
     std::ifstream in(file);
     if (!in) continue;
     nlohmann::json excerpt = nlohmann::json::object();

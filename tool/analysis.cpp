@@ -128,10 +128,13 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
   Symbolizer symbolizer;
   const std::string cache_path = dir + "/" + kSymbolCacheFile;
   std::string error;
-  if (!symbolizer.load_cache(cache_path, error)) report.notes.push_back(error);
+  // A cache that cannot be read is left as it is (it may hold what this machine cannot resolve).
+  const bool symbols_loaded = symbolizer.load_cache(cache_path, error);
+  if (!symbols_loaded) report.notes.push_back(error + "; it is left unchanged");
   CallSiteJudge judge;
   const std::string call_sites_path = dir + "/" + kCallSiteCacheFile;
-  if (!judge.load_cache(call_sites_path, error)) report.notes.push_back(error);
+  const bool call_sites_loaded = judge.load_cache(call_sites_path, error);
+  if (!call_sites_loaded) report.notes.push_back(error + "; it is left unchanged");
   bool call_sites_recorded = false;
 
   // The process the launcher started first, then the others in the order they started.
@@ -229,8 +232,8 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
   }
   // Keep what was resolved beside the trace, so the run reads the same on another machine.
   if (access(dir.c_str(), W_OK) == 0) {
-    if (!symbolizer.save_cache(cache_path, error)) report.notes.push_back(error);
-    if (!judge.save_cache(call_sites_path, error)) report.notes.push_back(error);
+    if (symbols_loaded && !symbolizer.save_cache(cache_path, error)) report.notes.push_back(error);
+    if (call_sites_loaded && !judge.save_cache(call_sites_path, error)) report.notes.push_back(error);
   }
   return report;
 }

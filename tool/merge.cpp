@@ -11,6 +11,7 @@
 
 #include "fingerprint.h"
 #include "json_report.h"
+#include "safe_file.h"
 
 #ifndef CUAUDIT_VERSION
 #define CUAUDIT_VERSION "unknown"
@@ -21,11 +22,13 @@ namespace cuaudit {
 report::Report read_report_file(const std::string& input) {
   struct stat st;
   const std::string path = stat(input.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? input + "/report.json" : input;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("cannot read {} (give JSON reports or --output directories)", path));
+  std::string text, error;
+  if (!read_regular_file(path, size_t{1} << 30, text, error)) {
+    throw std::runtime_error(fmt::format("{} (give JSON reports or --output directories)", error));
+  }
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(in);
+    doc = nlohmann::json::parse(text);
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("{} is not JSON: {}", path, e.what()));
   }

@@ -1,5 +1,7 @@
 #include "output_path.h"
 
+#include "safe_file.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,10 +66,9 @@ bool output_path_writable(const std::string& pattern, std::string& why) {
 }
 
 void write_file_or_fail(const std::string& path, const std::string& contents) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << contents;
-  if (!out) {
-    std::cerr << "cuaudit: error: cannot write " << path << ": " << strerror(errno) << '\n';
+  std::string error;
+  if (!write_whole_file(path, contents, error)) {
+    std::cerr << "cuaudit: error: " << error << '\n';
     std::exit(kExitToolFailure);
   }
 }

@@ -1,5 +1,9 @@
 #include "result_use.h"
 
+#include "safe_file.h"
+
+#include <sys/stat.h>
+
 #include <capstone/capstone.h>
 #include <elf.h>
 
@@ -202,10 +206,12 @@ ResultUse CallSiteJudge::for_call(const std::vector<RawFrame>& frames) {
 }
 
 bool CallSiteJudge::load_cache(const std::string& path, std::string& error) {
-  std::ifstream in(path);
-  if (!in) return true;
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return true;  // no cache yet
+  std::string text;
+  if (!read_regular_file(path, size_t{1} << 30, text, error)) return false;
   try {
-    const auto doc = nlohmann::json::parse(in);
+    const auto doc = nlohmann::json::parse(text);
     if (doc.value("schema", "") != "cuaudit.call_sites.v1") {
       error = fmt::format("{} is not a cuaudit call-site cache (schema cuaudit.call_sites.v1)", path);
       return false;
@@ -234,13 +240,10 @@ bool CallSiteJudge::save_cache(const std::string& path, std::string& error) cons
     for (const auto& [offset, verdict] : offsets) entries[fmt::format("{:x}", offset)] = result_use_name(verdict);
     if (!entries.empty()) modules[key] = std::move(entries);
   }
-  std::ofstream out(path);
-  out << nlohmann::json{{"schema", "cuaudit.call_sites.v1"}, {"modules", modules}}.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-  if (!out) {
-    error = fmt::format("cannot write the call-site cache {}", path);
-    return false;
-  }
-  return true;
+  const std::string text = nlohmann::json{{"schema", "cuaudit.call_sites.v1"}, {"modules", modules}}.dump(
+                               1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                           "\n";
+  return replace_file(path, text, error);
 }
 
 }  // namespace cuaudit

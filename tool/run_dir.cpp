@@ -1,5 +1,9 @@
 #include "run_dir.h"
 
+#include "safe_file.h"
+
+#include <sys/stat.h>
+
 #include <dirent.h>
 
 #include <algorithm>
@@ -22,21 +26,17 @@ bool write_run_info(const std::string& dir, const RunInfo& info, std::string& er
                         {"signal", info.signal ? nlohmann::json(*info.signal) : nlohmann::json(nullptr)},
                         {"cuaudit_version", info.cuaudit_version}};
   const std::string path = dir + "/" + kRunInfoFile;
-  std::ofstream out(path);
-  out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-  if (!out) {
-    error = fmt::format("cannot write {}", path);
-    return false;
-  }
-  return true;
+  return replace_file(path, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", error);
 }
 
 std::optional<RunInfo> read_run_info(const std::string& dir) {
   const std::string path = dir + "/" + kRunInfoFile;
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return std::nullopt;  // no run.json: a standalone run
+  std::string text, error;
+  if (!read_regular_file(path, 16 << 20, text, error)) throw std::runtime_error(error);
   try {
-    const auto doc = nlohmann::json::parse(in);
+    const auto doc = nlohmann::json::parse(text);
     RunInfo info;
     info.command = doc.at("command").get<std::vector<std::string>>();
     info.pid = doc.at("pid").get<uint64_t>();

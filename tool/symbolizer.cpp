@@ -1,5 +1,9 @@
 #include "symbolizer.h"
 
+#include "safe_file.h"
+
+#include <sys/stat.h>
+
 #include <backtrace.h>
 #include <cxxabi.h>
 #include <link.h>
@@ -128,10 +132,12 @@ std::string Symbolizer::why_unavailable(const std::string& module_path) const {
 }
 
 bool Symbolizer::load_cache(const std::string& path, std::string& error) {
-  std::ifstream in(path);
-  if (!in) return true;
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return true;  // no cache yet
+  std::string text;
+  if (!read_regular_file(path, size_t{1} << 30, text, error)) return false;
   try {
-    const auto doc = nlohmann::json::parse(in);
+    const auto doc = nlohmann::json::parse(text);
     if (doc.value("schema", "") != "cuaudit.symbols.v1") {
       error = fmt::format("{} is not a cuaudit symbol cache (schema cuaudit.symbols.v1)", path);
       return false;
@@ -162,19 +168,10 @@ bool Symbolizer::save_cache(const std::string& path, std::string& error) const {
     }
     if (!entries.empty()) modules[key] = std::move(entries);
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << nlohmann::json{{"schema", "cuaudit.symbols.v1"}, {"modules", modules}}.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-    if (!out) {
-      error = fmt::format("cannot write the symbol cache {}", tmp);
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = fmt::format("cannot replace the symbol cache {}", path);
-    return false;
-  }
+  const std::string text = nlohmann::json{{"schema", "cuaudit.symbols.v1"}, {"modules", modules}}.dump(
+                               1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                           "\n";
+  if (!replace_file(path, text, error)) return false;
   return true;
 }
 

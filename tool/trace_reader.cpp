@@ -1,5 +1,7 @@
 #include "trace_reader.h"
 
+#include "safe_file.h"
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -390,11 +392,10 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
 }
 
 ProcessTrace read_trace_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(fmt::format("cannot read {}: {}", path, strerror(errno)));
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return parse_trace(contents.str(), path);
+  std::string contents, error;
+  // Regular files only: a trace replaced by a FIFO or a link to /dev/zero must not hang the report.
+  if (!read_regular_file(path, SIZE_MAX, contents, error)) throw TraceError(error);
+  return parse_trace(contents, path);
 }
 
 }  // namespace cuaudit

@@ -3,7 +3,9 @@
 ANSI escape and a forged report line renders in every format (the text shows them escaped, the
 JUnit XML stays valid); broken or crafted JSON reports given to --baseline, diff and merge are
 refused with 125 and a message, or read with defaults; a suppression "file" that is a directory is
-refused. (Reliability review D2, D5, D14, D15 and its suppression case.)"""
+refused; a run directory with a FIFO or a link to /dev/zero as a trace is reported (incomplete)
+without hanging, planted symlinks are replaced, never written through, and an unreadable symbol
+cache is left as it is. (Reliability review D2, D3, D5, D9, D13, D14, D15 and its suppression case.)"""
 import argparse
 import json
 import os
@@ -100,6 +102,30 @@ def main():
             p = run(cmd)
             if p.returncode != 125:
                 failures.append("%s with 100,000 nested arrays: exit %d, expected 125" % (cmd[1], p.returncode))
+        # Files of a received run directory that are not what they claim to be.
+        odd = os.path.join(tmp, "odd")
+        shutil.copytree(opts.golden, odd)
+        os.mkfifo(os.path.join(odd, "trace-2.cutrace"))
+        os.symlink("/dev/zero", os.path.join(odd, "trace-3.cutrace"))
+        victim = os.path.join(tmp, "victim.txt")
+        open(victim, "w").write("mine\n")
+        os.remove(os.path.join(odd, "call_sites.json"))
+        os.symlink(victim, os.path.join(odd, "call_sites.json"))
+        symbols = os.path.join(odd, "symbols.json")
+        damaged_cache = open(symbols).read().replace("cuaudit.symbols.v1", "cuaudit.symbols.v9")
+        open(symbols, "w").write(damaged_cache)
+        try:
+            p = subprocess.run([c, "report", odd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+            err = p.stderr.decode(errors="replace")
+            if p.returncode != 123 or err.count("is not a regular file") < 2:
+                failures.append("FIFO and /dev/zero traces: exit %d, expected 123 naming both: %s" % (p.returncode,
+                                                                                                      err[-400:]))
+            if open(victim).read() != "mine\n":
+                failures.append("the report wrote through a planted call_sites.json symlink")
+            if open(symbols).read() != damaged_cache or "left unchanged" not in err:
+                failures.append("an unreadable symbol cache was overwritten")
+        except subprocess.TimeoutExpired:
+            failures.append("a FIFO or /dev/zero in the run directory hangs the report")
         p = run([c, "report", run_dir, "--suppressions", tmp])
         if p.returncode != 2 or b"not a regular file" not in p.stderr:
             failures.append("a directory as suppression file: exit %d %s" % (p.returncode, p.stderr[-200:]))

@@ -1,0 +1,102 @@
+#include "safe_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace cuaudit {
+namespace {
+
+bool write_all(int fd, const std::string& contents) {
+  for (size_t done = 0; done < contents.size();) {
+    const ssize_t n = write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool read_regular_file(const std::string& path, size_t max_bytes, std::string& out, std::string& error) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    error = fmt::format("cannot read {}: {}", path, strerror(errno));
+    return false;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    error = fmt::format("{} is not a regular file", path);
+    close(fd);
+    return false;
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    error = fmt::format("{} is larger than {} bytes", path, max_bytes);
+    close(fd);
+    return false;
+  }
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = read(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = fmt::format("cannot read {}: {}", path, strerror(errno));
+      close(fd);
+      return false;
+    }
+    if (n == 0) break;  // the file shrank while it was read
+    done += static_cast<size_t>(n);
+  }
+  out.resize(done);
+  close(fd);
+  return true;
+}
+
+bool replace_file(const std::string& path, const std::string& contents, std::string& error) {
+  std::string temporary = path + ".XXXXXX";
+  const int fd = mkstemp(temporary.data());  // a new file of our own: O_EXCL, never a planted link
+  if (fd < 0) {
+    error = fmt::format("cannot write {}: {}", path, strerror(errno));
+    return false;
+  }
+  fchmod(fd, 0644);
+  const bool written = write_all(fd, contents);
+  const int saved = errno;
+  if (close(fd) != 0 || !written) {
+    error = fmt::format("cannot write {}: {}", path, strerror(written ? errno : saved));
+    unlink(temporary.c_str());
+    return false;
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    error = fmt::format("cannot replace {}: {}", path, strerror(errno));
+    unlink(temporary.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool write_whole_file(const std::string& path, const std::string& contents, std::string& error) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    error = fmt::format("cannot write {}: {}", path, strerror(errno));
+    return false;
+  }
+  const bool written = write_all(fd, contents);
+  const int saved = errno;
+  if (close(fd) != 0 || !written) {
+    error = fmt::format("cannot write {}: {}", path, strerror(written ? errno : saved));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace cuaudit

@@ -1,0 +1,22 @@
+// Reading and writing the files of a run directory as files received from elsewhere: only regular
+// files are read (a FIFO would hang, /dev/zero would never end), with a size cap; caches and
+// run.json are replaced through a new temporary file and rename, so a planted symlink is replaced,
+// never written through; every write is checked once the file is closed (a full disk is an error).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace cuaudit {
+
+// Reads the regular file at `path` (symlinks to one are fine) into `out`. False with `error` saying
+// why: missing, not a regular file, larger than `max_bytes`, unreadable.
+bool read_regular_file(const std::string& path, size_t max_bytes, std::string& out, std::string& error);
+
+// Replaces the file at `path` with `contents`: written to a new file beside it, then renamed over it.
+bool replace_file(const std::string& path, const std::string& contents, std::string& error);
+
+// Writes `contents` to `path` (created or truncated) and checks every step, close included.
+bool write_whole_file(const std::string& path, const std::string& contents, std::string& error);
+
+}  // namespace cuaudit
