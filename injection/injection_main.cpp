@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -134,8 +135,15 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (configured && *configured) {
     snprintf(dir, sizeof dir, "%s", configured);
   } else {
+    // A fresh private directory (mkdtemp: unpredictable, mode 0700), never one someone else made.
     const char* tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/cuaudit-%ld", tmp && *tmp ? tmp : "/tmp", static_cast<long>(getpid()));
+    snprintf(dir, sizeof dir, "%s/cuaudit-%ld-XXXXXX", tmp && *tmp ? tmp : "/tmp", static_cast<long>(getpid()));
+    if (!mkdtemp(dir)) {
+      log_error("cannot create a directory for the trace in %s (%s); this process is not tracked: set "
+                "CUAUDIT_TRACE_DIR",
+                tmp && *tmp ? tmp : "/tmp", strerror(errno));
+      return 1;
+    }
     log_warning("CUAUDIT_TRACE_DIR is not set; recording to %s (analyze it with: cuaudit report %s)", dir, dir);
   }
   adopt_run_as_root_if_standalone(dir);

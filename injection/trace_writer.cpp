@@ -188,16 +188,24 @@ TraceWriter& trace_writer() noexcept {
 bool TraceWriter::open(const char* dir, char* error, size_t error_bytes) noexcept {
   WriterState& s = state();
   if (dir != s.dir) snprintf(s.dir, sizeof s.dir, "%s", dir);
-  if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
     snprintf(error, error_bytes, "cannot create trace directory %s: %s", dir, strerror(errno));
     return false;
   }
+  // A new file of our own (O_EXCL, O_NOFOLLOW: never a file or link someone else put there, never
+  // another process's trace). A pid the run saw before (pid reuse over a long run) gets a suffix.
   const long pid = static_cast<long>(getpid());
-  if (snprintf(s.path, sizeof s.path, "%s/trace-%ld.cutrace", dir, pid) >= static_cast<int>(sizeof s.path)) {
-    snprintf(error, error_bytes, "trace directory path is too long: %s", dir);
-    return false;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    const int n = attempt == 0 ? snprintf(s.path, sizeof s.path, "%s/trace-%ld.cutrace", dir, pid)
+                               : snprintf(s.path, sizeof s.path, "%s/trace-%ld.%d.cutrace", dir, pid, attempt);
+    if (n >= static_cast<int>(sizeof s.path)) {
+      snprintf(error, error_bytes, "trace directory path is too long: %s", dir);
+      return false;
+    }
+    fd = ::open(s.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) break;
   }
-  const int fd = ::open(s.path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
     snprintf(error, error_bytes, "cannot create trace file %s: %s", s.path, strerror(errno));
     return false;
