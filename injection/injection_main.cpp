@@ -70,6 +70,13 @@ void at_exit() noexcept {
     log_launch_check_stats();
   on_process_end();
   trace_writer().set_write_through();
+  // Records that found no buffer (or were too large) are said, so the report knows it is incomplete.
+  if (const uint64_t dropped = trace_writer().dropped_records()) {
+    char text[160];
+    snprintf(text, sizeof text, "%llu record(s) could not be written (no trace buffer or a failed write)",
+             static_cast<unsigned long long>(dropped));
+    write_notice(cuaudit::trace::NoticeCode::DroppedEvents, text);
+  }
 }
 
 bool g_application_only = false;  // --target-processes application-only

@@ -71,7 +71,7 @@ void write_chunk(ThreadBuffer* b) noexcept {
     b->used = 0;
     return;
   }
-  trace::ChunkHeader header{trace::kChunkMagic, b->used, b->tid, 0};
+  trace::ChunkHeader header{trace::kChunkMagic, b->used, b->tid, trace::chunk_checksum(b->data, b->used)};
   iovec parts[2] = {{&header, sizeof header}, {b->data, b->used}};
   const size_t total = sizeof header + b->used;
   ssize_t written;
@@ -287,7 +287,8 @@ void TraceWriter::flush_without_waiting_bytes(const void* record, size_t bytes) 
   s.write_through.store(true, std::memory_order_relaxed);
   const int fd = s.fd.load(std::memory_order_acquire);
   if (fd >= 0 && record) {
-    trace::ChunkHeader header{trace::kChunkMagic, static_cast<uint32_t>(bytes), current_tid_signal_safe(), 0};
+    trace::ChunkHeader header{trace::kChunkMagic, static_cast<uint32_t>(bytes), current_tid_signal_safe(),
+                              trace::chunk_checksum(record, bytes)};
     iovec parts[2] = {{&header, sizeof header}, {const_cast<void*>(record), bytes}};
     ssize_t ignored = writev(fd, parts, 2);
     (void)ignored;

@@ -88,6 +88,10 @@ class TraceBuilder {
 
   bool parse(const NoticeRecord& r, Tail tail) {
     if (r.text_bytes > tail.bytes) return false;
+    if (r.code == static_cast<uint32_t>(NoticeCode::DroppedEvents)) {  // damage, said once, as such
+      out_.problems.push_back(std::string(tail.data, r.text_bytes) + "; the report misses them");
+      return true;
+    }
     out_.notices.emplace_back(tail.data, r.text_bytes);
     if (r.code == static_cast<uint32_t>(NoticeCode::SubscribeFailed)) out_.tracked = false;
     return true;
@@ -316,7 +320,7 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
                     name));
   }
   const auto header = load<FileHeader>(bytes.data());
-  if (header.version != kTraceVersion) {
+  if (header.version < kOldestReadableVersion || header.version > kTraceVersion) {
     throw TraceError(
         fmt::format("{} has trace format version {}, this cuaudit reads version {}; analyze it "
                     "with the cuaudit that recorded it",
@@ -331,7 +335,7 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
   out.pid = header.pid;
   TraceBuilder parser(out);
   size_t pos = header.header_size;
-  size_t bad_records = 0;
+  size_t bad_records = 0, damaged_chunks = 0, damaged_bytes = 0;
   while (pos < bytes.size()) {
     if (bytes.size() - pos < sizeof(ChunkHeader)) {
       out.problems.push_back(
@@ -350,6 +354,13 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
     // A chunk cut short (the process was killed while writing it) still holds complete records.
     const bool truncated = chunk.payload_bytes > bytes.size() - payload;
     const size_t end = truncated ? bytes.size() : payload + chunk.payload_bytes;
+    if (!truncated && header.version >= 2 &&
+        chunk_checksum(bytes.data() + payload, chunk.payload_bytes) != chunk.checksum) {
+      ++damaged_chunks;  // its records cannot be trusted: none is read
+      damaged_bytes += chunk.payload_bytes;
+      pos = end;
+      continue;
+    }
     size_t complete = 0;
     for (size_t r = payload; r < end;) {
       const size_t left = end - r;
@@ -373,6 +384,11 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
   }
   if (bad_records)
     out.problems.push_back(fmt::format("{} chunk(s) held a malformed record and were cut short", bad_records));
+  if (damaged_chunks) {
+    out.problems.push_back(fmt::format("{} chunk(s) ({} bytes) failed their checksum (the file was damaged after it "
+                                       "was written); their records were not read",
+                                       damaged_chunks, damaged_bytes));
+  }
   if (parser.unknown_records()) {
     out.problems.push_back(fmt::format(
         "{} record(s) of a type this cuaudit does not know were skipped (a newer cuaudit wrote them)",

@@ -40,7 +40,8 @@ std::string alloc_record(uint64_t seq, uint64_t key) {
 
 std::string chunk(const std::string& payload) {
   std::string out;
-  put(out, ChunkHeader{kChunkMagic, static_cast<uint32_t>(payload.size()), 1, 0});
+  put(out, ChunkHeader{kChunkMagic, static_cast<uint32_t>(payload.size()), 1,
+                       chunk_checksum(payload.data(), payload.size())});
   return out + payload;
 }
 
@@ -226,4 +227,35 @@ TEST_CASE("device states and call times are read; a state without NVML's answer 
   CHECK_FALSE(t.device_states[0].other_processes_bytes);
   REQUIRE(t.events.size() == 1);
   CHECK(t.events[0].memory().call_ns == 1234);
+}
+
+TEST_CASE("a flipped byte is a damaged chunk, reported; traces of version 1 have no checksum and are read") {
+  std::string second = chunk(alloc_record(2, 0x20));
+  second[sizeof(ChunkHeader) + 20] ^= 0x04;  // a bit of the record's key
+  const auto t = parse_trace(header() + chunk(alloc_record(1, 0x10)) + second, "t.cutrace");
+  CHECK(t.events.size() == 1);
+  REQUIRE(t.problems.size() == 1);
+  CHECK(t.problems[0].find("1 chunk(s) (72 bytes) failed their checksum") != std::string::npos);
+  std::string old = chunk(alloc_record(1, 0x10));
+  old[12] = old[13] = old[14] = old[15] = 0;  // version 1 wrote no checksum
+  const auto v1 = parse_trace(header(1) + old, "v1.cutrace");
+  CHECK(v1.events.size() == 1);
+  CHECK(v1.problems.empty());
+}
+
+TEST_CASE("records the injection had to drop are damage: said, and the report is incomplete") {
+  const std::string text = "3 record(s) could not be written (no trace buffer or a failed write)";
+  NoticeRecord n{};
+  n.code = static_cast<uint32_t>(NoticeCode::DroppedEvents);
+  n.text_bytes = static_cast<uint32_t>(text.size());
+  const size_t bytes = padded_record_size(sizeof n + text.size());
+  n.header = header_for<NoticeRecord>(bytes);
+  std::string notice;
+  put(notice, n);
+  notice += text;
+  notice.resize(bytes, '\0');
+  const auto t = parse_trace(header() + chunk(notice), "t.cutrace");
+  REQUIRE(t.problems.size() == 1);
+  CHECK(t.problems[0].find("3 record(s) could not be written") == 0);
+  CHECK(t.notices.empty());
 }
