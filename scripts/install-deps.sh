@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs what building and testing cuaudit needs on Debian 12, from Debian's packages.
+# Installs what building and testing cuaudit needs on Debian 12, from Debian's packages (clang for
+# the libFuzzer harnesses).
 # The CUDA toolkit (nvcc, CUPTI) is NVIDIA's, not Debian's: it must already be in /usr/local/cuda.
 set -euo pipefail
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
-packages=(cmake ninja-build g++ python3 libboost-stacktrace-dev doctest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcapstone-dev)
+packages=(cmake ninja-build g++ clang python3 libboost-stacktrace-dev doctest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcapstone-dev)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

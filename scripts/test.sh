@@ -3,7 +3,7 @@
 # programs (ctest label gpu) too where a GPU is present. Without a GPU they are not run, and
 # this says so: a skipped GPU test is not a passing one. Then the tool and its tests again under
 # AddressSanitizer and UndefinedBehaviorSanitizer (CUAUDIT_SANITIZE; the injected libraries are
-# never sanitized: they run inside the user's process).
+# never sanitized: they run inside the user's process), after a short run of each fuzzing harness.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -17,6 +17,8 @@ scripts/build.sh build
     ctest --output-on-failure -LE gpu
   fi
 )
+echo "== fuzzing: every harness for 2000 inputs under ASan and UBSan (scripts/fuzz.sh)"
+scripts/fuzz.sh 2000
 echo "== the tool and its tests under ASan and UBSan"
 export PATH="$PATH:/usr/local/cuda/bin"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUAUDIT_SANITIZE=ON >/dev/null

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (tests/fuzz) with clang into build-fuzz and runs each for RUNS
+# inputs (default 2000: the CI smoke run; the campaign in docs/TESTING.md used 1000000), from seed
+# corpora made of the golden runs. Any crash, hang (-timeout) or sanitizer report fails.
+# Usage: scripts/fuzz.sh [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-2000}
+export PATH="$PATH:/usr/local/cuda/bin"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUAUDIT_FUZZ=ON \
+  -DCUAUDIT_BUILD_TESTS=OFF >/dev/null
+cmake --build build-fuzz --target fuzz_trace_reader fuzz_report_json fuzz_suppressions fuzz_baseline >/dev/null
+seeds=build-fuzz/seeds
+rm -rf "$seeds" && mkdir -p "$seeds"/{trace_reader,report_json,suppressions,baseline}
+cp tests/golden/*/trace-*.cutrace tests/golden/*/*/trace-*.cutrace "$seeds/trace_reader/" 2>/dev/null || true
+for f in tests/fuzz/seeds/*.json tests/fixtures/*.json; do
+  [ -f "$f" ] && cp "$f" "$seeds/report_json/" && cp "$f" "$seeds/baseline/"
+done
+cp tool/builtin_allocators.supp "$seeds/suppressions/"
+printf 'leak:^step(int)$\nmismatched_free:*\nheld_by_allocator:Pool:pool_\n' >"$seeds/suppressions/user.supp"
+status=0
+for harness in trace_reader report_json suppressions baseline; do
+  corpus=build-fuzz/corpus/$harness
+  mkdir -p "$corpus"
+  start=$(date +%s)
+  if build-fuzz/bin/fuzz_$harness -runs="$runs" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
+       -print_final_stats=1 "$corpus" "$seeds/$harness" >"build-fuzz/fuzz_$harness.log" 2>&1; then
+    echo "fuzz_$harness: $(grep -o 'stat::number_of_executed_units: [0-9]*' "build-fuzz/fuzz_$harness.log" | grep -o '[0-9]*$') inputs, no crash ($(($(date +%s) - start)) s, $(ls "$corpus" | wc -l) in the corpus)"
+  else
+    echo "fuzz_$harness: FAILED (build-fuzz/fuzz_$harness.log):"
+    tail -n 30 "build-fuzz/fuzz_$harness.log"
+    status=1
+  fi
+done
+exit $status
