@@ -24,6 +24,14 @@ bool dies_with_context(MemoryFamily f) {
 
 MemoryFamily family_of(const MemoryEvent& e) { return api_info(e.api).family; }
 
+// One past the last address of [key, key + bytes) (at least one byte), saturated: a damaged or
+// hostile trace can name a range that wraps around, which must not turn a range into its reverse
+// (found by fuzzing: std::map::erase(first, last) with last before first).
+uint64_t range_end(const MemoryEvent& e) {
+  const uint64_t bytes = e.bytes ? e.bytes : 1;
+  return bytes > UINT64_MAX - e.key ? UINT64_MAX : e.key + bytes;
+}
+
 struct Released {
   MemoryEvent allocation;
   MemoryEvent release;
@@ -42,7 +50,7 @@ class AllocationTable {
     const size_t s = space_index(e.api);
     // The address lives again: what was released there before is history, not a double free.
     auto& released = released_[s];
-    released.erase(released.lower_bound(e.key), released.lower_bound(e.key + (e.bytes ? e.bytes : 1)));
+    released.erase(released.lower_bound(e.key), released.lower_bound(range_end(e)));
     // A live entry at the same key means its release went unseen; the new one replaces it.
     if (auto old = live_[s].find(e.key); old != live_[s].end()) forget(old->second);
     live_[s][e.key] = e;
@@ -174,7 +182,7 @@ class AllocationTable {
     auto it = live.upper_bound(address);
     if (it == live.begin()) return nullptr;
     --it;
-    return address < it->first + it->second.bytes ? &it->second : nullptr;
+    return address - it->first < it->second.bytes ? &it->second : nullptr;  // no wrap-around
   }
 
   // Memory the program holds per device: what the timeline compares with the driver's view.
@@ -204,7 +212,7 @@ class AllocationTable {
     if (e.result != 0) return;
     auto& live = live_[space_index(e.api)];
     auto first = live.lower_bound(e.key);
-    auto last = live.lower_bound(e.key + (e.bytes ? e.bytes : 1));
+    auto last = live.lower_bound(range_end(e));
     if (first == last) {
       ++result_.unmatched_releases;
       return;

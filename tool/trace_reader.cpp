@@ -76,7 +76,7 @@ class TraceBuilder {
   bool parse(const StackRecord& r, Tail tail) {
     if (r.depth > kMaxStackDepth + 1 || r.depth * sizeof(uint64_t) > tail.bytes) return false;
     std::vector<uint64_t> frames(r.depth);
-    memcpy(frames.data(), tail.data, r.depth * sizeof(uint64_t));
+    if (r.depth) memcpy(frames.data(), tail.data, r.depth * sizeof(uint64_t));  // (found by fuzzing: null for 0)
     out_.stacks.emplace(r.id, std::move(frames));
     return true;
   }

@@ -164,3 +164,14 @@ TEST_CASE("a process that never reached exit leaks as a died process") {
   REQUIRE(result.leaks.size() == 1);
   CHECK(result.leaks[0].end == LeakEnd::ProcessDied);
 }
+
+TEST_CASE("ranges that wrap around the address space (a damaged trace) replay without harm") {
+  // Found by fuzzing: an allocation at the top of the address space whose size wraps made the
+  // replay erase a reversed range of released addresses.
+  SyntheticTrace t;
+  t.alloc(Api::cudaMalloc, 0x1000, 64).release(Api::cudaFree, 0x1000);
+  t.alloc(Api::cudaMalloc, UINT64_MAX - 10, 4096);
+  t.release(Api::cuMemUnmap, UINT64_MAX - 100, 0, 4096);
+  const ReplayResult r = replay(t.end().trace());
+  CHECK(r.leaks.size() == 1);
+}

@@ -259,3 +259,14 @@ TEST_CASE("records the injection had to drop are damage: said, and the report is
   CHECK(t.problems[0].find("3 record(s) could not be written") == 0);
   CHECK(t.notices.empty());
 }
+
+TEST_CASE("a stack record of depth 0 is an empty stack") {
+  StackRecord r{};
+  r.header = header_for<StackRecord>(sizeof r);
+  r.id = 7;
+  std::string stack;
+  put(stack, r);
+  const auto t = parse_trace(header() + chunk(stack), "t.cutrace");
+  REQUIRE(t.stacks.count(7) == 1);
+  CHECK(t.stacks.at(7).empty());
+}
