@@ -28,6 +28,11 @@ bool HostPointerSet::contains_slow(uintptr_t p) const noexcept {
   }
 }
 
+void HostPointerSet::reset_after_fork() noexcept {
+  if (version_.load(std::memory_order_relaxed) & 1) version_.fetch_add(1, std::memory_order_relaxed);
+  writer_.clear(std::memory_order_release);
+}
+
 void HostPointerSet::lock() noexcept {
   while (writer_.test_and_set(std::memory_order_acquire)) sched_yield();
   version_.fetch_add(1, std::memory_order_acq_rel);

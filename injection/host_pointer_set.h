@@ -28,6 +28,10 @@ class HostPointerSet {
   bool insert(uintptr_t p) noexcept;  // false when full
   void erase(uintptr_t p) noexcept;
   void clear() noexcept;
+  // In a forked child: a writer of the parent (another thread adding a pinned allocation at the
+  // fork) does not exist here; its half-taken lock would make every reader spin for ever.
+  void reset_after_fork() noexcept;
+  void simulate_fork_inside_insert() noexcept { lock(); }  // tests: the state a fork can leave
   size_t size() const noexcept { return count_.load(std::memory_order_relaxed); }
 
  private:

@@ -9,6 +9,7 @@
 // at initialization. Without the injection (no CUDA in the process) the set stays empty and each
 // call costs one atomic load.
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -77,6 +78,7 @@ __attribute__((constructor(101))) void resolve_next_definitions() {
   resolve(g_underscore_exit, "_exit");
   resolve(g_quick_exit, "quick_exit");
   g_ready.store(g_free && g_realloc && g_exit && g_underscore_exit && g_quick_exit, std::memory_order_release);
+  pthread_atfork(nullptr, nullptr, [] { g_pointers.reset_after_fork(); });
 }
 
 bool ready() noexcept { return g_ready.load(std::memory_order_acquire); }
@@ -142,7 +144,13 @@ __attribute__((visibility("default"))) void cuaudit_preload_connect_exit(void (*
 }
 
 __attribute__((visibility("default"))) __attribute__((noreturn)) void exit(int status) {
-  if (!ready()) exit_now(status);
+  if (!ready()) {
+    // Before this library's constructor (a library constructor of the program calls exit): the C
+    // library's exit still runs the atexit handlers and flushes stdio, as it would without us.
+    if (!g_exit) resolve(g_exit, "exit");
+    if (g_exit) g_exit(status);
+    exit_now(status);
+  }
   report_exit(status, cuaudit::trace::ExitHow::Exit);
   g_exit(status);
   exit_now(status);
@@ -155,7 +163,11 @@ __attribute__((visibility("default"))) __attribute__((noreturn)) void _exit(int 
 }
 __attribute__((visibility("default"))) __attribute__((noreturn)) void _Exit(int status) { _exit(status); }
 __attribute__((visibility("default"))) __attribute__((noreturn)) void quick_exit(int status) {
-  if (!ready()) exit_now(status);
+  if (!ready()) {
+    if (!g_quick_exit) resolve(g_quick_exit, "quick_exit");  // its at_quick_exit handlers, as without us
+    if (g_quick_exit) g_quick_exit(status);
+    exit_now(status);
+  }
   report_exit(status, cuaudit::trace::ExitHow::QuickExit);
   g_quick_exit(status);
   exit_now(status);

@@ -113,6 +113,9 @@ ThreadBuffer* acquire_buffer(uint32_t tid) noexcept {
 // The calling thread's buffer. A plain pointer: a thread_local object with a destructor would be
 // destroyed at exit() before the static destructors whose CUDA calls must still be recorded.
 thread_local ThreadBuffer* tls_buffer = nullptr;
+// Set while this thread holds its own buffer: a signal handler (or an exit() called from one) that
+// interrupted the append must not wait for the buffer its own thread holds.
+thread_local bool tls_appending = false;
 
 // Runs when a thread other than the main one ends (pthread key destructors do not run at exit()):
 // writes its buffer out and hands the buffer to the next thread that needs one.
@@ -228,6 +231,29 @@ bool TraceWriter::open(const char* dir, char* error, size_t error_bytes) noexcep
 namespace {
 // Copies `head` then `tail` then zero padding (up to `bytes` in all) into the calling thread's
 // buffer, as one record.
+// One record as a chunk of its own, written at once without any buffer: for a thread that already
+// holds its buffer (it was interrupted inside an append). Async-signal-safe.
+void write_record_alone(const void* head, size_t head_bytes, const void* tail, size_t tail_bytes,
+                        size_t bytes) noexcept {
+  WriterState& s = state();
+  const int fd = s.fd.load(std::memory_order_acquire);
+  // Small on purpose: this may run on a signal handler's alternate stack. The records written this
+  // way (an exit call, a libc release, a stack) are far smaller; a larger one is counted as dropped.
+  alignas(8) unsigned char record[1024];
+  if (fd < 0 || bytes > sizeof record) {
+    s.dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  memcpy(record, head, head_bytes);
+  if (tail_bytes) memcpy(record + head_bytes, tail, tail_bytes);
+  memset(record + head_bytes + tail_bytes, 0, bytes - head_bytes - tail_bytes);
+  trace::ChunkHeader header{trace::kChunkMagic, static_cast<uint32_t>(bytes), current_tid_signal_safe(),
+                            trace::chunk_checksum(record, bytes)};
+  iovec parts[2] = {{&header, sizeof header}, {record, bytes}};
+  ssize_t ignored = writev(fd, parts, 2);
+  (void)ignored;
+}
+
 void append_parts(const void* head, size_t head_bytes, const void* tail, size_t tail_bytes, size_t bytes) noexcept {
   WriterState& s = state();
   if (s.open_pending.load(std::memory_order_acquire)) open_pending_trace();
@@ -241,7 +267,12 @@ void append_parts(const void* head, size_t head_bytes, const void* tail, size_t 
     s.dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  if (tls_appending) {  // re-entered from a handler that interrupted this thread's append
+    write_record_alone(head, head_bytes, tail, tail_bytes, bytes);
+    return;
+  }
   lock(b);
+  tls_appending = true;
   if (b->used + bytes > kBufferBytes) write_chunk(b);
   unsigned char* out = b->data + b->used;
   memcpy(out, head, head_bytes);
@@ -249,6 +280,7 @@ void append_parts(const void* head, size_t head_bytes, const void* tail, size_t 
   memset(out + head_bytes + tail_bytes, 0, bytes - head_bytes - tail_bytes);
   b->used += static_cast<uint32_t>(bytes);
   if (s.write_through.load(std::memory_order_relaxed)) write_chunk(b);
+  tls_appending = false;
   unlock(b);
 }
 }  // namespace
@@ -273,6 +305,12 @@ void TraceWriter::append_with_tail_bytes(const void* record, size_t record_bytes
 
 void TraceWriter::flush_all() noexcept {
   for (ThreadBuffer* b = state().buffers.load(std::memory_order_acquire); b; b = b->next) {
+    if (b == tls_buffer && tls_appending) {
+      // Held by this very thread, interrupted inside an append (exit() or free() from a signal
+      // handler): what it holds up to `used` is whole; waiting would never end.
+      write_chunk(b);
+      continue;
+    }
     lock(b);
     write_chunk(b);
     unlock(b);
