@@ -62,6 +62,15 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid, cons
 // Every report file must be writable before any work is done. (--output's report.json is created
 // with its directory.)
 void refuse_unwritable_outputs(const Options& o) {
+  // %q{NAME} is known now (the program inherits this environment): a bad one is refused before the
+  // program runs, not after.
+  for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file, &o.html_file, &o.save_dir}) {
+    try {
+      (void)expand_output_path(*out, 0);
+    } catch (const std::exception& e) {
+      fail(kExitUsage, e.what());
+    }
+  }
   for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file, &o.html_file}) {
     if (!o.output.empty() && out == &o.json_file && o.json_file == o.output + "/report.json") continue;
     std::string why;
@@ -109,7 +118,7 @@ std::string prepare_run_dir(Options& o, bool& temporary) {
     if (!mkdtemp(pattern.data())) fail(kExitToolFailure, fmt::format("cannot create {}: {}", pattern, strerror(errno)));
     return pattern;
   }
-  if (mkdir(o.save_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+  if (mkdir(o.save_dir.c_str(), 0700) != 0 && errno != EEXIST) {  // the run is private: command lines, paths
     fail(kExitToolFailure, fmt::format("cannot create --save directory {}: {}", o.save_dir, strerror(errno)));
   }
   if (!list_traces(o.save_dir).empty() || access((o.save_dir + "/" + kRunInfoFile).c_str(), F_OK) == 0) {
@@ -141,6 +150,13 @@ int run_command(Options o) {
     fail(e.exit_code, e.what());
   }
   refuse_unwritable_outputs(o);  // before the program runs, not after it spent an hour
+  if (!o.output.empty()) {
+    // --output NAME names one run: its directory and its report.json expand %p alike, to cuaudit's
+    // own pid (the program's is not known before it starts).
+    const std::string name = expand_output_path(o.output, static_cast<uint64_t>(getpid()));
+    if (o.json_file == o.output + "/report.json") o.json_file = name + "/report.json";
+    o.output = o.save_dir = name;
+  }
   if (const char* other = getenv("CUDA_INJECTION64_PATH"); other && *other && injection != other) {
     std::cerr << "cuaudit: warning: replacing CUDA_INJECTION64_PATH=" << other << " with cuaudit's injection\n";
   }

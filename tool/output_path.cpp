@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <stdexcept>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -35,7 +36,15 @@ std::string expand_output_path(const std::string& pattern, uint64_t pid) {
         break;
       }
       const std::string name = pattern.substr(i + 2, close - i - 2);
-      if (const char* value = getenv(name.c_str())) out += value;
+      const char* value = getenv(name.c_str());
+      // An unset variable would make every rank share one name; a '/' or '..' in its value would
+      // put the file elsewhere: both are refused.
+      if (!value) throw std::runtime_error(fmt::format("%q{{{}}} in {}: {} is not set", name, pattern, name));
+      if (strchr(value, '/') || strcmp(value, "..") == 0 || strcmp(value, ".") == 0) {
+        throw std::runtime_error(
+            fmt::format("%q{{{}}} in {}: the value '{}' is not a file name part", name, pattern, value));
+      }
+      out += value;
       i = close;
     } else {
       out += '%';

@@ -7,6 +7,7 @@
 namespace cuaudit {
 
 // Expands %p (the program's pid), %q{NAME} (environment variable NAME) and %% in `pattern`.
+// Throws std::runtime_error for a %q{NAME} whose variable is unset or holds a '/', '.' or '..'.
 std::string expand_output_path(const std::string& pattern, uint64_t pid);
 
 // Whether a file can be created or replaced at `pattern` (its directory must be writable);

@@ -75,6 +75,18 @@ def main():
             f.truncate(60)
         expect("report with a damaged run.json still reports the traces", run([cu, "report", extra]), 123,
                "how the program ended is taken from its trace alone")
+        # --output run-%p: the directory and its report.json are one name (cuaudit's pid).
+        out_dir = os.path.join(tmp, "out")
+        os.mkdir(out_dir)
+        proc = run([cu, "--require-cuda-init", "no", "--output", "run-%p", "true"], cwd=out_dir)
+        made = os.listdir(out_dir)
+        if proc.returncode != 0 or len(made) != 1 or not os.path.exists(os.path.join(out_dir, made[0], "report.json")):
+            failures.append("--output run-%p")
+            print("FAIL --output run-%%p: exit %d, made %s: %s" % (proc.returncode, made, proc.stderr[-300:]))
+        else:
+            print("PASS --output run-%p keeps the run and its report.json together")
+        expect("--output with an unset %q{VAR} is refused before the program runs",
+               run([cu, "--output", "run-%q{CUAUDIT_SURELY_UNSET}", "true"]), 2, "is not set")
         saved = os.path.join(tmp, "saved")
         shutil.copytree(golden, saved)
         expect("--save into a directory holding a run", run([cu, "--save", saved, "true"]), 125,

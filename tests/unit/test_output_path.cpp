@@ -21,3 +21,11 @@ TEST_CASE("an output in a missing or unwritable directory is refused with the re
   CHECK(why.find("does not exist") != std::string::npos);
   CHECK(output_path_writable("/tmp/cuaudit-report-test.json", why));
 }
+
+TEST_CASE("%q{NAME} of an unset variable, or one holding a path, is refused") {
+  unsetenv("CUAUDIT_TEST_UNSET");
+  CHECK_THROWS_WITH(expand_output_path("run-%q{CUAUDIT_TEST_UNSET}", 1), doctest::Contains("is not set"));
+  setenv("CUAUDIT_TEST_RANK", "../x", 1);
+  CHECK_THROWS_WITH(expand_output_path("run-%q{CUAUDIT_TEST_RANK}", 1), doctest::Contains("not a file name part"));
+  setenv("CUAUDIT_TEST_RANK", "3", 1);
+}
