@@ -1,5 +1,8 @@
 #include "json_report.h"
 
+#include <limits>
+#include <type_traits>
+
 #include <fmt/format.h>
 
 namespace cuaudit::report {
@@ -167,20 +170,43 @@ std::string get_text(const json& object, const char* name, const std::string& wh
   return v.get<std::string>();
 }
 
+// A number of type T, refused when it is not one or does not fit (found by fuzzing: converting
+// 1e42 to an integer is undefined behaviour).
+template <typename T>
+T number_of(const json& v, const std::string& where) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!v.is_number()) bad(where, "expected a number");
+    return v.get<T>();
+  } else {
+    if (v.is_number_unsigned()) {
+      const uint64_t u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<T>::max())) bad(where, "number out of range");
+      return static_cast<T>(u);
+    }
+    if (v.is_number_integer()) {
+      const int64_t i = v.get<int64_t>();
+      if (i < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          (i > 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+        bad(where, "number out of range");
+      }
+      return static_cast<T>(i);
+    }
+    bad(where, "expected an integer");
+  }
+}
+
 template <typename T>
 T get_number(const json& object, const char* name, const std::string& where, T fallback = T{}) {
   const json& v = member(object, name, where);
   if (v.is_null()) return fallback;
-  if (!v.is_number()) bad(where + "." + name, "expected a number");
-  return v.get<T>();
+  return number_of<T>(v, where + "." + name);
 }
 
 template <typename T>
 std::optional<T> get_optional_number(const json& object, const char* name, const std::string& where) {
   const json& v = member(object, name, where);
   if (v.is_null()) return std::nullopt;
-  if (!v.is_number()) bad(where + "." + name, "expected a number or null");
-  return v.get<T>();
+  return number_of<T>(v, where + "." + name);
 }
 
 bool get_bool(const json& object, const char* name, const std::string& where, bool fallback) {
@@ -324,12 +350,12 @@ Finding finding_from(const json& j, const std::string& where) {
     f.churn = c;
   }
   for (const json& r : get_array(j, "ranks", where)) {
-    if (!r.is_number_integer() || r.get<int64_t>() < 0) bad(where + ".ranks", "expected rank numbers");
-    f.ranks.push_back(r.get<int>());
+    const int rank = number_of<int>(r, where + ".ranks");
+    if (rank < 0) bad(where + ".ranks", "expected rank numbers");
+    f.ranks.push_back(rank);
   }
   for (const json& p : get_array(j, "pids", where)) {
-    if (!p.is_number_integer() || p.get<int64_t>() < 0) bad(where + ".pids", "expected pids");
-    f.pids.push_back(p.get<uint64_t>());
+    f.pids.push_back(number_of<uint64_t>(p, where + ".pids"));
   }
   return f;
 }

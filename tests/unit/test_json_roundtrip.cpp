@@ -108,6 +108,9 @@ TEST_CASE("a minimal report reads with defaults; a wrong one is refused naming t
   bad["findings"][0]["kind"] = "leek";
   CHECK_THROWS_WITH_AS(report_from_json(bad), doctest::Contains("findings[0].kind"), ReportFormatError);
   bad = report_to_json(everything());
+  bad["findings"][0]["bytes"] = 1.07375e42;  // found by fuzzing: out of range for an integer
+  CHECK_THROWS_WITH_AS(report_from_json(bad), doctest::Contains("findings[0].bytes"), ReportFormatError);
+  bad = report_to_json(everything());
   bad["findings"][0]["stack"][0]["line"] = "twelve";
   CHECK_THROWS_WITH_AS(report_from_json(bad), doctest::Contains("findings[0].stack[0]"), ReportFormatError);
 }
