@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #include "trace_format.h"
 #include "trace_writer.h"
@@ -116,7 +117,13 @@ void record_loaded_modules() noexcept {
   dl_iterate_phdr(record_one, nullptr);
 }
 
-void forget_recorded_modules() noexcept { table().count.store(0, std::memory_order_release); }
+void forget_recorded_modules() noexcept {
+  ModuleTable& t = table();
+  // In a forked child: a parent thread that held the scan lock at the fork does not exist here, so
+  // the lock would stay taken for ever; the child's table starts over with a fresh one.
+  new (&t.scan_mutex) std::mutex();
+  t.count.store(0, std::memory_order_release);
+}
 
 void ensure_modules_recorded(const uint64_t* frames, size_t count) noexcept {
   for (size_t i = 0; i < count; ++i) {

@@ -11,7 +11,8 @@ namespace cuaudit::inject {
 // Records every module loaded now. Called once at initialization.
 void record_loaded_modules() noexcept;
 
-// Forgets which modules were recorded (a forked child starts a trace of its own).
+// Forgets which modules were recorded, and any scan lock a parent thread held at the fork: only
+// for a forked child, which starts a trace of its own.
 void forget_recorded_modules() noexcept;
 
 // Makes sure every frame falls inside a recorded module, rescanning if one does not.
