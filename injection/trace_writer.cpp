@@ -25,11 +25,16 @@ namespace {
 
 constexpr size_t kBufferBytes = 64 * 1024;
 
+enum : int { kNothingPending = 0, kTracePending = 1, kSetupPending = 2 };
+
 struct ThreadBuffer {
   std::atomic_flag busy = ATOMIC_FLAG_INIT;  // owner appends / anyone flushes while holding it
   std::atomic<bool> owned{true};
   uint32_t tid = 0;
   uint32_t used = 0;
+  // Bytes at the front already written by a flush that interrupted this buffer's own append (a
+  // signal handler on the owning thread): the append goes on at `used`, so `used` must not move.
+  uint32_t written = 0;
   ThreadBuffer* next = nullptr;  // registry link; buffers are reused, never freed
   alignas(8) unsigned char data[kBufferBytes];
 };
@@ -41,7 +46,10 @@ struct WriterState {
   std::atomic<ThreadBuffer*> buffers{nullptr};
   std::atomic<uint64_t> dropped{0};
   std::atomic<bool> write_error_reported{false};
-  std::atomic<bool> open_pending{false};  // a forked child's trace, created at its first event
+  // A forked child's trace is created at its first event. From a signal handler only the file is
+  // created (async-signal-safe); the flusher and the child's description follow at the next
+  // event outside a handler.
+  std::atomic<int> open_pending{kNothingPending};
   void (*on_open)() = nullptr;
   unsigned flush_interval_ms = 0;
   char dir[4096] = {};
@@ -53,7 +61,11 @@ WriterState& state() noexcept {
   return *s;
 }
 
-void open_pending_trace() noexcept;
+void open_pending_trace(bool in_signal_handler) noexcept;
+
+#ifdef CUAUDIT_TEST_HOOKS
+void (*g_inside_append_hook)() = nullptr;
+#endif
 
 void lock(ThreadBuffer* b) noexcept {
   for (unsigned spins = 0; b->busy.test_and_set(std::memory_order_acquire); ++spins) {
@@ -62,30 +74,38 @@ void lock(ThreadBuffer* b) noexcept {
 }
 void unlock(ThreadBuffer* b) noexcept { b->busy.clear(std::memory_order_release); }
 
-// Writes the buffer as one chunk. Caller holds b->busy.
-void write_chunk(ThreadBuffer* b) noexcept {
+// Writes what the buffer holds past `written` as one chunk. The caller holds b->busy, or is the
+// owning thread in a handler that interrupted the owner's append (`keep_used`): that append
+// resumes at `used`, so only `written` moves. The bytes are claimed before the write, so a handler
+// that interrupts this very write does not write them again.
+void write_chunk(ThreadBuffer* b, bool keep_used = false) noexcept {
   WriterState& s = state();
-  if (b->used == 0) return;
+  const uint32_t from = b->written;
+  const uint32_t bytes = b->used - from;
+  b->written = b->used;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   const int fd = s.fd.load(std::memory_order_acquire);
-  if (fd < 0 || !s.enabled.load(std::memory_order_relaxed)) {
-    b->used = 0;
-    return;
-  }
-  trace::ChunkHeader header{trace::kChunkMagic, b->used, b->tid, trace::chunk_checksum(b->data, b->used)};
-  iovec parts[2] = {{&header, sizeof header}, {b->data, b->used}};
-  const size_t total = sizeof header + b->used;
-  ssize_t written;
-  do {
-    written = writev(fd, parts, 2);
-  } while (written < 0 && errno == EINTR);
-  if (written != static_cast<ssize_t>(total)) {
-    s.dropped.fetch_add(1, std::memory_order_relaxed);
-    if (!s.write_error_reported.exchange(true)) {
-      log_warning("cannot write the trace %s (%s); this process's report will be incomplete", s.path,
-                  written < 0 ? strerror(errno) : "short write");
+  if (bytes != 0 && fd >= 0 && s.enabled.load(std::memory_order_relaxed)) {
+    trace::ChunkHeader header{trace::kChunkMagic, bytes, b->tid, trace::chunk_checksum(b->data + from, bytes)};
+    iovec parts[2] = {{&header, sizeof header}, {b->data + from, bytes}};
+    const size_t total = sizeof header + bytes;
+    ssize_t written;
+    do {
+      written = writev(fd, parts, 2);
+    } while (written < 0 && errno == EINTR);
+    if (written != static_cast<ssize_t>(total)) {
+      s.dropped.fetch_add(1, std::memory_order_relaxed);
+      if (!s.write_error_reported.exchange(true)) {
+        log_warning("cannot write the trace %s (%s); this process's report will be incomplete", s.path,
+                    written < 0 ? strerror(errno) : "short write");
+      }
     }
   }
-  b->used = 0;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (!keep_used) {
+    b->used = 0;
+    b->written = 0;
+  }
 }
 
 ThreadBuffer* acquire_buffer(uint32_t tid) noexcept {
@@ -256,7 +276,7 @@ void write_record_alone(const void* head, size_t head_bytes, const void* tail, s
 
 void append_parts(const void* head, size_t head_bytes, const void* tail, size_t tail_bytes, size_t bytes) noexcept {
   WriterState& s = state();
-  if (s.open_pending.load(std::memory_order_acquire)) open_pending_trace();
+  if (s.open_pending.load(std::memory_order_acquire) != kNothingPending) open_pending_trace(false);
   if (!s.enabled.load(std::memory_order_relaxed)) return;
   if (bytes > kBufferBytes || bytes > trace::kMaxRecordBytes) {
     s.dropped.fetch_add(1, std::memory_order_relaxed);
@@ -278,6 +298,13 @@ void append_parts(const void* head, size_t head_bytes, const void* tail, size_t 
   memcpy(out, head, head_bytes);
   if (tail_bytes) memcpy(out + head_bytes, tail, tail_bytes);
   memset(out + head_bytes + tail_bytes, 0, bytes - head_bytes - tail_bytes);
+#ifdef CUAUDIT_TEST_HOOKS
+  if (auto hook = g_inside_append_hook) {  // a signal arriving here, with the record half done
+    g_inside_append_hook = nullptr;
+    hook();
+  }
+#endif
+  std::atomic_signal_fence(std::memory_order_release);  // a handler flushing up to `used` sees whole records
   b->used += static_cast<uint32_t>(bytes);
   if (s.write_through.load(std::memory_order_relaxed)) write_chunk(b);
   tls_appending = false;
@@ -308,7 +335,7 @@ void TraceWriter::flush_all() noexcept {
     if (b == tls_buffer && tls_appending) {
       // Held by this very thread, interrupted inside an append (exit() or free() from a signal
       // handler): what it holds up to `used` is whole; waiting would never end.
-      write_chunk(b);
+      write_chunk(b, /*keep_used=*/true);
       continue;
     }
     lock(b);
@@ -320,7 +347,7 @@ void TraceWriter::flush_all() noexcept {
 void TraceWriter::flush_without_waiting_bytes(const void* record, size_t bytes) noexcept {
   WriterState& s = state();
   // A forked child ending before its first event (a fork that only _exits) still gets its trace.
-  if (s.open_pending.load(std::memory_order_acquire)) open_pending_trace();
+  if (s.open_pending.load(std::memory_order_acquire) == kTracePending) open_pending_trace(true);
   if (!s.enabled.load(std::memory_order_relaxed)) return;
   s.write_through.store(true, std::memory_order_relaxed);
   const int fd = s.fd.load(std::memory_order_acquire);
@@ -366,6 +393,7 @@ void TraceWriter::restart_in_child(void (*on_open)()) noexcept {
   // held at the moment of fork) are free, and what they held is the parent's to write.
   for (ThreadBuffer* b = s.buffers.load(std::memory_order_acquire); b; b = b->next) {
     b->used = 0;
+    b->written = 0;
     b->busy.clear(std::memory_order_release);
     if (b != tls_buffer) b->owned.store(false, std::memory_order_release);
   }
@@ -373,23 +401,40 @@ void TraceWriter::restart_in_child(void (*on_open)()) noexcept {
   if (tls_buffer) tls_buffer->tid = current_tid();
   s.write_through.store(false, std::memory_order_relaxed);
   s.on_open = on_open;
-  s.open_pending.store(true, std::memory_order_release);
+  s.open_pending.store(kTracePending, std::memory_order_release);
 }
 
 namespace {
-// The first event of a forked child creates its trace.
-void open_pending_trace() noexcept {
+// The first event of a forked child creates its trace. In a signal handler (a crash, or an _exit
+// from the program's handler) only the file: open() and write() are async-signal-safe, starting a
+// thread and describing the process (which allocates) are not; they wait for the next event
+// outside a handler, if the process lives on.
+void open_pending_trace(bool in_signal_handler) noexcept {
   WriterState& s = state();
-  if (!s.open_pending.exchange(false, std::memory_order_acq_rel)) return;
-  char error[512];
-  if (!trace_writer().open(s.dir, error, sizeof error)) {
-    log_error("%s; this forked process is not tracked", error);
+  int pending = s.open_pending.load(std::memory_order_acquire);
+  if (pending == kTracePending) {
+    if (!s.open_pending.compare_exchange_strong(pending, in_signal_handler ? kSetupPending : kNothingPending,
+                                                std::memory_order_acq_rel))
+      return;
+    char error[512];
+    if (!trace_writer().open(s.dir, error, sizeof error)) {
+      s.open_pending.store(kNothingPending, std::memory_order_release);
+      if (!in_signal_handler) log_error("%s; this forked process is not tracked", error);
+      return;
+    }
+    if (in_signal_handler) return;
+  } else if (pending != kSetupPending || in_signal_handler ||
+             !s.open_pending.compare_exchange_strong(pending, kNothingPending, std::memory_order_acq_rel)) {
     return;
   }
   if (s.flush_interval_ms) trace_writer().start_flusher(s.flush_interval_ms);  // the parent's stayed there
   if (s.on_open) s.on_open();
 }
 }  // namespace
+
+#ifdef CUAUDIT_TEST_HOOKS
+void set_inside_append_hook(void (*hook)()) noexcept { g_inside_append_hook = hook; }
+#endif
 
 void TraceWriter::disable() noexcept { state().enabled.store(false, std::memory_order_relaxed); }
 

@@ -82,6 +82,12 @@ class TraceWriter {
 // The process's one writer; never destroyed.
 TraceWriter& trace_writer() noexcept;
 
+#ifdef CUAUDIT_TEST_HOOKS
+// Tests only (the cuaudit_recorder_test_hooks build): `hook` runs once, inside the next append,
+// with the thread's buffer held and the record half copied, as a signal arriving there would.
+void set_inside_append_hook(void (*hook)()) noexcept;
+#endif
+
 // Small helpers shared by the recorders.
 uint64_t monotonic_ns() noexcept;
 uint64_t realtime_ns() noexcept;

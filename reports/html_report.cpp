@@ -1,9 +1,12 @@
 #include "html_report.h"
 
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -23,8 +26,20 @@ constexpr std::string_view kDataMarker = "__CUAUDIT_REPORT_DATA__";
 constexpr int kContextLines = 3;
 constexpr off_t kMaxSourceBytes = 16 << 20;
 
-// The lines around every frame's line, from the source files readable now: {file: {line: text}}.
-nlohmann::json source_excerpts(const Report& report) {
+// Where `file` really is, when that is inside `root` (a resolved directory): a frame's file name
+// comes from the run directory, which anyone may have written; only the user's sources are shown.
+std::optional<std::string> source_file_under(const std::string& file, const std::string& root) {
+  char resolved[PATH_MAX];
+  if (root.empty() || !realpath(file.c_str(), resolved)) return std::nullopt;
+  const std::string path = resolved;
+  const std::string prefix = root.back() == '/' ? root : root + "/";
+  if (path.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  return path;
+}
+
+// The lines around every frame's line, from the source files readable now under `source_root`:
+// {file: {line: text}}.
+nlohmann::json source_excerpts(const Report& report, const std::string& source_root) {
   std::map<std::string, std::set<int>> wanted;
   auto want = [&](const std::vector<Frame>& stack) {
     for (const Frame& f : stack) {
@@ -40,11 +55,12 @@ nlohmann::json source_excerpts(const Report& report) {
   }
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [file, lines] : wanted) {
-    // Only regular source files of a sensible size: a frame's file name comes from the run
-    // directory, which may name a device, a FIFO or anything else.
+    // Only regular source files of a sensible size under the source root: a frame's file name may
+    // name a device, a FIFO, /etc/passwd or anything else.
+    const std::optional<std::string> path = source_file_under(file, source_root);
     struct stat st;
-    if (stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxSourceBytes) continue;
-    std::ifstream in(file);
+    if (!path || stat(path->c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxSourceBytes) continue;
+    std::ifstream in(*path);
     if (!in) continue;
     nlohmann::json excerpt = nlohmann::json::object();
     std::string text;
@@ -72,9 +88,9 @@ std::string json_for_script_element(const std::string& json) {
   return out;
 }
 
-std::string render_html(const Report& report) {
+std::string render_html(const Report& report, const std::string& source_root) {
   nlohmann::json data = report_to_json(report);
-  data["sources"] = source_excerpts(report);
+  data["sources"] = source_excerpts(report, source_root);
   // Invalid UTF-8 from the target (a path) is replaced rather than failing the report.
   const std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const std::string_view page = kHtmlPage;

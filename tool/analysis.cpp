@@ -217,6 +217,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     const std::string why = symbolizer.why_unavailable(module);
     if (!why.empty()) report.notes.push_back("no symbols for " + why + "; frames in it show addresses only");
   }
+  map_report_paths(report, options.path_map);
   Suppressions suppressions = options.suppressions;
   suppressions.apply(report.findings);
   for (const SuppressionRule& r : suppressions.rules()) {

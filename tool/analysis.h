@@ -5,6 +5,7 @@
 #include <string>
 
 #include "churn_findings.h"
+#include "path_map.h"
 #include "report_model.h"
 #include "suppressions.h"
 
@@ -16,6 +17,7 @@ struct AnalysisOptions {
   bool check_api_results = false;  // also lint discarded results of successful calls
   Suppressions suppressions;       // --suppressions rules, already loaded
   ChurnOptions churn;              // --churn-threshold
+  std::vector<PathMapping> path_map;  // --path-map, --strip-path-prefix: before suppressions match
 };
 
 // The report of a run directory (report.nothing_tracked: no process could be observed). Throws

@@ -41,6 +41,15 @@ int exit_status(const Options& o, const report::Report& a, const std::optional<R
   return run->exit_code.value_or(0);
 }
 
+// --source-root, or the working directory, with links resolved: SARIF paths are relative to it and
+// HTML excerpts come only from files under it.
+std::string resolved_source_root(const Options& o) {
+  char cwd[PATH_MAX];
+  std::string root = o.source_root.empty() ? (getcwd(cwd, sizeof cwd) ? cwd : "") : o.source_root;
+  if (char resolved[PATH_MAX]; !root.empty() && realpath(root.c_str(), resolved)) root = resolved;
+  return root;
+}
+
 // The text report (stderr or --log-file), then every machine-readable format asked for.
 void write_outputs(const Options& o, const report::Report& a, uint64_t pid, const std::string& text) {
   if (o.log_file.empty()) {
@@ -49,14 +58,10 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid, cons
     write_file_or_fail(expand_output_path(o.log_file, pid), text);
   }
   if (!o.json_file.empty()) write_file_or_fail(expand_output_path(o.json_file, pid), report::render_json(a));
-  if (!o.sarif_file.empty()) {
-    char cwd[PATH_MAX];
-    std::string root = o.source_root.empty() ? (getcwd(cwd, sizeof cwd) ? cwd : "") : o.source_root;
-    if (char resolved[PATH_MAX]; !root.empty() && realpath(root.c_str(), resolved)) root = resolved;
-    write_file_or_fail(expand_output_path(o.sarif_file, pid), report::render_sarif(a, root));
-  }
+  const std::string root = resolved_source_root(o);
+  if (!o.sarif_file.empty()) write_file_or_fail(expand_output_path(o.sarif_file, pid), report::render_sarif(a, root));
   if (!o.junit_file.empty()) write_file_or_fail(expand_output_path(o.junit_file, pid), report::render_junit(a));
-  if (!o.html_file.empty()) write_file_or_fail(expand_output_path(o.html_file, pid), report::render_html(a));
+  if (!o.html_file.empty()) write_file_or_fail(expand_output_path(o.html_file, pid), report::render_html(a, root));
 }
 
 // Every report file must be writable before any work is done. (--output's report.json is created
@@ -94,9 +99,14 @@ std::optional<report::Report> load_baseline(const Options& o) {
 
 // Reads the suppression files now: a bad rule is refused before any program runs.
 AnalysisOptions analysis_options(const Options& o) {
-  AnalysisOptions a{o.leak_check != report::LeakDetail::None, o.num_callers, o.check_api_results, {}, {}};
+  AnalysisOptions a;
+  a.check_leaks = o.leak_check != report::LeakDetail::None;
+  a.num_callers = o.num_callers;
+  a.check_api_results = o.check_api_results;
   a.churn.warn_percent = o.churn_threshold;
   try {
+    for (const auto& m : o.path_maps) a.path_map.push_back(parse_path_mapping(m));
+    for (const auto& prefix : o.strip_prefixes) a.path_map.push_back({prefix, ""});
     for (const auto& file : o.suppression_files) a.suppressions.load_file(file);
     // After the user's: a rule of theirs for the same memory decides first.
     if (o.builtin_suppressions) a.suppressions.load_text(builtin_allocator_rules(), "builtin", true);

@@ -43,7 +43,17 @@ void add_output_options(CLI::App& app, Options& o) {
   app.add_option("--html", o.html_file, "write a self-contained HTML report (works offline) to FILE");
   app.add_option("--junit", o.junit_file, "write JUnit XML (one test case per finding kind per process) to FILE");
   app.add_option("--source-root", o.source_root,
-                 "SARIF locations are relative to DIR (default: the working directory)");
+                 "SARIF locations are relative to DIR; HTML shows source lines only from files under it (default: the working directory)");
+  app.add_option("--path-map", o.path_maps,
+                 "OLD=NEW: show source paths recorded under OLD as under NEW (a run recorded in a container or on "
+                 "a build machine); repeatable, the first match wins")
+      ->take_all()
+      ->allow_extra_args(false);
+  app.add_option("--strip-path-prefix", o.strip_prefixes,
+                 "PREFIX: show source paths under PREFIX relative to it (as LeakSanitizer's strip_path_prefix); "
+                 "repeatable")
+      ->take_all()
+      ->allow_extra_args(false);
   app.add_option("--print-limit", o.print_limit, "print at most N findings in the text report (0: all)")
       ->default_str("100");
   app.add_option("--num-callers", o.num_callers, "frames shown per stack (0: all)")->default_str("0");
@@ -104,7 +114,7 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
     app.add_option("--junit", o.junit_file, "write the merged report as JUnit XML to FILE");
     app.add_option("--html", o.html_file, "write the merged report as a self-contained HTML page to FILE");
     app.add_option("--source-root", o.source_root,
-                   "SARIF locations are relative to DIR (default: the working directory)");
+                   "SARIF locations are relative to DIR; HTML shows source lines only from files under it (default: the working directory)");
     app.add_option("--log-file", o.log_file, "write the text summary to FILE instead of stderr");
     app.add_option("--error-exitcode", o.error_exitcode, "exit with N when the merged report has errors");
     app.add_option("inputs", o.merge_inputs, "JSON reports, or directories written by --output, in rank order")

@@ -25,6 +25,8 @@ struct Options {
   std::string junit_file;
   std::string html_file;
   std::string source_root;  // SARIF paths are relative to it; default: the working directory
+  std::vector<std::string> path_maps;     // --path-map OLD=NEW, in order
+  std::vector<std::string> strip_prefixes;  // --strip-path-prefix PREFIX
   size_t print_limit = 100;
   size_t num_callers = 0;
   bool check_api_results = false;

@@ -22,7 +22,11 @@ def main():
     ap.add_argument("--golden", required=True)
     ap.add_argument("--timeline-golden", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--source", required=True, help="this checkout: the golden runs' sources, mapped into it")
     opts = ap.parse_args()
+    # The golden runs were recorded from a checkout at /work/main on the H200: their source lines
+    # come from this checkout, wherever it is (only files under --source-root are shown).
+    sources = ["--path-map", "/work/main=" + os.path.realpath(opts.source), "--source-root", opts.source]
     if not os.path.exists("/usr/bin/chromium"):
         print("FAIL Chromium is needed for the browser test: apt-get install chromium (scripts/install-deps.sh does)")
         return 1
@@ -32,10 +36,10 @@ def main():
         subprocess.run(["npm", "install", "--silent", "--no-save", "--prefix", modules, "playwright-core@1"], check=True)
     with tempfile.TemporaryDirectory() as tmp:
         golden_html = os.path.join(tmp, "golden.html")
-        proc, _ = report_golden(opts.cuaudit, opts.golden, tmp, "--html", golden_html)
+        proc, _ = report_golden(opts.cuaudit, opts.golden, tmp, "--html", golden_html, *sources)
         timeline_html = os.path.join(tmp, "timeline.html")
         timeline_json = os.path.join(tmp, "timeline.json")
-        _, timeline_report = report_golden(opts.cuaudit, opts.timeline_golden, tmp, "--html", timeline_html)
+        _, timeline_report = report_golden(opts.cuaudit, opts.timeline_golden, tmp, "--html", timeline_html, *sources)
         with open(timeline_json, "w") as f:
             json.dump(timeline_report, f)
         large_html = os.path.join(tmp, "large.html")

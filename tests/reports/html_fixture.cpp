@@ -102,6 +102,6 @@ int main(int argc, char** argv) {
     }
   }
   r.summary = summarize(r.findings);
-  std::ofstream(argv[2]) << render_html(r);
+  std::ofstream(argv[2]) << render_html(r, "");  // no source excerpts
   return 0;
 }
