@@ -460,6 +460,8 @@ json report_to_json(const Report& report) {
               {"incomplete", report.incomplete},
               {"timeline", timeline_json(report.timeline)}};
   if (!report.merged_from.empty()) doc["merged_from"] = report.merged_from;
+  doc["options"] = {{"environment", report.options_from_environment},
+                    {"command_line", report.options_from_command_line}};
   return doc;
 }
 
@@ -511,6 +513,10 @@ Report report_from_json(const json& doc) {
   r.incomplete = get_bool(doc, "incomplete", "report", false);
   r.timeline = timeline_from(doc);
   r.merged_from = get_texts(doc, "merged_from", "report");
+  if (const json& options = member(doc, "options", "report"); !options.is_null()) {  // older reports lack it
+    r.options_from_environment = get_texts(options, "environment", "options");
+    r.options_from_command_line = get_texts(options, "command_line", "options");
+  }
   return r;
 }
 

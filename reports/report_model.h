@@ -223,6 +223,9 @@ struct Report {
   std::optional<BaselineResult> baseline;
   Timeline timeline;                     // empty when the run recorded no memory samples
   std::vector<std::string> merged_from;  // `cuaudit merge`: the input reports, in rank order
+  // The options in effect: CUAUDIT_OPTIONS's words, then the command line's (without the program).
+  std::vector<std::string> options_from_environment;
+  std::vector<std::string> options_from_command_line;
 };
 
 // Memory sizes for people: "3.0 GiB", "540.8 MiB", "4.0 KiB", "100 B".

@@ -63,6 +63,24 @@ std::string describe_end(const Process& p) {
   return "exit status unknown";
 }
 
+// "2 errors, 1 warning, 13 notes": unsuppressed findings by severity (errors as the summary counts
+// them: with a baseline, the new ones), so notes never read as problems.
+std::string severity_counts(const Summary& s, const std::vector<Finding>& findings, std::optional<uint64_t> pid) {
+  uint64_t warnings = 0, notes = 0;
+  for (const Finding& f : findings) {
+    if (f.suppressed || (pid && f.pid != *pid)) continue;
+    warnings += f.severity == Severity::Warning;
+    notes += f.severity == Severity::Info;
+  }
+  auto count = [](uint64_t n, const char* one, const char* many) {
+    return fmt::format("{} {}", n, n == 1 ? one : many);
+  };
+  std::string text = count(s.error_findings, "error", "errors");
+  if (warnings) text += ", " + count(warnings, "warning", "warnings");
+  if (notes) text += ", " + count(notes, "note", "notes");
+  return text;
+}
+
 }  // namespace
 
 std::string render_text(const Report& report, const TextOptions& options) {
@@ -70,6 +88,8 @@ std::string render_text(const Report& report, const TextOptions& options) {
   std::string out;
   Writer head(fmt::format("=={}==", main_pid));
   head.line(fmt::format("cuaudit {}: CUDA leak and misuse checker", report.tool_version));
+  if (!report.options_from_environment.empty())
+    head.line("options from CUAUDIT_OPTIONS: " + join_words(report.options_from_environment));
   for (const auto& note : report.notes) head.line("note: " + note);
   out += head.take();
 
@@ -146,8 +166,8 @@ std::string render_text(const Report& report, const TextOptions& options) {
     }
     if (report.processes.size() > 1) {
       const Summary s = summarize_process(report.findings, p.pid);
-      w.line(fmt::format("Process {}: {} byte(s) leaked in {} allocation(s); {} finding(s), {} error(s)", p.pid,
-                         s.leaked_bytes, s.leaked_allocations, s.findings, s.error_findings));
+      w.line(fmt::format("Process {}: {} byte(s) leaked in {} allocation(s); {}", p.pid, s.leaked_bytes,
+                         s.leaked_allocations, severity_counts(s, report.findings, p.pid)));
       w.line();
     }
     out += w.take();
@@ -187,7 +207,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
     w.line(fmt::format("LEAK SUMMARY: {} byte(s) leaked in {} allocation(s) from {} site(s){}", s.leaked_bytes,
                        s.leaked_allocations, sites, across));
   }
-  w.line(fmt::format("SUMMARY: cuaudit: {} finding(s), {} error(s){}", s.findings, s.error_findings, across));
+  w.line(fmt::format("SUMMARY: cuaudit: {}{}", severity_counts(s, report.findings, std::nullopt), across));
   return out + w.take();
 }
 
@@ -230,8 +250,8 @@ std::string render_merged_text(const Report& merged) {
                        visible(where), ranks);
   }
   const Summary& s = merged.summary;
-  out += fmt::format("==cuaudit merge== SUMMARY: {} byte(s) leaked in {} allocation(s); {} finding(s), {} error(s)\n",
-                     s.leaked_bytes, s.leaked_allocations, s.findings, s.error_findings);
+  out += fmt::format("==cuaudit merge== SUMMARY: {} byte(s) leaked in {} allocation(s); {}\n", s.leaked_bytes,
+                     s.leaked_allocations, severity_counts(s, merged.findings, std::nullopt));
   return out;
 }
 

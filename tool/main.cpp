@@ -1,4 +1,5 @@
 // cuaudit: run a program under the injection, analyze what it recorded, report, gate.
+#include <algorithm>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,6 +51,12 @@ std::string resolved_source_root(const Options& o) {
   return root;
 }
 
+// The report says which options were in effect, and where they came from.
+void record_options(const Options& o, report::Report& r) {
+  r.options_from_environment = o.options_from_environment;
+  r.options_from_command_line = o.options_from_command_line;
+}
+
 // The text report (stderr or --log-file), then every machine-readable format asked for.
 void write_outputs(const Options& o, const report::Report& a, uint64_t pid, const std::string& text) {
   if (o.log_file.empty()) {
@@ -84,6 +91,12 @@ void refuse_unwritable_outputs(const Options& o) {
 }
 
 std::string text_report(const Options& o, const report::Report& a) {
+  if (o.quiet && !a.nothing_tracked && !a.incomplete &&
+      std::none_of(a.findings.begin(), a.findings.end(), [](const report::Finding& f) {
+        return !f.suppressed && f.severity != report::Severity::Info;
+      })) {
+    return {};  // -q: nothing worth a line
+  }
   return report::render_text(a, {o.leak_check, o.print_limit, o.gen_suppressions ? suggest_suppression : nullptr});
 }
 
@@ -194,6 +207,7 @@ int run_command(Options o) {
     fail(kExitToolFailure, fmt::format("cannot analyze the run in {}: {}", run_dir, e.what()));
   }
   if (baseline) apply_baseline(o.baseline_file, *baseline, result);
+  record_options(o, result);
   write_outputs(o, result, run.pid, text_report(o, result));
   if (temporary) {
     remove_run_dir(run_dir);
@@ -247,6 +261,7 @@ int report_command(const Options& o) {
   } catch (const std::exception&) {
   }
   if (baseline) apply_baseline(o.baseline_file, *baseline, analysis);
+  record_options(o, analysis);
   write_outputs(o, analysis, run ? run->pid : 0, text_report(o, analysis));
   return exit_status(o, analysis, std::nullopt);
 }

@@ -1,11 +1,15 @@
 #include "options.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
 
+#include "build_info.h"
 #include "exit_codes.h"
+#include "option_words.h"
 
 #ifndef CUAUDIT_VERSION
 #define CUAUDIT_VERSION "unknown"
@@ -56,7 +60,9 @@ void add_output_options(CLI::App& app, Options& o) {
       ->allow_extra_args(false);
   app.add_option("--print-limit", o.print_limit, "print at most N findings in the text report (0: all)")
       ->default_str("100");
-  app.add_option("--num-callers", o.num_callers, "frames shown per stack (0: all)")->default_str("0");
+  app.add_option("--num-callers", o.num_callers, "frames kept per stack, in every format (0: all)")->default_str("30");
+  app.add_flag("-q,--quiet", o.quiet,
+               "print the text report only when it has errors or warnings, or the run is not clean (as valgrind -q)");
   app.add_option("--suppressions", o.suppression_files,
                  "suppress the findings a rule in FILE matches (KIND:PATTERN per line; repeatable)")
       ->take_all()
@@ -71,7 +77,10 @@ void add_output_options(CLI::App& app, Options& o) {
   app.add_option("--baseline", o.baseline_file,
                  "a JSON report of an earlier run: only findings not in it fail the gate (new, still present "
                  "and fixed are listed)");
-  app.add_flag("--gen-suppressions", o.gen_suppressions, "print under each finding a rule that would suppress it");
+  app.add_flag("--gen-suppressions{all}", o.gen_suppressions_word,
+               "print under each finding a rule that would suppress it (--gen-suppressions, =all, =yes; =no: "
+               "do not)")
+      ->check(CLI::IsMember({"all", "yes", "no"}));
   app.add_option("--churn-threshold", o.churn_threshold,
                  "allocation_churn is a warning (not info) when a site's allocation and release calls took at "
                  "least PERCENT of the run")
@@ -80,10 +89,97 @@ void add_output_options(CLI::App& app, Options& o) {
                "also warn, once per call site, where a CUDA call's result is discarded even when it succeeded");
 }
 
-constexpr const char* kFooter =
+void add_run_options(CLI::App& app, Options& o) {
+  app.add_option("--save", o.save_dir,
+                 "keep the recorded run in DIR, for `cuaudit report DIR` later (%p: cuaudit's pid, %q{ENV})");
+  app.add_option("--output", o.output,
+                 "keep the run in NAME and write NAME/report.json: one name per MPI rank with "
+                 "%q{OMPI_COMM_WORLD_RANK}, combined by `cuaudit merge`");
+  app.add_option("--injection-path", o.injection_path, "the libcuaudit-injection.so to load into the program");
+  add_choice(app, "--require-cuda-init", o.require_cuda_init, kYesNo,
+             "yes: exit 122 when the program never initialized CUDA; no: accept it", "yes");
+  app.add_option("--target-processes", o.target_processes,
+                 "all: the program and every process it starts; application-only: the program alone")
+      ->check(CLI::IsMember({"all", "application-only"}))
+      ->default_str("all");
+  add_choice(app, "--check-launch-params", o.check_launch_params, kYesNo,
+             "yes: check every kernel launch's pointer parameters (alignment for the pointee type, freed "
+             "memory, pageable host memory); no: do not",
+             "yes");
+  app.add_option("--sample-interval", o.sample_interval_ms,
+                 "sample each device's memory use (cuMemGetInfo) every MS milliseconds for the timeline; "
+                 "0: no timeline")
+      ->check(CLI::Range(0, 60000))
+      ->default_str("10");
+}
+
+constexpr const char* kRunUsage =
+    "Usage: cuaudit [options] [--] program [args...]\n"
+    "       cuaudit run [options] [--] program [args...]\n"
+    "       cuaudit report [options] RUN_DIR\n"
+    "       cuaudit merge [options] REPORT...\n"
+    "       cuaudit diff [options] OLD NEW\n";
+
+constexpr const char* kRunFooter =
+    "Commands:\n"
+    "  run      run the program under cuaudit and report (the default)\n"
+    "  report   analyze a run saved with --save or --output again (no GPU needed)\n"
+    "  merge    one report from the per-rank reports of an MPI or Slurm job\n"
+    "  diff     compare two JSON reports: new, still present and fixed findings\n"
+    "Run `cuaudit COMMAND --help` for a command's options.\n\n"
+    "Defaults: options in CUAUDIT_OPTIONS (for example \"--error-exitcode 1 --suppressions ci.supp\") come\n"
+    "before the command line's, which override them.\n\n"
     "Exit status: the program's own status when nothing is found; --error-exitcode N when findings exist;\n"
-    "122 when nothing could be tracked; 125 when cuaudit itself failed; 126/127 when the program cannot\n"
-    "be executed or found. See docs/EXIT_CODES.md.";
+    "122 when nothing could be tracked; 123 when part of the run could not be read; 125 when cuaudit\n"
+    "itself failed; 126/127 when the program cannot be executed or found; 2 for a bad command line.\n"
+    "See docs/EXIT_CODES.md.";
+
+constexpr const char* kReportFooter =
+    "Options also come from CUAUDIT_OPTIONS; the command line's override them.\n\n"
+    "Exit status: 0 when nothing is found; --error-exitcode N when findings exist; 122 when the run\n"
+    "tracked nothing; 123 when part of the run could not be read; 125 when cuaudit itself failed; 2 for\n"
+    "a bad command line. See docs/EXIT_CODES.md.";
+
+constexpr const char* kMergeFooter =
+    "Exit status: 0, or --error-exitcode N when the merged report has errors; 123 when a rank's report is\n"
+    "incomplete; 125 when a report cannot be read; 2 for a bad command line. See docs/EXIT_CODES.md.";
+
+constexpr const char* kDiffFooter =
+    "Exit status: 0, or --error-exitcode N when the new report has errors the old one did not; 125 when a\n"
+    "report cannot be read; 2 for a bad command line. See docs/EXIT_CODES.md.";
+
+// CLI11 2.1 prints "Usage: NAME [OPTIONS]"; cuaudit's usage names the program and the commands.
+class UsageFormatter : public CLI::Formatter {
+ public:
+  explicit UsageFormatter(std::string usage) : usage_(std::move(usage)) {}
+  std::string make_usage(const CLI::App*, std::string) const override { return usage_; }
+
+ private:
+  std::string usage_;
+};
+
+std::string version_text() {
+  return std::string("cuaudit ") + CUAUDIT_VERSION + " (commit " + CUAUDIT_GIT_COMMIT + ", built with CUDA " +
+         CUAUDIT_CUDA_VERSION + ")";
+}
+
+// Every long and short option name the command takes, as typed.
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+    for (const std::string& n : opt->get_snames()) names.push_back("-" + n);
+  }
+  return names;
+}
+
+// "unknown option --leak-chek (did you mean --leak-check?)"
+std::string unknown_option_message(const CLI::App& app, const std::string& arg) {
+  const std::string name = arg.substr(0, arg.find('='));
+  std::string text = "unknown option " + name;
+  if (const auto guess = closest_word(name, option_names(app))) text += " (did you mean " + *guess + "?)";
+  return text;
+}
 
 }  // namespace
 
@@ -93,6 +189,7 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   const bool diff = argc > 1 && strcmp(argv[1], "diff") == 0;
   const bool explicit_run = argc > 1 && strcmp(argv[1], "run") == 0;
   o.command = report ? Command::Report : merge ? Command::Merge : diff ? Command::Diff : Command::Run;
+  const bool run = o.command == Command::Run;
 
   CLI::App app(report  ? "cuaudit report: analyze a recorded run directory again (no GPU needed)"
                : merge ? "cuaudit merge: one report from the per-rank reports of an MPI or Slurm job"
@@ -102,8 +199,15 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
                : merge ? "cuaudit merge"
                : diff  ? "cuaudit diff"
                        : "cuaudit");
-  app.footer(kFooter);
-  app.set_version_flag("--version", std::string("cuaudit ") + CUAUDIT_VERSION);
+  // An option given twice (once in CUAUDIT_OPTIONS, once on the command line) takes the last.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.formatter(std::make_shared<UsageFormatter>(
+      report  ? "Usage: cuaudit report [options] RUN_DIR\n"
+      : merge ? "Usage: cuaudit merge [options] REPORT...\n"
+      : diff  ? "Usage: cuaudit diff [options] OLD NEW\n"
+              : kRunUsage));
+  app.footer(report ? kReportFooter : merge ? kMergeFooter : diff ? kDiffFooter : kRunFooter);
+  app.set_version_flag("-V,--version", version_text());
   if (diff) {
     app.add_option("--error-exitcode", o.error_exitcode, "exit with N when the new report has new errors");
     app.add_option("old", o.baseline_file, "the earlier JSON report (or --output directory)")->required();
@@ -114,7 +218,8 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
     app.add_option("--junit", o.junit_file, "write the merged report as JUnit XML to FILE");
     app.add_option("--html", o.html_file, "write the merged report as a self-contained HTML page to FILE");
     app.add_option("--source-root", o.source_root,
-                   "SARIF locations are relative to DIR; HTML shows source lines only from files under it (default: the working directory)");
+                   "SARIF locations are relative to DIR; HTML shows source lines only from files under it "
+                   "(default: the working directory)");
     app.add_option("--log-file", o.log_file, "write the text summary to FILE instead of stderr");
     app.add_option("--error-exitcode", o.error_exitcode, "exit with N when the merged report has errors");
     app.add_option("inputs", o.merge_inputs, "JSON reports, or directories written by --output, in rank order")
@@ -124,42 +229,41 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   }
   if (report) {
     app.add_option("run_dir", o.run_dir, "a directory written by `cuaudit --save DIR`")->required();
-  } else if (!merge && !diff) {
-    app.add_option("--save", o.save_dir,
-                   "keep the recorded run in DIR, for `cuaudit report DIR` later (%p: cuaudit's pid, %q{ENV})");
-    app.add_option("--output", o.output,
-                   "keep the run in NAME and write NAME/report.json: one name per MPI rank with "
-                   "%q{OMPI_COMM_WORLD_RANK}, combined by `cuaudit merge`");
-    app.add_option("--injection-path", o.injection_path, "the libcuaudit-injection.so to load into the program");
-    add_choice(app, "--require-cuda-init", o.require_cuda_init, kYesNo,
-               "yes: exit 122 when the program never initialized CUDA; no: accept it", "yes");
-    app.add_option("--target-processes", o.target_processes,
-                   "all: the program and every process it starts; application-only: the program alone")
-        ->check(CLI::IsMember({"all", "application-only"}))
-        ->default_str("all");
-    add_choice(app, "--check-launch-params", o.check_launch_params, kYesNo,
-               "yes: check every kernel launch's pointer parameters (alignment for the pointee type, freed "
-               "memory, pageable host memory); no: do not",
-               "yes");
-    app.add_option("--sample-interval", o.sample_interval_ms,
-                   "sample each device's memory use (cuMemGetInfo) every MS milliseconds for the timeline; "
-                   "0: no timeline")
-        ->check(CLI::Range(0, 60000))
-        ->default_str("10");
+  } else if (run) {
+    add_run_options(app, o);
     // Everything from the program's name on belongs to the program.
     app.prefix_command();
   }
 
-  std::vector<std::string> args;
-  for (int i = argc - 1; i >= (report || merge || diff || explicit_run ? 2 : 1); --i) args.emplace_back(argv[i]);
+  // CUAUDIT_OPTIONS first (run and report: the options a CI job sets once), then the command line.
+  std::vector<std::string> words;
+  if (const char* env = getenv("CUAUDIT_OPTIONS"); env && *env && (run || report)) {
+    try {
+      o.options_from_environment = split_option_words(env);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "cuaudit: CUAUDIT_OPTIONS: " << e.what() << '\n';
+      return kExitUsage;
+    }
+    words = o.options_from_environment;
+  }
+  const int first = report || merge || diff || explicit_run ? 2 : 1;
+  for (int i = first; i < argc; ++i) words.emplace_back(argv[i]);
+  std::vector<std::string> args(words.rbegin(), words.rend());  // CLI11 takes them last first
   try {
     app.parse(args);
   } catch (const CLI::CallForVersion&) {
-    std::cout << "cuaudit " << CUAUDIT_VERSION << '\n';
+    std::cout << version_text() << '\n';
     return 0;
   } catch (const CLI::Success& e) {
     app.exit(e);
     return 0;
+  } catch (const CLI::ExtrasError&) {
+    const auto unknown = std::find_if(words.begin(), words.end(),
+                                      [](const std::string& w) { return w.size() > 1 && w[0] == '-' && w != "--"; });
+    std::cerr << "cuaudit: "
+              << (unknown != words.end() ? unknown_option_message(app, *unknown) : std::string("unexpected arguments"))
+              << "\nRun `" << app.get_name() << " --help` for the options.\n";
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     std::cerr << "cuaudit: " << e.what() << "\nRun `" << app.get_name() << " --help` for the options.\n";
     return kExitUsage;
@@ -172,15 +276,34 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
     o.save_dir = o.output;
     if (o.json_file.empty()) o.json_file = o.output + "/report.json";
   }
+  o.gen_suppressions = o.gen_suppressions_word == "all" || o.gen_suppressions_word == "yes";
   if (o.print_builtin_suppressions) return std::nullopt;
-  if (!report && !merge && !diff) {
+  if (run) {
     o.program = app.remaining();
-    if (!o.program.empty() && o.program.front() == "--") o.program.erase(o.program.begin());
-    if (o.program.empty()) {
-      std::cerr << "cuaudit: no program given\nUsage: cuaudit [options] [--] program [args...]\n"
-                   "       cuaudit report [options] RUN_DIR\nRun `cuaudit --help` for the options.\n";
+    if (o.program.size() > words.size() - o.options_from_environment.size()) {
+      std::cerr << "cuaudit: CUAUDIT_OPTIONS holds options only, not a program or `--`: " << getenv("CUAUDIT_OPTIONS")
+                << '\n';
       return kExitUsage;
     }
+    const size_t option_words = words.size() - o.program.size();
+    o.options_from_command_line.assign(words.begin() + static_cast<long>(o.options_from_environment.size()),
+                                       words.begin() + static_cast<long>(option_words));
+    // With the program's arguments left to it, the first word CLI11 did not take is the program;
+    // one that looks like an option is a misspelled or unknown one, never a program to run.
+    if (!o.program.empty() && o.program.front().size() > 1 && o.program.front()[0] == '-' &&
+        o.program.front() != "--") {
+      std::cerr << "cuaudit: " << unknown_option_message(app, o.program.front())
+                << "\nRun `cuaudit --help` for the options; put `--` before a program whose name starts with '-'.\n";
+      return kExitUsage;
+    }
+    if (!o.program.empty() && o.program.front() == "--") o.program.erase(o.program.begin());
+    if (o.program.empty()) {
+      std::cerr << "cuaudit: no program given\n" << kRunUsage << "Run `cuaudit --help` for the options.\n";
+      return kExitUsage;
+    }
+  } else {
+    o.options_from_command_line.assign(words.begin() + static_cast<long>(o.options_from_environment.size()),
+                                       words.end());
   }
   return std::nullopt;
 }

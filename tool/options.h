@@ -28,10 +28,12 @@ struct Options {
   std::vector<std::string> path_maps;     // --path-map OLD=NEW, in order
   std::vector<std::string> strip_prefixes;  // --strip-path-prefix PREFIX
   size_t print_limit = 100;
-  size_t num_callers = 0;
+  size_t num_callers = 30;  // as LeakSanitizer shows
+  bool quiet = false;
   bool check_api_results = false;
   std::vector<std::string> suppression_files;
   bool gen_suppressions = false;
+  std::string gen_suppressions_word = "no";  // --gen-suppressions[=all|yes|no]
   std::string baseline_file;
   bool builtin_suppressions = true;
   bool print_builtin_suppressions = false;
@@ -47,6 +49,10 @@ struct Options {
   bool check_launch_params = true;
   // report
   std::string run_dir;
+  // What set the options, for the report ("options in effect"): CUAUDIT_OPTIONS's words, then the
+  // command line's up to the program.
+  std::vector<std::string> options_from_environment;
+  std::vector<std::string> options_from_command_line;
   // merge
   std::vector<std::string> merge_inputs;
 };

@@ -46,6 +46,32 @@ def main():
             failures.append("the program ran although its output path was unwritable")
         expect("no program", run([cu]), 2, "no program given")
         expect("bad option value", run([cu, "--leak-check", "maybe", "true"]), 2, "--leak-check")
+        marker = os.path.join(tmp, "ran")
+        expect("a misspelled option is refused, never run as the program",
+               run([cu, "--leak-chek", "full", "touch", marker]), 2, "unknown option --leak-chek (did you mean --leak-check?)")
+        if os.path.exists(marker):
+            failures.append("a misspelled option let the program run")
+        expect("an unknown option of report says what it is", run([cu, "report", "--jsn", "x", golden]), 2,
+               "unknown option --jsn (did you mean --json?)")
+        version = run([cu, "-V"])
+        ok = version.returncode == 0 and "commit" in version.stdout and "CUDA" in version.stdout
+        print("%s -V prints the version, commit and CUDA version: %s" % ("PASS" if ok else "FAIL", version.stdout.strip()))
+        (passes if ok else failures).append("-V")
+        usage = run([cu, "--help"])
+        ok = "cuaudit [options] [--] program [args...]" in usage.stdout and "report" in usage.stdout
+        print("%s --help names the program argument and the commands" % ("PASS" if ok else "FAIL"))
+        (passes if ok else failures).append("--help usage")
+        report_help = run([cu, "report", "--help"])
+        ok = "cuaudit report [options] RUN_DIR" in report_help.stdout and "126/127" not in report_help.stdout
+        print("%s report --help has its own usage and exit statuses" % ("PASS" if ok else "FAIL"))
+        (passes if ok else failures).append("report --help")
+        env = dict(os.environ, CUAUDIT_OPTIONS="--error-exitcode 9 --leak-check summary")
+        expect("CUAUDIT_OPTIONS sets defaults", run([cu, "report", golden], env=env), 9, "options from CUAUDIT_OPTIONS")
+        expect("the command line overrides CUAUDIT_OPTIONS", run([cu, "report", "--error-exitcode", "4", golden], env=env), 4)
+        expect("CUAUDIT_OPTIONS holds options, not a program",
+               run([cu, "true"], env=dict(os.environ, CUAUDIT_OPTIONS="--error-exitcode 1 ./app")), 2, "options only")
+        expect("CUAUDIT_OPTIONS with an unknown option", run([cu, "report", golden],
+               env=dict(os.environ, CUAUDIT_OPTIONS="--eror-exitcode 1")), 2, "did you mean --error-exitcode?")
         expect("missing injection library", run([cu, "--injection-path", "/nonexistent.so", "true"]), 125,
                "does not exist")
         expect("no CUDA: nothing tracked is not a clean result", run([cu, "true"]), 122, "nothing could be tracked")

@@ -48,7 +48,23 @@ TEST_CASE("text report: LeakSanitizer-style blocks and a SUMMARY line") {
         std::string::npos);
   CHECK(text.find("#0 0x401a2b in step(int) /src/app.cu:6") != std::string::npos);
   CHECK(text.find("LEAK SUMMARY: 409600 byte(s) leaked in 100 allocation(s) from 1 site(s)") != std::string::npos);
-  CHECK(text.find("SUMMARY: cuaudit: 1 finding(s), 1 error(s)") != std::string::npos);
+  CHECK(text.find("SUMMARY: cuaudit: 1 error\n") != std::string::npos);
+}
+
+TEST_CASE("text report: the summary counts errors, warnings and notes apart") {
+  Report r = sample();
+  for (int i = 0; i < 13; ++i) {
+    Finding info = r.findings.front();
+    info.kind = FindingKind::HeldByAllocator;
+    info.severity = Severity::Info;
+    r.findings.push_back(info);
+  }
+  Finding warning = r.findings.front();
+  warning.kind = FindingKind::AllocationChurn;
+  warning.severity = Severity::Warning;
+  r.findings.push_back(warning);
+  r.summary = summarize(r.findings);
+  CHECK(render_text(r, {}).find("SUMMARY: cuaudit: 1 error, 1 warning, 13 notes\n") != std::string::npos);
 }
 
 TEST_CASE("text report: --leak-check summary prints totals only") {
