@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "text_helpers.h"
 
 namespace cuaudit::report {
@@ -51,39 +53,93 @@ std::string xml_escape(const std::string& raw) {
   return out;
 }
 
+namespace {
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// A process's name that stays the same from one run to the next (never its pid): the program's
+// name, the rank under `cuaudit merge`, and a count among processes of the same program
+// (launcher's process first, then by start time).
+std::vector<std::string> stable_process_names(const Report& report) {
+  std::vector<std::string> names;
+  std::map<std::string, int> seen;
+  for (const Process& p : report.processes) {
+    std::string name = p.command.empty() ? std::string("process") : base_name(p.command.front());
+    // An interpreter's script names the job better: "python train.py" is train.py.
+    if ((name.rfind("python", 0) == 0 || name == "bash" || name == "sh") && p.command.size() > 1 &&
+        p.command[1].rfind('-', 0) != 0)
+      name = base_name(p.command[1]);
+    if (p.rank) name += fmt::format(".rank{}", *p.rank);
+    const int n = ++seen[name];
+    names.push_back(n == 1 ? name : fmt::format("{}#{}", name, n));
+  }
+  return names;
+}
+
+// "leak cudaMalloc at process_batch (demo_leaks.cu:37)": what the finding is about and where, the
+// same in every run that has it.
+std::string finding_case_name(const Finding& f) {
+  std::string name = std::string(finding_kind_key(f.kind));
+  if (!f.api.empty()) name += " " + f.api;
+  if (f.parameter) name += fmt::format(" {} parameter {}", f.parameter->kernel, f.parameter->index);
+  for (const Frame& frame : f.stack) {
+    if (frame.function.empty() && frame.file.empty()) continue;
+    name += " at " + (frame.function.empty() ? std::string("??") : frame.function);
+    if (!frame.file.empty()) name += fmt::format(" ({}:{})", base_name(frame.file), frame.line);
+    break;
+  }
+  return name;
+}
+
+}  // namespace
+
+// One suite per process. Each finding that gates (error or warning) is a failing test case of its
+// own, named by what and where it is, so CI's "new failures" and "fixed" follow it from run to
+// run; each finding kind with no such finding is a passing test case, with the info findings of
+// that kind as its output.
 std::string render_junit(const Report& report) {
   std::string suites;
   size_t total_tests = 0, total_failures = 0;
-  for (const Process& p : report.processes) {
+  const std::vector<std::string> process_names = stable_process_names(report);
+  for (size_t i = 0; i < report.processes.size(); ++i) {
+    const Process& p = report.processes[i];
+    const std::string classname = xml_escape("cuaudit." + process_names[i]);
     std::string cases;
-    size_t failures = 0;
+    size_t tests = 0, failures = 0;
+    std::map<std::string, int> case_names;
     for (const FindingKindInfo& kind : kFindingKinds) {
-      std::string failing, info;
-      size_t count = 0;
+      std::string info;
+      bool failed = false;
       for (const Finding& f : report.findings) {
         if (f.pid != p.pid || f.kind != kind.kind || f.suppressed) continue;
         if (f.severity == Severity::Info) {
           info += finding_text(f);
           continue;
         }
-        ++count;
-        failing += finding_text(f);
-      }
-      cases += fmt::format("    <testcase classname=\"cuaudit.pid{}\" name=\"{}\">\n", p.pid, kind.key);
-      if (count) {
+        failed = true;
+        std::string name = finding_case_name(f);
+        if (const int n = ++case_names[name]; n > 1) name += fmt::format(" #{}", n);
+        cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", classname, xml_escape(name));
+        cases += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", kind.key, xml_escape(f.headline),
+                             xml_escape(finding_text(f)));
+        cases += "    </testcase>\n";
+        ++tests;
         ++failures;
-        cases += fmt::format("      <failure type=\"{}\" message=\"{} finding(s)\">{}</failure>\n", kind.key, count,
-                             xml_escape(failing));
       }
+      if (failed) continue;
+      cases += fmt::format("    <testcase classname=\"{}\" name=\"no {}\">\n", classname, kind.key);
       if (!info.empty()) cases += fmt::format("      <system-out>{}</system-out>\n", xml_escape(info));
       cases += "    </testcase>\n";
+      ++tests;
     }
-    const size_t tests = std::size(kFindingKinds);
     total_tests += tests;
     total_failures += failures;
     suites += fmt::format(
         "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n{}  </testsuite>\n",
-        xml_escape(fmt::format("cuaudit: process {} {}", p.pid, join_words(p.command))), tests, failures, cases);
+        xml_escape("cuaudit: " + process_names[i]), tests, failures, cases);
   }
   return fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"cuaudit\" tests=\"{}\" "

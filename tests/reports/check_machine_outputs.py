@@ -85,10 +85,13 @@ def main():
             failures.append("%d test suites for %d processes" % (len(suites), len(doc["processes"])))
         cases = {c.get("name"): c for c in suites[0].findall("testcase")}
         failed = sorted(name for name, c in cases.items() if c.find("failure") is not None)
-        if failed != ["leak"] or int(root.get("failures")) != 1 or "leak" not in cases:
-            failures.append("JUnit failures: %s" % failed)
-        if "Leak of 327680 byte(s)" not in cases["leak"].find("failure").text:
+        expected = ["leak cudaMalloc at process_batch (demo_leaks.cu:37)", "leak cudaMallocHost at upload (demo_leaks.cu:25)"]
+        if failed != expected or int(root.get("failures")) != 2:
+            failures.append("JUnit failures: %s, expected one per finding: %s" % (failed, expected))
+        elif "Leak of 327680 byte(s)" not in cases[expected[0]].find("failure").text:
             failures.append("the failure does not carry the finding's text")
+        if "no double_free" not in cases or suites[0].get("name") != "cuaudit: demo_leaks":
+            failures.append("JUnit: no passing case per clean check, or the suite is not named after the program")
     return finish(failures)
 
 

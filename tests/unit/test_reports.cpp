@@ -131,8 +131,25 @@ TEST_CASE("JUnit escapes what comes from the target: kernel names, paths, messag
   r.findings[0].headline = "Leak in fill<int4> & co";
   const std::string xml = render_junit(r);
   CHECK(xml.find("Leak in fill&lt;int4&gt; &amp; co") != std::string::npos);
-  CHECK(xml.find("<testcase classname=\"cuaudit.pid1234\" name=\"leak\">") != std::string::npos);
   CHECK(xml.find("failures=\"1\"") != std::string::npos);
+}
+
+TEST_CASE("JUnit names stay the same from run to run: no pid, one test case per finding") {
+  Report r = sample();
+  Finding second = r.findings[0];
+  second.stack[0].line = 9;
+  r.findings.push_back(second);
+  r.summary = summarize(r.findings);
+  const std::string first_run = render_junit(r);
+  CHECK(first_run.find("1234") == std::string::npos);
+  CHECK(first_run.find("<testcase classname=\"cuaudit.app\" name=\"leak cudaMalloc at step(int) (app.cu:6)\">") !=
+        std::string::npos);
+  CHECK(first_run.find("name=\"leak cudaMalloc at step(int) (app.cu:9)\"") != std::string::npos);
+  CHECK(first_run.find("name=\"no double_free\"") != std::string::npos);  // the checks that passed
+  CHECK(first_run.find("failures=\"2\"") != std::string::npos);
+  r.processes[0].pid = 99;
+  for (Finding& f : r.findings) f.pid = 99;
+  CHECK(render_junit(r) == first_run);
 }
 
 TEST_CASE("text report: a process with several devices names them, and each finding its device") {
