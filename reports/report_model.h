@@ -25,7 +25,7 @@ std::optional<Severity> severity_from_name(std::string_view name);
 
 // What a finding is about (finding_kinds.inc).
 enum class FindingKind : uint8_t {
-#define CUAUDIT_FINDING(id, key, sarif_name, description, severity, suppressible) id,
+#define CUAUDIT_FINDING(id, key, sarif_name, description, severity, suppressible, help) id,
 #include "finding_kinds.inc"
 #undef CUAUDIT_FINDING
 };
@@ -37,11 +37,12 @@ struct FindingKindInfo {
   const char* description;  // one line, for SARIF rules and docs
   Severity severity;        // the usual severity (a finding may say otherwise)
   bool suppressible;        // KIND:PATTERN rules may name it
+  const char* help;         // what to do about it, for SARIF rules
 };
 
 inline constexpr FindingKindInfo kFindingKinds[] = {
-#define CUAUDIT_FINDING(id, key, sarif_name, description, severity, suppressible) \
-  {FindingKind::id, key, sarif_name, description, Severity::severity, suppressible},
+#define CUAUDIT_FINDING(id, key, sarif_name, description, severity, suppressible, help) \
+  {FindingKind::id, key, sarif_name, description, Severity::severity, suppressible, help},
 #include "finding_kinds.inc"
 #undef CUAUDIT_FINDING
 };

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fingerprint.h"
+#include "text_helpers.h"
 
 namespace cuaudit::report {
 namespace {
@@ -16,22 +17,39 @@ const char* level(Severity s) { return s == Severity::Info ? "note" : severity_n
 
 std::string file_uri(const std::string& path) { return "file://" + path; }
 
-// The first frame with a source file: relative to the root when under it.
-json location_of(const Finding& f, const std::string& root) {
-  for (const Frame& frame : f.stack) {
-    if (frame.file.empty()) continue;
-    json artifact;
-    const std::string prefix = root.empty() || root.back() == '/' ? root : root + "/";
-    if (!prefix.empty() && frame.file.compare(0, prefix.size(), prefix) == 0) {
-      artifact = {{"uri", frame.file.substr(prefix.size())}, {"uriBaseId", "%SRCROOT%"}};
-    } else {
-      artifact = {{"uri", frame.file[0] == '/' ? file_uri(frame.file) : frame.file}};
-    }
-    json physical = {{"artifactLocation", artifact}};
-    if (frame.line > 0) physical["region"] = {{"startLine", frame.line}};
-    return json::array({{{"physicalLocation", physical}}});
+// A frame's file: relative to the root (base id %SRCROOT%) when under it, else as recorded.
+json artifact_of(const std::string& file, const std::string& root) {
+  const std::string prefix = root.empty() || root.back() == '/' ? root : root + "/";
+  if (!prefix.empty() && file.compare(0, prefix.size(), prefix) == 0)
+    return {{"uri", file.substr(prefix.size())}, {"uriBaseId", "%SRCROOT%"}};
+  return {{"uri", file[0] == '/' ? file_uri(file) : file}};
+}
+
+json physical_location(const Frame& frame, const std::string& root) {
+  json physical = {{"artifactLocation", artifact_of(frame.file, root)}};
+  if (frame.line > 0) physical["region"] = {{"startLine", frame.line}};
+  return physical;
+}
+
+// The first frame with a source file, where code scanning shows the result.
+const Frame* first_source_frame(const std::vector<Frame>& stack) {
+  for (const Frame& frame : stack) {
+    if (!frame.file.empty()) return &frame;
   }
-  return json::array();
+  return nullptr;
+}
+
+// A whole stack as SARIF's `stack`: every frame, with its function as the logical location.
+json sarif_stack(const std::string& message, const std::vector<Frame>& stack, const std::string& root) {
+  json frames = json::array();
+  for (const Frame& frame : stack) {
+    json location = json::object();
+    if (!frame.file.empty()) location["physicalLocation"] = physical_location(frame, root);
+    if (!frame.function.empty()) location["logicalLocations"] = json::array({{{"fullyQualifiedName", frame.function}}});
+    if (location.empty()) location["message"] = {{"text", frame.module.empty() ? std::string("??") : frame.module}};
+    frames.push_back({{"location", location}});
+  }
+  return {{"message", {{"text", message}}}, {"frames", frames}};
 }
 
 }  // namespace
@@ -43,17 +61,38 @@ std::string render_sarif(const Report& report, const std::string& source_root) {
     rules.push_back({{"id", k.key},
                      {"name", k.sarif_name},
                      {"shortDescription", {{"text", k.description}}},
-                     {"fullDescription", {{"text", k.description}}}});
+                     {"fullDescription", {{"text", k.description}}},
+                     {"help", {{"text", k.help}}},
+                     {"defaultConfiguration", {{"level", level(k.severity)}}}});
   }
   json results = json::array();
   for (const Finding& f : report.findings) {
+    const Frame* at = first_source_frame(f.stack);
+    // Code scanning shows a result at a place in the code: a note with none (a handled error of
+    // CUDA's own, memory a framework holds) would only be noise there.
+    if (!at && f.severity == Severity::Info) continue;
+    const std::string text = f.message.empty() ? f.headline : f.message;
     json result = {{"ruleId", finding_kind_key(f.kind)},
                    {"ruleIndex", static_cast<size_t>(f.kind)},
                    {"level", level(f.severity)},
-                   {"message", {{"text", f.message.empty() ? f.headline : f.message}}},
-                   {"locations", location_of(f, source_root)},
+                   {"message", {{"text", text}}},
+                   {"locations", at ? json::array({{{"physicalLocation", physical_location(*at, source_root)}}})
+                                    : json::array()},
                    {"partialFingerprints",
                     {{"cuauditFingerprint/v2", fmt::format("{:016x}", stable_hash(finding_fingerprint(f)))}}}};
+    json stacks = json::array();
+    json related = json::array();
+    if (!f.stack.empty()) stacks.push_back(sarif_stack(f.headline.empty() ? text : f.headline, f.stack, source_root));
+    for (const RelatedStack& r : f.related) {
+      stacks.push_back(sarif_stack(r.title, r.stack, source_root));
+      if (const Frame* where = first_source_frame(r.stack)) {
+        related.push_back({{"id", related.size() + 1},
+                           {"message", {{"text", r.title}}},
+                           {"physicalLocation", physical_location(*where, source_root)}});
+      }
+    }
+    if (!stacks.empty()) result["stacks"] = stacks;
+    if (!related.empty()) result["relatedLocations"] = related;
     if (f.suppressed) result["suppressions"] = json::array({{{"kind", "external"}}});
     if (f.device) {
       json device = {{"ordinal", *f.device}};
@@ -68,6 +107,24 @@ std::string render_sarif(const Report& report, const std::string& source_root) {
   }
   json run = {{"tool", {{"driver", {{"name", "cuaudit"}, {"version", report.tool_version}, {"rules", rules}}}}},
               {"results", results}};
+#ifdef CUAUDIT_HOMEPAGE_URL
+  run["tool"]["driver"]["informationUri"] = CUAUDIT_HOMEPAGE_URL;
+#endif
+  // The program's run: its command line and how it ended, and whether the analysis saw all of it.
+  if (!report.processes.empty()) {
+    const Process& root = report.processes.front();
+    json invocation = {{"executionSuccessful", !report.nothing_tracked && !report.incomplete}};
+    if (!root.command.empty()) {
+      invocation["commandLine"] = join_words(root.command);
+      invocation["arguments"] = root.command;
+    }
+    if (root.exit_code) invocation["exitCode"] = *root.exit_code;
+    if (root.signal) invocation["exitSignalName"] = *root.signal;
+    json notifications = json::array();
+    for (const std::string& note : report.notes) notifications.push_back({{"message", {{"text", note}}}, {"level", "note"}});
+    if (!notifications.empty()) invocation["toolExecutionNotifications"] = notifications;
+    run["invocations"] = json::array({invocation});
+  }
   if (!source_root.empty()) {
     const std::string root = source_root.back() == '/' ? source_root : source_root + "/";
     run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", file_uri(root)}}}};

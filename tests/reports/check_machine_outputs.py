@@ -74,6 +74,14 @@ def main():
             if loc["artifactLocation"].get("uriBaseId") != "%SRCROOT%" or loc["artifactLocation"]["uri"] != \
                     "examples/demo_leaks.cu" or "startLine" not in loc["region"]:
                 failures.append("location not relative to the source root: %s" % loc)
+        run0 = s["runs"][0]
+        if not all(r.get("stacks") and r["stacks"][0]["frames"] for r in results):
+            failures.append("a SARIF result carries no stack")
+        if not all(rule.get("help", {}).get("text") for rule in run0["tool"]["driver"]["rules"]):
+            failures.append("a SARIF rule has no help text")
+        invocation = (run0.get("invocations") or [{}])[0]
+        if invocation.get("exitCode") != 0 or "demo_leaks" not in invocation.get("commandLine", ""):
+            failures.append("SARIF invocations do not give the program and its exit status: %s" % invocation)
         _, again = report_golden(opts.cuaudit, opts.golden, tmp, "--sarif", sarif + "2")
         prints = [r["partialFingerprints"] for r in results]
         if prints != [r["partialFingerprints"] for r in json.load(open(sarif + "2"))["runs"][0]["results"]]:
