@@ -12,6 +12,7 @@
 
 #include "analysis.h"
 #include "baseline.h"
+#include "collapsed_report.h"
 #include "exit_codes.h"
 #include "html_report.h"
 #include "json_report.h"
@@ -21,6 +22,7 @@
 #include "options.h"
 #include "output_path.h"
 #include "run_dir.h"
+#include "trace_event_report.h"
 #include "sarif_report.h"
 #include "suppressions.h"
 #include "text_report.h"
@@ -69,6 +71,10 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid, cons
   if (!o.sarif_file.empty()) write_file_or_fail(expand_output_path(o.sarif_file, pid), report::render_sarif(a, root));
   if (!o.junit_file.empty()) write_file_or_fail(expand_output_path(o.junit_file, pid), report::render_junit(a));
   if (!o.html_file.empty()) write_file_or_fail(expand_output_path(o.html_file, pid), report::render_html(a, root));
+  if (!o.perfetto_file.empty())
+    write_file_or_fail(expand_output_path(o.perfetto_file, pid), report::render_trace_events(a));
+  if (!o.collapsed_file.empty())
+    write_file_or_fail(expand_output_path(o.collapsed_file, pid), report::render_collapsed(a));
 }
 
 // Every report file must be writable before any work is done. (--output's report.json is created
@@ -76,14 +82,16 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid, cons
 void refuse_unwritable_outputs(const Options& o) {
   // %q{NAME} is known now (the program inherits this environment): a bad one is refused before the
   // program runs, not after.
-  for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file, &o.html_file, &o.save_dir}) {
+  for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file, &o.html_file,
+                                 &o.perfetto_file, &o.collapsed_file, &o.save_dir}) {
     try {
       (void)expand_output_path(*out, 0);
     } catch (const std::exception& e) {
       fail(kExitUsage, e.what());
     }
   }
-  for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file, &o.html_file}) {
+  for (const std::string* out :
+       {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file, &o.html_file, &o.perfetto_file, &o.collapsed_file}) {
     if (!o.output.empty() && out == &o.json_file && o.json_file == o.output + "/report.json") continue;
     std::string why;
     if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);

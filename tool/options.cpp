@@ -46,6 +46,10 @@ void add_output_options(CLI::App& app, Options& o) {
   app.add_option("--sarif", o.sarif_file, "write SARIF 2.1.0 (for code scanning) to FILE");
   app.add_option("--html", o.html_file, "write a self-contained HTML report (works offline) to FILE");
   app.add_option("--junit", o.junit_file, "write JUnit XML (one test case per finding kind per process) to FILE");
+  app.add_option("--perfetto", o.perfetto_file,
+                 "write the memory timeline as Chrome trace events (ui.perfetto.dev, chrome://tracing) to FILE");
+  app.add_option("--collapsed", o.collapsed_file,
+                 "write leaks and each device's peak as collapsed stacks (flamegraph.pl, speedscope) to FILE");
   app.add_option("--source-root", o.source_root,
                  "SARIF locations are relative to DIR; HTML shows source lines only from files under it (default: the working directory)");
   app.add_option("--path-map", o.path_maps,

@@ -24,6 +24,8 @@ struct Options {
   std::string sarif_file;
   std::string junit_file;
   std::string html_file;
+  std::string perfetto_file;   // --perfetto: the timeline as Chrome trace events
+  std::string collapsed_file;  // --collapsed: leaks and peaks as collapsed stacks
   std::string source_root;  // SARIF paths are relative to it; default: the working directory
   std::vector<std::string> path_maps;     // --path-map OLD=NEW, in order
   std::vector<std::string> strip_prefixes;  // --strip-path-prefix PREFIX

@@ -1,0 +1,15 @@
+// --collapsed FILE: leaks and what each device's peak held, as collapsed stacks (one line per
+// stack, outermost frame first, frames joined by ';', then the bytes), the input of
+// flamegraph.pl, speedscope and inferno. The first frame says what the bytes are: "leaked" or
+// "peak_of_device_N".
+#pragma once
+
+#include <string>
+
+#include "report_model.h"
+
+namespace cuaudit::report {
+
+std::string render_collapsed(const Report& report);
+
+}  // namespace cuaudit::report

@@ -1,0 +1,58 @@
+#include "trace_event_report.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace cuaudit::report {
+namespace {
+
+using nlohmann::json;
+
+// Trace events count time in microseconds.
+double micros(double seconds) { return seconds * 1e6; }
+
+std::string frame_text(const Frame& f) {
+  std::string text = f.function.empty() ? "??" : f.function;
+  if (!f.file.empty()) text += fmt::format(" {}:{}", f.file, f.line);
+  return text;
+}
+
+}  // namespace
+
+std::string render_trace_events(const Report& report) {
+  json events = json::array();
+  // Each process a track, named as the text report names it; each device a thread of it.
+  for (const Process& p : report.processes) {
+    std::string name = p.command.empty() ? fmt::format("process {}", p.pid) : p.command.front();
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", p.pid}, {"args", {{"name", name}}}});
+  }
+  for (const TimelineSample& s : report.timeline.samples) {
+    const std::string device = fmt::format("device {}", s.device);
+    events.push_back({{"ph", "C"}, {"name", device + " memory"}, {"pid", s.pid}, {"ts", micros(s.t)},
+                      {"args", {{"in use (cuMemGetInfo)", s.used}, {"tracked allocations", s.tracked}}}});
+    json families = json::object();
+    for (const auto& [family, bytes] : s.families) families[family] = bytes;
+    if (!families.empty())
+      events.push_back({{"ph", "C"}, {"name", device + " tracked by family"}, {"pid", s.pid}, {"ts", micros(s.t)},
+                        {"args", families}});
+    if (s.pool_reserved)
+      events.push_back({{"ph", "C"}, {"name", device + " stream-ordered pool"}, {"pid", s.pid}, {"ts", micros(s.t)},
+                        {"args", {{"reserved", *s.pool_reserved}, {"used", s.pool_used.value_or(0)}}}});
+  }
+  for (const DevicePeak& peak : report.timeline.peaks) {
+    json sites = json::array();
+    for (const PeakSite& site : peak.sites) {
+      sites.push_back(fmt::format("{} in {} allocation(s) ({}) at {}", human_bytes(site.bytes), site.count, site.api,
+                                  site.stack.empty() ? std::string("??") : frame_text(site.stack.front())));
+    }
+    events.push_back({{"ph", "i"}, {"s", "p"}, {"name", fmt::format("peak of device {}", peak.device)},
+                      {"pid", peak.pid}, {"ts", micros(peak.t)},
+                      {"args", {{"in use", human_bytes(peak.used)}, {"tracked", human_bytes(peak.tracked)}, {"sites", sites}}}});
+  }
+  const json doc = {{"traceEvents", events}, {"displayTimeUnit", "ms"},
+                    {"otherData", {{"tool", "cuaudit " + report.tool_version}}}};
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace cuaudit::report
