@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""The packages install and run on a clean machine: `cpack` makes the .tar.gz and the .deb, each is
+unpacked into an empty directory tree (as a fresh container would hold it), and the cuaudit in it
+prints its version and reports the golden run with no file of the build directory in reach. Also
+`cmake --install --strip`, and the man page names every option the commands take."""
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "cli"))
+from golden_run import finish  # noqa: E402
+
+
+def installed_tree_works(name, root, golden, failures):
+    """cuaudit from `root`/usr (or `root`) reports the golden run; returns nothing, notes failures."""
+    tools = glob.glob(os.path.join(root, "**", "bin", "cuaudit"), recursive=True)
+    if len(tools) != 1:
+        failures.append("%s: expected one bin/cuaudit, found %s" % (name, tools))
+        return
+    prefix = os.path.dirname(os.path.dirname(tools[0]))
+    for needed in ["lib/cuaudit/libcuaudit-injection.so", "lib/cuaudit/libcuaudit-preload.so",
+                   "share/man/man1/cuaudit.1", "share/doc/cuaudit/LICENSE"]:
+        if not os.path.exists(os.path.join(prefix, needed)):
+            failures.append("%s: %s is missing" % (name, needed))
+    # A clean environment: no build directory on any search path.
+    env = {"PATH": "/usr/bin:/bin", "HOME": root}
+    version = subprocess.run([tools[0], "-V"], stdout=subprocess.PIPE, text=True, env=env)
+    if version.returncode != 0 or "commit" not in version.stdout:
+        failures.append("%s: cuaudit -V: %s" % (name, version.stdout))
+    run = os.path.join(root, "golden")
+    shutil.copytree(golden, run)
+    out = os.path.join(root, "report.json")
+    proc = subprocess.run([tools[0], "report", run, "--json", out], stderr=subprocess.PIPE, text=True, env=env)
+    findings = json.load(open(out))["findings"] if os.path.exists(out) else None
+    if proc.returncode != 0 or not findings or len(findings) != 2:
+        failures.append("%s: report of the golden run: exit %d, %s" % (name, proc.returncode, proc.stderr[-400:]))
+    else:
+        print("PASS %s: installed cuaudit reports the golden run (%d findings)" % (name, len(findings)))
+
+
+def man_page_names_every_option(cuaudit, man_page, failures):
+    page = open(man_page).read().replace("\\-", "-")
+    for command in [[], ["report"], ["merge"], ["diff"]]:
+        help_text = subprocess.run([cuaudit] + command + ["--help"], stdout=subprocess.PIPE, text=True).stdout
+        for option in re.findall(r"^\s+(?:-\w,)?(--[a-z-]+)", help_text, re.M):
+            if option != "--help" and option not in page:
+                failures.append("the man page does not name %s (cuaudit %s--help has it)" % (option, " ".join(command)))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--golden", required=True)
+    ap.add_argument("--man-page", required=True)
+    opts = ap.parse_args()
+    failures = []
+    man_page_names_every_option(os.path.join(opts.build, "bin", "cuaudit"), opts.man_page, failures)
+    with tempfile.TemporaryDirectory() as tmp:
+        packages = os.path.join(tmp, "packages")
+        proc = subprocess.run(["cpack", "--config", os.path.join(opts.build, "CPackConfig.cmake"), "-B", packages],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=opts.build)
+        if proc.returncode != 0:
+            failures.append("cpack failed:\n" + proc.stdout[-2000:])
+            return finish(failures)
+        debs = glob.glob(os.path.join(packages, "*.deb"))
+        tars = glob.glob(os.path.join(packages, "*.tar.gz"))
+        if len(debs) != 1 or len(tars) != 1:
+            failures.append("expected one .deb and one .tar.gz, got %s" % os.listdir(packages))
+            return finish(failures)
+        info = subprocess.run(["dpkg-deb", "--info", debs[0]], stdout=subprocess.PIPE, text=True).stdout
+        if "Package: cuaudit" not in info:
+            failures.append("the .deb's control file: %s" % info)
+        deb_root = os.path.join(tmp, "deb-root")
+        subprocess.run(["dpkg-deb", "-x", debs[0], deb_root], check=True)
+        installed_tree_works(os.path.basename(debs[0]), deb_root, opts.golden, failures)
+        tar_root = os.path.join(tmp, "tar-root")
+        with tarfile.open(tars[0]) as t:
+            t.extractall(tar_root)
+        installed_tree_works(os.path.basename(tars[0]), tar_root, opts.golden, failures)
+        install_root = os.path.join(tmp, "install-root")
+        proc = subprocess.run(["cmake", "--install", opts.build, "--prefix", install_root, "--strip"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if proc.returncode != 0:
+            failures.append("cmake --install --strip failed:\n" + proc.stdout[-2000:])
+        else:
+            installed_tree_works("cmake --install --strip", install_root, opts.golden, failures)
+    return finish(failures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
