@@ -3,7 +3,8 @@
 # programs (ctest label gpu) too where a GPU is present. Without a GPU they are not run, and
 # this says so: a skipped GPU test is not a passing one. Then the tool and its tests again under
 # AddressSanitizer and UndefinedBehaviorSanitizer (CUAUDIT_SANITIZE; the injected libraries are
-# never sanitized: they run inside the user's process), after a short run of each fuzzing harness.
+# never sanitized: they run inside the user's process), after a short run of each fuzzing harness
+# and a tool-only build that has no CUDA toolkit in reach.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -17,6 +18,10 @@ scripts/build.sh build
     ctest --output-on-failure -LE gpu
   fi
 )
+echo "== a tool-only build (CUAUDIT_TOOL_ONLY): report, merge and diff with no CUDA toolkit in reach"
+PATH=/usr/bin:/bin cmake -S . -B build-tool -G Ninja -DCUAUDIT_TOOL_ONLY=ON -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON >/dev/null
+PATH=/usr/bin:/bin cmake --build build-tool --target cuaudit
+(cd build-tool && ctest --output-on-failure -R '^(golden|cli)\.')
 echo "== fuzzing: every harness for 2000 inputs under ASan and UBSan (scripts/fuzz.sh)"
 scripts/fuzz.sh 2000
 echo "== the tool and its tests under ASan and UBSan"

@@ -173,6 +173,11 @@ void remove_run_dir(const std::string& dir) {
 }
 
 int run_command(Options o) {
+#ifdef CUAUDIT_TOOL_ONLY
+  fail(kExitToolFailure,
+       "this cuaudit was built without the CUDA toolkit (CUAUDIT_TOOL_ONLY): it analyses recorded runs "
+       "(cuaudit report, merge, diff) but cannot run programs; use a full build to record one");
+#endif
   std::string program_path, injection;
   try {
     program_path = resolve_program(o.program.front());

@@ -30,8 +30,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuaudit", required=True)
     ap.add_argument("--golden", required=True)
+    ap.add_argument("--tool-only", action="store_true", help="a CUAUDIT_TOOL_ONLY build: `run` is refused")
     cu = ap.parse_args().cuaudit
     golden = ap.parse_args().golden
+    if ap.parse_args().tool_only:
+        expect("a tool-only build refuses to run programs, saying why", run([cu, "true"]), 125,
+               "built without the CUDA toolkit")
+        expect("a tool-only build reports", run([cu, "report", "--error-exitcode", "3", golden]), 3)
+        print("%d passed, %d failed" % (len(passes), len(failures)))
+        return 1 if failures else 0
     with tempfile.TemporaryDirectory() as tmp:
         expect("program not found", run([cu, "./no-such-program"]), 127, "no such file")
         expect("command not in PATH", run([cu, "no-such-command-xyz"]), 127, "command not found")
