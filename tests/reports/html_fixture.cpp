@@ -12,6 +12,13 @@
 
 using namespace cuaudit::report;
 
+const char* const kLongSignature =
+    "void at::native::(anonymous namespace)::cpu_kernel_vec<at::native::(anonymous namespace)::add_kernel("
+    "at::TensorIteratorBase&, c10::Scalar const&)::{lambda()#1}::operator()() const::{lambda(float, float)#1}, "
+    "at::native::(anonymous namespace)::add_kernel(at::TensorIteratorBase&, c10::Scalar const&)::{lambda()#1}::"
+    "operator()() const::{lambda(at::vec::CPU_CAPABILITY::Vectorized<float>, "
+    "at::vec::CPU_CAPABILITY::Vectorized<float>)#2}>(at::TensorIteratorBase&, long, long)";
+
 int main(int argc, char** argv) {
   if (argc != 3 && argc != 4) return 2;
   const int n = std::atoi(argv[1]);
@@ -34,8 +41,10 @@ int main(int argc, char** argv) {
     f.message = i == 0 ? "<img src=x onerror=\"window.__pwned = 2\"> in fill<int4>" : "finding " + std::to_string(i);
     Frame fr;
     fr.pc = 0x1000 + static_cast<uint64_t>(i);
-    fr.function =
-        i == 0 ? "fill<int4>(int4*, int)</td><script>window.__pwned = 3</script>" : "site_" + std::to_string(i);
+    // i == 1: a signature as long as PyTorch's, which must wrap instead of widening the page.
+    fr.function = i == 0   ? "fill<int4>(int4*, int)</td><script>window.__pwned = 3</script>"
+                  : i == 1 ? kLongSignature
+                           : "site_" + std::to_string(i);
     fr.file = "/src/app.cu";
     fr.line = 10 + i % 50;
     f.stack = {fr};
