@@ -5,7 +5,7 @@
 set -euo pipefail
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
-packages=(cmake ninja-build g++ clang python3 libboost-stacktrace-dev doctest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcapstone-dev)
+packages=(cmake ninja-build g++ clang python3 libboost-stacktrace-dev doctest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcapstone-dev python3-pytest)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -86,6 +86,13 @@ say "== the CI gate live: suppressions and a baseline"
 check python3 tests/gpu/check_gate.py --cuaudit "$bin/cuaudit" --program "$bin/gpu_gate_program" \
   --source tests/gpu/gate_program.cu --log "$log"
 
+say "== CTest: a small CUDA project's tests under cuaudit (CMAKE_TEST_LAUNCHER)"
+check python3 tests/gpu/check_ctest_launcher.py --cuaudit "$bin/cuaudit" --project examples/ctest_launcher \
+  --build /tmp/cuaudit-ctest-launcher
+
+say "== pytest: a CuPy test session under cuaudit, findings named by test (python/pytest_cuaudit.py)"
+check python3 tests/python/check_pytest_plugin.py --cuaudit "$bin/cuaudit"
+
 say "== memory timeline: three phases, kept as a golden trace with its HTML report"
 rm -rf "$out/timeline-run"
 check python3 tests/gpu/check_timeline.py --cuaudit "$bin/cuaudit" --program "$bin/gpu_timeline_phases" \
