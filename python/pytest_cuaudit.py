@@ -99,7 +99,8 @@ def pytest_collection_finish(session):
 
 
 def attribute(finding, tests):
-    """The nodeid of the test whose function is on the finding's Python stacks (innermost first), or None."""
+    """(nodeid, frame): the test whose function is on the finding's Python stacks (innermost first)
+    and that frame, or (None, None)."""
     by_location = {}
     for t in tests:
         by_location.setdefault((t["file"], t["function"]), t["nodeid"])
@@ -111,8 +112,14 @@ def attribute(finding, tests):
                 continue
             key = (os.path.realpath(frame["file"]), frame.get("function") or "")
             if key in by_location:
-                return by_location[key]
-    return None
+                return by_location[key], frame
+    return None, None
+
+
+def _shown_path(path):
+    """Relative to the working directory when under it (as pytest shows test files)."""
+    cwd = os.getcwd() + os.sep
+    return path[len(cwd):] if path.startswith(cwd) else path
 
 
 def print_attribution(report, tests, out):
@@ -122,11 +129,13 @@ def print_attribution(report, tests, out):
         return
     by_test = {}
     for f in findings:
-        by_test.setdefault(attribute(f, tests), []).append(f)
+        nodeid, frame = attribute(f, tests)
+        by_test.setdefault(nodeid, []).append((f, frame))
     out.write("cuaudit: %d finding(s) by test\n" % len(findings))
     for nodeid in sorted(by_test, key=lambda n: (n is None, n or "")):
         out.write("%s\n" % (nodeid or "outside any test (fixtures, conftest, import time, exit)"))
-        for f in by_test[nodeid]:
-            site = next((fr for fr in f.get("stack", []) if fr.get("file")), {})
-            out.write("    %s %s: %s%s\n" % (f["kind"], f.get("api", ""), f.get("message", ""),
-                                            " at %s:%s" % (site["file"], site.get("line")) if site else ""))
+        for f, frame in by_test[nodeid]:
+            # Where in the test, else the finding's own first frame with a file.
+            site = frame or next((fr for fr in f.get("stack", []) if fr.get("file")), None)
+            where = " at %s:%s" % (_shown_path(site["file"]), site.get("line")) if site else ""
+            out.write("    %s %s: %s%s\n" % (f["kind"], f.get("api", ""), f.get("message", ""), where))
