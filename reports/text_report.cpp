@@ -8,7 +8,30 @@
 namespace cuaudit::report {
 namespace {
 
-std::string format_frame(size_t index, const Frame& f) {
+// --demangle simple: the function without parameters and template arguments, as compute-sanitizer
+// prints it ("at::native::add_out" for a 400-character signature).
+std::string simple_name(const std::string& fn) {
+  std::string out;
+  int depth = 0;
+  for (size_t i = 0; i < fn.size(); ++i) {
+    const char c = fn[i];
+    if (c == '<' && fn.compare(i, 7, "<lambda") != 0 && fn.compare(i, 8, "<unnamed") != 0) {
+      ++depth;
+    } else if (c == '>' && depth > 0) {
+      --depth;
+    } else if (depth == 0) {
+      if (c == '(' && fn.compare(i, 21, "(anonymous namespace)") != 0) break;  // the parameter list
+      out += c;
+    }
+  }
+  // A return type in front ("void f") goes too; "(anonymous namespace)" holds a space of its own.
+  for (size_t space; (space = out.find(' ')) != std::string::npos && out.find('(') > space;) out.erase(0, space + 1);
+  return out.empty() ? fn : out;
+}
+
+std::string format_frame(size_t index, const Frame& frame, const TextOptions& options) {
+  Frame f = frame;
+  if (options.demangle == Demangle::Simple && f.module != "python") f.function = simple_name(f.function);
   std::string where;
   if (!f.file.empty()) {
     where = f.line > 0 ? fmt::format("{}:{}", f.file, f.line) : f.file;
@@ -38,21 +61,66 @@ std::string visible(const std::string& text) {
 
 class Writer {
  public:
-  explicit Writer(std::string prefix) : prefix_(std::move(prefix)) {}
-  void line(const std::string& text = {}) {
+  Writer(std::string prefix, bool colour) : prefix_(std::move(prefix)), colour_(colour) {}
+  // `style`: an SGR code ("1;31") used when colour is on. The text is made visible first, so the
+  // only escapes in the output are cuaudit's own.
+  void line(const std::string& text = {}, const char* style = nullptr) {
     out_ += prefix_;
-    if (!text.empty()) out_ += ' ' + visible(text);
+    if (!text.empty()) {
+      out_ += ' ';
+      if (colour_ && style) out_ += fmt::format("\x1b[{}m", style);
+      out_ += visible(text);
+      if (colour_ && style) out_ += "\x1b[0m";
+    }
     out_ += '\n';
   }
   std::string take() { return std::move(out_); }
 
  private:
   std::string prefix_;
+  bool colour_;
   std::string out_;
 };
 
-void write_stack(Writer& w, const std::vector<Frame>& stack, uint64_t omitted) {
-  for (size_t i = 0; i < stack.size(); ++i) w.line("    " + format_frame(i, stack[i]));
+const char* severity_style(Severity s) { return s == Severity::Error ? "1;31" : s == Severity::Warning ? "1;33" : "34"; }
+
+// What a run of frames is folded as, when it is one of those a reader rarely needs: Python's
+// libraries and standard library (for Python stacks), the interpreter (in native stacks of a
+// Python program), or what lies below main. Empty: shown.
+std::string fold_group(const Frame& f, bool below_main) {
+  if (below_main) return "below main";
+  const std::string& file = f.file;
+  if (f.module == "python") {
+    if (file.find("/site-packages/") != std::string::npos || file.find("/dist-packages/") != std::string::npos ||
+        file.rfind("<frozen", 0) == 0 || file.find("/lib/python3") != std::string::npos)
+      return "in Python libraries";
+    return {};
+  }
+  const size_t slash = f.module.rfind('/');
+  const std::string module = slash == std::string::npos ? f.module : f.module.substr(slash + 1);
+  if (module.rfind("libpython", 0) == 0 || module.rfind("python3", 0) == 0) return "in the Python interpreter";
+  return {};
+}
+
+void write_stack(Writer& w, const std::vector<Frame>& stack, uint64_t omitted, const TextOptions& options) {
+  const bool fold = options.fold_frames;
+  bool below_main = false;
+  for (size_t i = 0; i < stack.size();) {
+    const std::string group = fold ? fold_group(stack[i], below_main) : std::string();
+    size_t end = i + 1;
+    while (!group.empty() && end < stack.size() && fold_group(stack[end], below_main) == group) ++end;
+    // A run of three or more keeps its first frame (where the library was entered) and folds the rest.
+    if (!group.empty() && end - i >= 3) {
+      w.line("    " + format_frame(i, stack[i], options));
+      w.line(fmt::format("    ... {} more frame(s) {} (--fold-frames no shows them)", end - i - 1, group));
+      i = end;
+      continue;
+    }
+    for (; i < end; ++i) {
+      w.line("    " + format_frame(i, stack[i], options));
+      below_main = below_main || stack[i].function == "main" || stack[i].function.rfind("main(", 0) == 0;
+    }
+  }
   if (stack.empty()) w.line("    (no host stack was recorded)");
   if (omitted) w.line(fmt::format("    Omitting {} more frame(s)", omitted));
 }
@@ -86,7 +154,7 @@ std::string severity_counts(const Summary& s, const std::vector<Finding>& findin
 std::string render_text(const Report& report, const TextOptions& options) {
   const uint64_t main_pid = report.processes.empty() ? 0 : report.processes.front().pid;
   std::string out;
-  Writer head(fmt::format("=={}==", main_pid));
+  Writer head(fmt::format("=={}==", main_pid), options.colour);
   head.line(fmt::format("cuaudit {}: CUDA leak and misuse checker", report.tool_version));
   if (!report.options_from_environment.empty())
     head.line("options from CUAUDIT_OPTIONS: " + join_words(report.options_from_environment));
@@ -99,7 +167,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
   };
   // One section per process, each line under that process's pid, as valgrind does.
   for (const Process& p : report.processes) {
-    Writer w(fmt::format("=={}==", p.pid));
+    Writer w(fmt::format("=={}==", p.pid), options.colour);
     w.line(fmt::format("Process {}{}: {} ({}; {} allocation(s), {} release(s) tracked)", p.pid,
                        p.parent_pid ? fmt::format(" (parent {})", p.parent_pid) : std::string(), join_words(p.command),
                        describe_end(p), p.allocations, p.releases));
@@ -129,18 +197,20 @@ std::string render_text(const Report& report, const TextOptions& options) {
       }
       ++printed;
       if (f.severity == Severity::Info) {  // for the record: one line and where, no story
-        w.line(f.headline + " " + (f.stack.empty() ? std::string("(no stack)") : format_frame(0, f.stack[0])));
+        w.line(f.headline + " " + (f.stack.empty() ? std::string("(no stack)") : format_frame(0, f.stack[0], options)),
+               severity_style(f.severity));
         continue;
       }
       w.line((f.baseline == BaselineStatus::StillPresent ? "[in baseline] "
               : f.baseline == BaselineStatus::New        ? "[new] "
                                                          : "") +
-             f.headline);
+             f.headline,
+             severity_style(f.severity));
       if (several_devices && f.device) w.line("  on " + device_name(*f.device));
-      write_stack(w, f.stack, f.omitted_frames);
+      write_stack(w, f.stack, f.omitted_frames, options);
       for (const auto& r : f.related) {
         w.line("  " + r.title);
-        write_stack(w, r.stack, 0);
+        write_stack(w, r.stack, 0, options);
       }
       for (const auto& note : f.notes) w.line("    " + note);
       if (options.suggest_suppression) w.line("  suppression: " + options.suggest_suppression(f));
@@ -160,7 +230,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
           several_devices ? device_name(peak.device) : fmt::format("device {}", peak.device), human_bytes(peak.used), peak.t, human_bytes(peak.tracked), families, human_bytes(gap)));
       for (const PeakSite& site : peak.sites) {
         w.line(fmt::format("  held at the peak: {} in {} allocation(s) ({}) {}", human_bytes(site.bytes), site.count,
-                           site.api, site.stack.empty() ? std::string("(no stack)") : format_frame(0, site.stack[0])));
+                           site.api, site.stack.empty() ? std::string("(no stack)") : format_frame(0, site.stack[0], options)));
       }
       w.line();
     }
@@ -173,7 +243,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
     out += w.take();
   }
 
-  Writer w(fmt::format("=={}==", main_pid));
+  Writer w(fmt::format("=={}==", main_pid), options.colour);
   if (withheld) {
     w.line(fmt::format("{} more finding(s) not shown (--print-limit {}); all of them are in the JSON report", withheld,
                        options.print_limit));
@@ -205,9 +275,11 @@ std::string render_text(const Report& report, const TextOptions& options) {
     size_t sites = 0;
     for (const Finding& f : report.findings) sites += !f.suppressed && f.kind == FindingKind::Leak;
     w.line(fmt::format("LEAK SUMMARY: {} byte(s) leaked in {} allocation(s) from {} site(s){}", s.leaked_bytes,
-                       s.leaked_allocations, sites, across));
+                       s.leaked_allocations, sites, across),
+           "1");
   }
-  w.line(fmt::format("SUMMARY: cuaudit: {}{}", severity_counts(s, report.findings, std::nullopt), across));
+  w.line(fmt::format("SUMMARY: cuaudit: {}{}", severity_counts(s, report.findings, std::nullopt), across),
+         s.error_findings ? "1;31" : "1;32");
   return out + w.take();
 }
 

@@ -9,11 +9,18 @@ namespace cuaudit::report {
 
 enum class LeakDetail { Full, Summary, None };
 
+enum class Demangle { Full, Simple };  // --demangle
+
 struct TextOptions {
   LeakDetail leak_detail = LeakDetail::Full;
   size_t print_limit = 100;  // findings printed in full; 0 = no limit
   // --gen-suppressions: under each finding, a rule that would suppress it.
   std::string (*suggest_suppression)(const Finding&) = nullptr;
+  // --fold-frames: runs of frames inside Python's libraries and interpreter, and those below main,
+  // are one line each with their count (the JSON and HTML keep every frame).
+  bool fold_frames = true;
+  Demangle demangle = Demangle::Full;
+  bool colour = false;  // --color: errors red, warnings yellow, the summary bold (a terminal)
 };
 
 std::string render_text(const Report& report, const TextOptions& options);

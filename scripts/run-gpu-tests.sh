@@ -103,6 +103,10 @@ rm -rf "$out/demo-run"
 "$bin/cuaudit" --save "$out/demo-run" --json "$out/demo-report.json" "$bin/demo_leaks" 2>&1 | tee -a "$log"
 say "exit status: ${PIPESTATUS[0]}"
 
+say "== a run with launch findings of two kernels, kept as a golden trace (kernel filters)"
+rm -rf "$out/launch-run"
+"$bin/cuaudit" --save "$out/launch-run" "$bin/gpu_launch_misaligned_double2" 2>&1 | tail -n 3 | tee -a "$log"
+
 say "== cuaudit report on the recorded run"
 "$bin/cuaudit" report "$out/demo-run" --leak-check summary 2>&1 | tee -a "$log"
 
@@ -140,7 +144,7 @@ say "== --check-api-results: discarded results of successful calls, recorded in 
 "$bin/cuaudit" --check-api-results "$bin/gpu_handled_errors_O2" 2>&1 | tail -n 30 | tee -a "$log"
 
 # Recorded runs travel back as one file each (the device returns a limited number of files).
-(cd "$out" && tar -czf recorded-runs.tar.gz timeline-run demo-run growth-*-run && rm -rf timeline-run demo-run growth-*-run)
+(cd "$out" && tar -czf recorded-runs.tar.gz timeline-run demo-run launch-run growth-*-run && rm -rf timeline-run demo-run launch-run growth-*-run)
 
 say "== GPU tests: $passed passed, $failed failed, $skipped skipped"
 exit $((failed > 0))

@@ -96,6 +96,20 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
   return p;
 }
 
+// --target-processes-filter: the executable's name, or the command line (a Python script's name).
+bool process_selected(const ProcessTrace& trace, const NameFilter& filter) {
+  if (trace.command.empty()) return false;
+  std::string line;
+  for (const std::string& word : trace.command) line += (line.empty() ? "" : " ") + word;
+  const std::string& exe = trace.command.front();
+  return filter.matches(exe.substr(exe.rfind('/') + 1)) || filter.matches(line);
+}
+
+// --kernel-name and --kernel-name-exclude: which kernels' launch findings are reported.
+bool kernel_selected(const std::string& kernel, const AnalysisOptions& options) {
+  return (options.kernels.empty() || options.kernels.matches(kernel)) && !options.kernels_excluded.matches(kernel);
+}
+
 }  // namespace
 
 report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& options) {
@@ -160,7 +174,12 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
   });
 
   size_t tracked = 0;
+  size_t filtered_out = 0;
   for (const ProcessTrace& trace : loaded) {
+    if (!options.processes.empty() && !process_selected(trace, options.processes)) {
+      ++filtered_out;
+      continue;
+    }
     const ReplayResult result = replay(trace);
     report.processes.push_back(describe_process(trace, run, result));
     if (!trace.tracked) continue;
@@ -182,6 +201,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
       for (auto& f : growth_findings(trace, result.leaks, stacks)) found.push_back(std::move(f));
     }
     for (auto& f : found) {
+      if (f.parameter && !kernel_selected(f.parameter->kernel, options)) continue;
       if (options.num_callers && f.stack.size() > options.num_callers) {
         f.omitted_frames = f.stack.size() - options.num_callers;
         f.stack.resize(options.num_callers);
@@ -190,6 +210,10 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     }
   }
 
+  if (filtered_out) {
+    report.notes.push_back(fmt::format("{} process(es) not reported: their names do not match --target-processes-filter",
+                                       filtered_out));
+  }
   if (tracked == 0) {
     report.nothing_tracked = true;
     if (run && report.processes.empty()) {

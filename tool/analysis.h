@@ -5,6 +5,7 @@
 #include <string>
 
 #include "churn_findings.h"
+#include "name_filter.h"
 #include "path_map.h"
 #include "report_model.h"
 #include "suppressions.h"
@@ -18,6 +19,8 @@ struct AnalysisOptions {
   Suppressions suppressions;       // --suppressions rules, already loaded
   ChurnOptions churn;              // --churn-threshold
   std::vector<PathMapping> path_map;  // --path-map, --strip-path-prefix: before suppressions match
+  NameFilter kernels, kernels_excluded;  // --kernel-name, --kernel-name-exclude: launch findings
+  NameFilter processes;                  // --target-processes-filter: executable names reported
 };
 
 // The report of a run directory (report.nothing_tracked: no process could be observed). Throws

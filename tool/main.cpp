@@ -105,7 +105,14 @@ std::string text_report(const Options& o, const report::Report& a) {
       })) {
     return {};  // -q: nothing worth a line
   }
-  return report::render_text(a, {o.leak_check, o.print_limit, o.gen_suppressions ? suggest_suppression : nullptr});
+  report::TextOptions text{o.leak_check, o.print_limit, o.gen_suppressions ? suggest_suppression : nullptr};
+  text.fold_frames = o.fold_frames;
+  text.demangle = o.demangle;
+  // auto: a terminal that is not "dumb", no NO_COLOR (no-color.org), the report not going to a file.
+  const char* term = getenv("TERM");
+  text.colour = o.color == "always" || (o.color == "auto" && o.log_file.empty() && isatty(STDERR_FILENO) &&
+                                       !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0);
+  return report::render_text(a, text);
 }
 
 // The baseline report, read before any program runs; none without --baseline.
@@ -128,6 +135,9 @@ AnalysisOptions analysis_options(const Options& o) {
   try {
     for (const auto& m : o.path_maps) a.path_map.push_back(parse_path_mapping(m));
     for (const auto& prefix : o.strip_prefixes) a.path_map.push_back({prefix, ""});
+    for (const auto& k : o.kernel_names) add_to_filter(a.kernels, k, "--kernel-name");
+    for (const auto& k : o.kernel_names_excluded) add_to_filter(a.kernels_excluded, k, "--kernel-name-exclude");
+    for (const auto& p : o.process_filters) add_to_filter(a.processes, p, "--target-processes-filter");
     for (const auto& file : o.suppression_files) a.suppressions.load_file(file);
     // After the user's: a rule of theirs for the same memory decides first.
     if (o.builtin_suppressions) a.suppressions.load_text(builtin_allocator_rules(), "builtin", true);

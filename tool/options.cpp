@@ -65,6 +65,18 @@ void add_output_options(CLI::App& app, Options& o) {
   app.add_option("--print-limit", o.print_limit, "print at most N findings in the text report (0: all)")
       ->default_str("100");
   app.add_option("--num-callers", o.num_callers, "frames kept per stack, in every format (0: all)")->default_str("30");
+  add_choice(app, "--fold-frames", o.fold_frames, kYesNo,
+             "yes: in the text report, runs of frames inside Python's libraries and interpreter and below main "
+             "are one line with their count; no: every frame (JSON and HTML always have every frame)",
+             "yes");
+  add_choice(app, "--demangle", o.demangle, {{"full", report::Demangle::Full}, {"simple", report::Demangle::Simple}},
+             "full: C++ functions with parameters and template arguments in the text report; simple: the name "
+             "alone",
+             "full");
+  app.add_option("--color", o.color, "auto: colour the text report when it goes to a terminal (not with NO_COLOR); "
+                                     "always; never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->default_str("auto");
   app.add_flag("-q,--quiet", o.quiet,
                "print the text report only when it has errors or warnings, or the run is not clean (as valgrind -q)");
   app.add_option("--suppressions", o.suppression_files,
@@ -85,6 +97,20 @@ void add_output_options(CLI::App& app, Options& o) {
                "print under each finding a rule that would suppress it (--gen-suppressions, =all, =yes; =no: "
                "do not)")
       ->check(CLI::IsMember({"all", "yes", "no"}));
+  app.add_option("--kernel-name", o.kernel_names,
+                 "report launch findings only of kernels whose name contains TEXT (TEXT or kns=TEXT; kne=NAME: "
+                 "exactly NAME); repeatable")
+      ->take_all()
+      ->allow_extra_args(false);
+  app.add_option("--kernel-name-exclude", o.kernel_names_excluded,
+                 "do not report launch findings of kernels matching TEXT, kns=TEXT or kne=NAME; repeatable")
+      ->take_all()
+      ->allow_extra_args(false);
+  app.add_option("--target-processes-filter", o.process_filters,
+                 "report only processes whose executable name or command line contains TEXT (kns=TEXT; kne=NAME: "
+                 "the executable's name exactly); repeatable")
+      ->take_all()
+      ->allow_extra_args(false);
   app.add_option("--churn-threshold", o.churn_threshold,
                  "allocation_churn is a warning (not info) when a site's allocation and release calls took at "
                  "least PERCENT of the run")

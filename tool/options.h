@@ -32,8 +32,13 @@ struct Options {
   size_t print_limit = 100;
   size_t num_callers = 30;  // as LeakSanitizer shows
   bool quiet = false;
+  bool fold_frames = true;
+  report::Demangle demangle = report::Demangle::Full;
+  std::string color = "auto";  // --color auto|always|never
   bool check_api_results = false;
   std::vector<std::string> suppression_files;
+  std::vector<std::string> kernel_names, kernel_names_excluded;  // --kernel-name, --kernel-name-exclude
+  std::vector<std::string> process_filters;                       // --target-processes-filter
   bool gen_suppressions = false;
   std::string gen_suppressions_word = "no";  // --gen-suppressions[=all|yes|no]
   std::string baseline_file;

@@ -172,3 +172,43 @@ TEST_CASE("text from the target in any encoding becomes valid UTF-8, valid chara
   CHECK(valid_utf8("\xed\xa0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
   CHECK(valid_utf8("\xe2\x82") == "\xEF\xBF\xBD\xEF\xBF\xBD");            // cut short
 }
+
+TEST_CASE("text report: runs of Python library frames and frames below main are folded, with their count") {
+  Report r = sample();
+  auto py = [](const std::string& file, const std::string& fn) {
+    Frame f;
+    f.module = "python";
+    f.file = file;
+    f.function = fn;
+    f.line = 1;
+    return f;
+  };
+  RelatedStack python{RelatedRole::Python, "cudaMalloc", "Python stack:", {}};
+  python.stack.push_back(py("/venv/lib/python3.12/site-packages/torch/nn/functional.py", "relu"));
+  for (int i = 0; i < 4; ++i) python.stack.push_back(py("/venv/lib/python3.12/site-packages/torch/x.py", "call"));
+  python.stack.push_back(py("/home/me/train.py", "<module>"));
+  r.findings[0].related.push_back(python);
+  Frame libc;
+  libc.function = "__libc_start_main";
+  Frame start;
+  start.function = "_start";
+  Frame main_frame;
+  main_frame.function = "main";
+  r.findings[0].stack.push_back(main_frame);
+  r.findings[0].stack.push_back(libc);
+  r.findings[0].stack.push_back(libc);
+  r.findings[0].stack.push_back(start);
+
+  const std::string folded = render_text(r, {});
+  CHECK(folded.find("#0 /venv/lib/python3.12/site-packages/torch/nn/functional.py:1 in relu") != std::string::npos);
+  CHECK(folded.find("... 4 more frame(s) in Python libraries (--fold-frames no shows them)") != std::string::npos);
+  CHECK(folded.find("#5 /home/me/train.py:1 in <module>") != std::string::npos);
+  CHECK(folded.find("... 2 more frame(s) below main") != std::string::npos);
+  CHECK(folded.find("in _start") == std::string::npos);
+
+  TextOptions all;
+  all.fold_frames = false;
+  const std::string unfolded = render_text(r, all);
+  CHECK(unfolded.find("more frame(s)") == std::string::npos);
+  CHECK(unfolded.find("in _start") != std::string::npos);
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""What the reader sees, on the golden runs: --color, --demangle simple (PyTorch's frames),
+--target-processes-filter, and (on the launch run recorded on the H200) --kernel-name and
+--kernel-name-exclude."""
+import argparse
+import os
+import sys
+import tempfile
+
+from golden_run import finish, report_golden
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cuaudit", required=True)
+    ap.add_argument("--golden", required=True)
+    ap.add_argument("--launch-golden", required=True)
+    ap.add_argument("--torch-golden", required=True)
+    opts = ap.parse_args()
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, _ = report_golden(opts.cuaudit, opts.golden, tmp, "--color", "always")
+        if "\x1b[1;31mLeak of 327680" not in proc.stderr or "\x1b[1;31mSUMMARY: cuaudit: 2 errors" not in proc.stderr:
+            failures.append("--color always does not colour the leaks and the summary")
+        proc, _ = report_golden(opts.cuaudit, opts.golden, tmp)  # not a terminal: auto means none
+        if "\x1b[" in proc.stderr:
+            failures.append("--color auto coloured a report that does not go to a terminal")
+
+        proc, doc = report_golden(opts.cuaudit, opts.golden, tmp, "--target-processes-filter", "no-such-program")
+        if doc["findings"] or "not reported" not in " ".join(doc["notes"]):
+            failures.append("--target-processes-filter with no match still reported findings: %s" % doc["notes"])
+        _, doc = report_golden(opts.cuaudit, opts.golden, tmp, "--target-processes-filter", "kne=demo_leaks")
+        if len(doc["findings"]) != 2:
+            failures.append("--target-processes-filter kne=demo_leaks lost the program's findings")
+
+        def launch_kernels(*args):
+            _, doc = report_golden(opts.cuaudit, opts.launch_golden, tmp, *args)
+            return sorted(f["parameter"]["kernel"].split("(")[0] for f in doc["findings"] if f.get("parameter"))
+        everything = launch_kernels()
+        if everything != ["axpy2", "scale"]:
+            failures.append("the launch run's kernels: %s, expected axpy2 and scale" % everything)
+        if launch_kernels("--kernel-name", "kne=scale") != ["scale"]:
+            failures.append("--kernel-name kne=scale kept %s" % launch_kernels("--kernel-name", "kne=scale"))
+        if launch_kernels("--kernel-name-exclude", "axpy") != ["scale"]:
+            failures.append("--kernel-name-exclude axpy kept %s" % launch_kernels("--kernel-name-exclude", "axpy"))
+
+        # PyTorch's frames, with and without their signatures.
+        full, _ = report_golden(opts.cuaudit, opts.torch_golden, tmp)
+        simple, _ = report_golden(opts.cuaudit, opts.torch_golden, tmp, "--demangle", "simple")
+        signature = "DeviceCachingAllocator::malloc(unsigned long, CUstream_st*) (libc10_cuda.so)"
+        if signature not in full.stderr or "DeviceCachingAllocator::malloc (libc10_cuda.so)" not in simple.stderr \
+                or signature in simple.stderr:
+            failures.append("--demangle simple does not drop the parameters of PyTorch's frames")
+    return finish(failures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
