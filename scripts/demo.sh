@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Installs, builds and runs cuaudit on the bundled demo program. With a GPU the demo runs under
-# cuaudit; without one, `cuaudit report` reads the run recorded from the same demo on an H200.
+# Builds only what the demo needs and runs cuaudit on the bundled demo program, writing
+# demo-report.json and demo-report.html. With a GPU the demo runs under cuaudit; without one,
+# `cuaudit report` reads the run recorded from the same demo on an H200 (only the tool is built:
+# no test programs, no browser, no Node).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/build.sh build
+scripts/install-deps.sh --build-only
+export PATH="$PATH:/usr/local/cuda/bin"
+cmake -S . -B build-demo -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUAUDIT_BUILD_TESTS=OFF >/dev/null
+outputs=(--json demo-report.json --html demo-report.html --path-map "/work/main=$PWD")
 if nvidia-smi -L >/dev/null 2>&1; then
-  echo "== cuaudit build/bin/demo_leaks"
-  build/bin/cuaudit --json demo-report.json build/bin/demo_leaks
+  cmake --build build-demo --target cuaudit cuaudit-injection cuaudit-preload demo_leaks
+  echo "== cuaudit build-demo/bin/demo_leaks"
+  build-demo/bin/cuaudit "${outputs[@]}" build-demo/bin/demo_leaks
 else
-  echo "== no GPU here: cuaudit report on the run recorded from build/bin/demo_leaks on an H200"
+  cmake --build build-demo --target cuaudit
+  echo "== no GPU here: cuaudit report on the run recorded from demo_leaks on an H200"
   run=$(mktemp -d)/demo-run
   cp -r tests/golden/demo-run "$run"
-  build/bin/cuaudit report "$run" --json demo-report.json
+  build-demo/bin/cuaudit report "$run" "${outputs[@]}"
 fi
-echo "== JSON report written to demo-report.json"
+echo "== reports written to demo-report.json and demo-report.html (open it in a browser)"

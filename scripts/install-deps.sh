@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs what building and testing cuaudit needs on Debian 12, from Debian's packages (clang for
-# the libFuzzer harnesses).
+# the libFuzzer harnesses). --build-only: only what building the tool needs (scripts/demo.sh).
 # The CUDA toolkit (nvcc, CUPTI) is NVIDIA's, not Debian's: it must already be in /usr/local/cuda.
 set -euo pipefail
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
-packages=(cmake ninja-build g++ clang python3 libboost-stacktrace-dev doctest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcapstone-dev python3-pytest)
+build_only=false
+[ "${1:-}" = "--build-only" ] && build_only=true
+packages=(cmake ninja-build g++ python3 libboost-stacktrace-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcapstone-dev)
+$build_only || packages+=(clang doctest-dev python3-pytest)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -14,11 +17,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # The SARIF test validates against the official schema with node (npm fetches the validator); the
 # HTML report is tested in Debian's Chromium.
-if ! dpkg -s chromium >/dev/null 2>&1; then
+if ! $build_only && ! dpkg -s chromium >/dev/null 2>&1; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
 fi
-if ! command -v npm >/dev/null 2>&1; then
+if ! $build_only && ! command -v npm >/dev/null 2>&1; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
 fi
