@@ -212,6 +212,18 @@ struct BaselineResult {
   std::vector<std::string> fixed;  // one line per baseline finding that is gone
 };
 
+// One allocation's life, for --perfetto: from its allocation to its release, or to the end of
+// the process when it was never released.
+struct AllocationSpan {
+  uint64_t pid = 0;
+  int device = 0;
+  std::string api;
+  uint64_t bytes = 0;
+  double begin = 0;                // seconds since the process started
+  std::optional<double> end;       // none: never released
+  std::string site;                // the first user frame: "app.cu:12", else the function
+};
+
 struct Report {
   std::string tool_version;
   std::vector<Process> processes;
@@ -227,6 +239,9 @@ struct Report {
   // The options in effect: CUAUDIT_OPTIONS's words, then the command line's (without the program).
   std::vector<std::string> options_from_environment;
   std::vector<std::string> options_from_command_line;
+  // Only when asked for (--perfetto): each allocation's life, up to a limit; the rest counted.
+  std::vector<AllocationSpan> allocation_spans;
+  uint64_t allocation_spans_left_out = 0;
 };
 
 // Memory sizes for people: "3.0 GiB", "540.8 MiB", "4.0 KiB", "100 B".

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 namespace cuaudit::report {
@@ -50,8 +53,30 @@ std::string render_trace_events(const Report& report) {
                       {"pid", peak.pid}, {"ts", micros(peak.t)},
                       {"args", {{"in use", human_bytes(peak.used)}, {"tracked", human_bytes(peak.tracked)}, {"sites", sites}}}});
   }
-  const json doc = {{"traceEvents", events}, {"displayTimeUnit", "ms"},
-                    {"otherData", {{"tool", "cuaudit " + report.tool_version}}}};
+  // Each allocation's life as an async slice on its process's "allocations on device N" track,
+  // from its allocation to its release; one never released lasts to the process's last moment.
+  std::map<uint64_t, double> process_end;
+  for (const TimelineSample& s : report.timeline.samples) process_end[s.pid] = std::max(process_end[s.pid], s.t);
+  for (const AllocationSpan& a : report.allocation_spans) {
+    process_end[a.pid] = std::max(process_end[a.pid], a.end.value_or(a.begin));
+  }
+  uint64_t id = 0;
+  for (const AllocationSpan& a : report.allocation_spans) {
+    const std::string name = fmt::format("{} {}{}", a.api, human_bytes(a.bytes), a.end ? "" : " (never released)");
+    const std::string category = fmt::format("allocations on device {}", a.device);
+    const json args = {{"bytes", a.bytes}, {"site", a.site}};
+    const std::string hex = fmt::format("0x{:x}", ++id);
+    events.push_back({{"ph", "b"}, {"cat", category}, {"name", name}, {"id", hex}, {"pid", a.pid},
+                      {"ts", micros(a.begin)}, {"args", args}});
+    events.push_back({{"ph", "e"}, {"cat", category}, {"name", name}, {"id", hex}, {"pid", a.pid},
+                      {"ts", micros(a.end.value_or(process_end[a.pid]))}});
+  }
+  json other = {{"tool", "cuaudit " + report.tool_version}};
+  if (report.allocation_spans_left_out) {
+    other["allocations_left_out"] = fmt::format("{} allocation(s) after the first {} are not drawn",
+                                                report.allocation_spans_left_out, report.allocation_spans.size());
+  }
+  const json doc = {{"traceEvents", events}, {"displayTimeUnit", "ms"}, {"otherData", other}};
   return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

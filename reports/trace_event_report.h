@@ -1,7 +1,8 @@
 // --perfetto FILE: the memory timeline as a Chrome trace-event JSON file, which ui.perfetto.dev and
 // chrome://tracing open: per process and device, counters of memory in use (cuMemGetInfo), of
 // what the program's tracked allocations held (by family), and of the stream-ordered pool; each
-// device's peak as an instant event with the sites that held the most then.
+// device's peak as an instant event with the sites that held the most then; and each allocation's
+// life (report.allocation_spans) as a slice from its allocation to its release.
 #pragma once
 
 #include <string>

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "allocation_spans.h"
 #include "error_findings.h"
 #include "growth_findings.h"
 #include "launch_findings.h"
@@ -186,6 +187,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     ++tracked;
     StackResolver stacks(trace, symbolizer);
     build_timeline(trace, stacks, report.timeline);
+    if (options.allocation_spans) collect_allocation_spans(trace, stacks, options.allocation_spans, report);
     std::vector<report::Finding> found = release_findings(result.release_findings, trace.pid, stacks);
     std::set<uint64_t> explained;
     for (const auto& p : result.release_findings) explained.insert(p.release.seq);

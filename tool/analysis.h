@@ -21,6 +21,7 @@ struct AnalysisOptions {
   std::vector<PathMapping> path_map;  // --path-map, --strip-path-prefix: before suppressions match
   NameFilter kernels, kernels_excluded;  // --kernel-name, --kernel-name-exclude: launch findings
   NameFilter processes;                  // --target-processes-filter: executable names reported
+  size_t allocation_spans = 0;           // --perfetto: keep up to this many allocations' lives (0: none)
 };
 
 // The report of a run directory (report.nothing_tracked: no process could be observed). Throws

@@ -131,6 +131,8 @@ AnalysisOptions analysis_options(const Options& o) {
   a.check_leaks = o.leak_check != report::LeakDetail::None;
   a.num_callers = o.num_callers;
   a.check_api_results = o.check_api_results;
+  // Perfetto shows each allocation's life as a slice: enough for any run a viewer can open.
+  if (!o.perfetto_file.empty()) a.allocation_spans = 200000;
   a.churn.warn_percent = o.churn_threshold;
   try {
     for (const auto& m : o.path_maps) a.path_map.push_back(parse_path_mapping(m));

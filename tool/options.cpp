@@ -47,7 +47,7 @@ void add_output_options(CLI::App& app, Options& o) {
   app.add_option("--html", o.html_file, "write a self-contained HTML report (works offline) to FILE");
   app.add_option("--junit", o.junit_file, "write JUnit XML (one test case per finding kind per process) to FILE");
   app.add_option("--perfetto", o.perfetto_file,
-                 "write the memory timeline as Chrome trace events (ui.perfetto.dev, chrome://tracing) to FILE");
+                 "write the memory timeline and each allocation's life as Chrome trace events (ui.perfetto.dev, chrome://tracing) to FILE");
   app.add_option("--collapsed", o.collapsed_file,
                  "write leaks and each device's peak as collapsed stacks (flamegraph.pl, speedscope) to FILE");
   app.add_option("--source-root", o.source_root,

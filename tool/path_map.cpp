@@ -44,6 +44,7 @@ void map_report_paths(report::Report& report, const std::vector<PathMapping>& ma
   for (report::DevicePeak& peak : report.timeline.peaks) {
     for (report::PeakSite& site : peak.sites) map_stack(site.stack);
   }
+  for (report::AllocationSpan& span : report.allocation_spans) span.site = map_path(span.site, mappings);
 }
 
 }  // namespace cuaudit

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """--perfetto and --collapsed on the golden runs recorded on the H200: the trace-event file is what
 Perfetto and chrome://tracing read (metadata, counters in time order, the peak as an instant
-event), and the collapsed stacks are what flamegraph.pl reads (frames outermost first, bytes last)."""
+event, one slice per allocation from its allocation to its release), and the collapsed stacks are what flamegraph.pl reads (frames outermost first, bytes last)."""
 import argparse
 import json
 import os
@@ -34,6 +34,13 @@ def main():
         peaks = [e for e in events if e["ph"] == "i"]
         if len(peaks) != 1 or "phase_two" not in json.dumps(peaks[0]["args"]):
             failures.append("the peak is not an instant event naming phase_two: %s" % peaks)
+        begins = {e["id"]: e for e in events if e["ph"] == "b"}
+        ends = {e["id"]: e for e in events if e["ph"] == "e"}
+        allocations = doc["processes"][0]["allocations"]
+        if len(begins) != allocations or begins.keys() != ends.keys():
+            failures.append("%d allocation slices (%d ends) for %d allocations" % (len(begins), len(ends), allocations))
+        elif any(ends[i]["ts"] < b["ts"] or "timeline_phases.cu" not in b["args"]["site"] for i, b in begins.items()):
+            failures.append("an allocation slice ends before it begins, or does not name its site")
         peak_bytes = max(e["args"]["tracked allocations"] for e in counters)
         if peak_bytes != 3 << 30:
             failures.append("the counters' highest tracked value is %d, expected 3 GiB" % peak_bytes)
