@@ -112,7 +112,8 @@ json process_json(const Process& p) {
               {"notes", p.notes}};
   if (p.rank) out["rank"] = *p.rank;
   json devices = json::array();
-  for (const DeviceDescription& d : p.devices) devices.push_back({{"ordinal", d.ordinal}, {"name", d.name}, {"total", d.total}});
+  for (const DeviceDescription& d : p.devices)
+    devices.push_back({{"ordinal", d.ordinal}, {"name", d.name}, {"total", d.total}});
   out["devices"] = devices;
   return out;
 }
@@ -120,8 +121,12 @@ json process_json(const Process& p) {
 json timeline_json(const Timeline& timeline) {
   json samples = json::array();
   for (const TimelineSample& t : timeline.samples) {
-    json sample = {{"t", t.t},       {"pid", t.pid},   {"device", t.device},
-                   {"used", t.used}, {"free", t.free}, {"tracked", t.tracked},
+    json sample = {{"t", t.t},
+                   {"pid", t.pid},
+                   {"device", t.device},
+                   {"used", t.used},
+                   {"free", t.free},
+                   {"tracked", t.tracked},
                    {"families", families_json(t.families)}};
     if (t.pool_reserved) {
       sample["pool_reserved"] = *t.pool_reserved;

@@ -123,8 +123,8 @@ std::string render_junit(const Report& report) {
         std::string name = finding_case_name(f);
         if (const int n = ++case_names[name]; n > 1) name += fmt::format(" #{}", n);
         cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", classname, xml_escape(name));
-        cases += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", kind.key, xml_escape(f.headline),
-                             xml_escape(finding_text(f)));
+        cases += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", kind.key,
+                             xml_escape(f.headline), xml_escape(finding_text(f)));
         cases += "    </testcase>\n";
         ++tests;
         ++failures;

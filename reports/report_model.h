@@ -86,13 +86,13 @@ struct KernelParameter {
 
 // The device at the moment an allocation failed for lack of memory.
 struct OutOfMemoryState {
-  uint64_t requested = 0;  // bytes the failed call asked for
-  std::optional<uint64_t> device_total, device_free;  // cuMemGetInfo then (none for host memory)
-  uint64_t program_held = 0;                          // the program's tracked allocations on the device then
+  uint64_t requested = 0;                                  // bytes the failed call asked for
+  std::optional<uint64_t> device_total, device_free;       // cuMemGetInfo then (none for host memory)
+  uint64_t program_held = 0;                               // the program's tracked allocations on the device then
   std::vector<std::pair<std::string, uint64_t>> families;  // `program_held` by allocation family
   std::optional<uint64_t> pool_reserved, pool_used;        // the device's stream-ordered pool
-  std::optional<uint64_t> other_processes;  // memory of other processes (NVML); none: could not be known
-  std::string verdict;                      // one line: what filled the device
+  std::optional<uint64_t> other_processes;                 // memory of other processes (NVML); none: could not be known
+  std::string verdict;                                     // one line: what filled the device
 };
 
 // A site that allocates and frees again and again.
@@ -147,7 +147,7 @@ struct Process {
   std::vector<std::string> notes;  // what the user should know about this process
   uint64_t allocations = 0;
   uint64_t releases = 0;
-  std::optional<int> rank;  // `cuaudit merge`: which input report it came from
+  std::optional<int> rank;                 // `cuaudit merge`: which input report it came from
   std::vector<DeviceDescription> devices;  // the devices it had contexts on, by ordinal
 };
 
@@ -175,8 +175,8 @@ struct TimelineSample {
   uint64_t used = 0;  // total - free, as cuMemGetInfo reported
   uint64_t free = 0;
   uint64_t tracked = 0;  // bytes the program's tracked allocations held on that device then
-  std::vector<std::pair<std::string, uint64_t>> families;  // `tracked` by allocation family (non-zero ones)
-  std::optional<uint64_t> pool_reserved, pool_used;        // the device's stream-ordered pool, once used
+  std::vector<std::pair<std::string, uint64_t>> families;      // `tracked` by allocation family (non-zero ones)
+  std::optional<uint64_t> pool_reserved, pool_used;            // the device's stream-ordered pool, once used
   std::optional<uint64_t> pool_reserved_high, pool_used_high;  // and its high-water marks
 };
 
@@ -219,9 +219,9 @@ struct AllocationSpan {
   int device = 0;
   std::string api;
   uint64_t bytes = 0;
-  double begin = 0;                // seconds since the process started
-  std::optional<double> end;       // none: never released
-  std::string site;                // the first user frame: "app.cu:12", else the function
+  double begin = 0;           // seconds since the process started
+  std::optional<double> end;  // none: never released
+  std::string site;           // the first user frame: "app.cu:12", else the function
 };
 
 struct Report {
@@ -229,9 +229,9 @@ struct Report {
   std::vector<Process> processes;
   std::vector<Finding> findings;
   Summary summary;
-  std::vector<std::string> notes;            // run-wide remarks (nothing tracked, damaged trace, ...)
-  bool nothing_tracked = false;              // no process could be observed: never a clean result
-  bool incomplete = false;  // something recorded could not be read (a damaged trace, ...): said in the notes
+  std::vector<std::string> notes;  // run-wide remarks (nothing tracked, damaged trace, ...)
+  bool nothing_tracked = false;    // no process could be observed: never a clean result
+  bool incomplete = false;         // something recorded could not be read (a damaged trace, ...): said in the notes
   std::vector<SuppressionUse> suppressions;  // every rule given, with its hits
   std::optional<BaselineResult> baseline;
   Timeline timeline;                     // empty when the run recorded no memory samples

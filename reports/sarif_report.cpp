@@ -72,14 +72,14 @@ std::string render_sarif(const Report& report, const std::string& source_root) {
     // CUDA's own, memory a framework holds) would only be noise there.
     if (!at && f.severity == Severity::Info) continue;
     const std::string text = f.message.empty() ? f.headline : f.message;
-    json result = {{"ruleId", finding_kind_key(f.kind)},
-                   {"ruleIndex", static_cast<size_t>(f.kind)},
-                   {"level", level(f.severity)},
-                   {"message", {{"text", text}}},
-                   {"locations", at ? json::array({{{"physicalLocation", physical_location(*at, source_root)}}})
-                                    : json::array()},
-                   {"partialFingerprints",
-                    {{"cuauditFingerprint/v2", fmt::format("{:016x}", stable_hash(finding_fingerprint(f)))}}}};
+    json result = {
+        {"ruleId", finding_kind_key(f.kind)},
+        {"ruleIndex", static_cast<size_t>(f.kind)},
+        {"level", level(f.severity)},
+        {"message", {{"text", text}}},
+        {"locations", at ? json::array({{{"physicalLocation", physical_location(*at, source_root)}}}) : json::array()},
+        {"partialFingerprints",
+         {{"cuauditFingerprint/v2", fmt::format("{:016x}", stable_hash(finding_fingerprint(f)))}}}};
     json stacks = json::array();
     json related = json::array();
     if (!f.stack.empty()) stacks.push_back(sarif_stack(f.headline.empty() ? text : f.headline, f.stack, source_root));
@@ -121,7 +121,8 @@ std::string render_sarif(const Report& report, const std::string& source_root) {
     if (root.exit_code) invocation["exitCode"] = *root.exit_code;
     if (root.signal) invocation["exitSignalName"] = *root.signal;
     json notifications = json::array();
-    for (const std::string& note : report.notes) notifications.push_back({{"message", {{"text", note}}}, {"level", "note"}});
+    for (const std::string& note : report.notes)
+      notifications.push_back({{"message", {{"text", note}}}, {"level", "note"}});
     if (!notifications.empty()) invocation["toolExecutionNotifications"] = notifications;
     run["invocations"] = json::array({invocation});
   }

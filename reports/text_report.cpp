@@ -82,7 +82,9 @@ class Writer {
   std::string out_;
 };
 
-const char* severity_style(Severity s) { return s == Severity::Error ? "1;31" : s == Severity::Warning ? "1;33" : "34"; }
+const char* severity_style(Severity s) {
+  return s == Severity::Error ? "1;31" : s == Severity::Warning ? "1;33" : "34";
+}
 
 // What a run of frames is folded as, when it is one of those a reader rarely needs: Python's
 // libraries and standard library (for Python stacks), the interpreter (in native stacks of a
@@ -204,7 +206,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
       w.line((f.baseline == BaselineStatus::StillPresent ? "[in baseline] "
               : f.baseline == BaselineStatus::New        ? "[new] "
                                                          : "") +
-             f.headline,
+                 f.headline,
              severity_style(f.severity));
       if (several_devices && f.device) w.line("  on " + device_name(*f.device));
       write_stack(w, f.stack, f.omitted_frames, options);
@@ -224,13 +226,15 @@ std::string render_text(const Report& report, const TextOptions& options) {
         families += fmt::format("{}{} {}", families.empty() ? " (" : ", ", family, human_bytes(bytes));
       }
       if (!families.empty()) families += ")";
-      w.line(fmt::format(
-          "Memory on {}: peak {} in use at {:.3f} s; the program held {}{}, the other {} were "
-          "contexts, libraries and memory cuaudit cannot see",
-          several_devices ? device_name(peak.device) : fmt::format("device {}", peak.device), human_bytes(peak.used), peak.t, human_bytes(peak.tracked), families, human_bytes(gap)));
+      w.line(
+          fmt::format("Memory on {}: peak {} in use at {:.3f} s; the program held {}{}, the other {} were "
+                      "contexts, libraries and memory cuaudit cannot see",
+                      several_devices ? device_name(peak.device) : fmt::format("device {}", peak.device),
+                      human_bytes(peak.used), peak.t, human_bytes(peak.tracked), families, human_bytes(gap)));
       for (const PeakSite& site : peak.sites) {
         w.line(fmt::format("  held at the peak: {} in {} allocation(s) ({}) {}", human_bytes(site.bytes), site.count,
-                           site.api, site.stack.empty() ? std::string("(no stack)") : format_frame(0, site.stack[0], options)));
+                           site.api,
+                           site.stack.empty() ? std::string("(no stack)") : format_frame(0, site.stack[0], options)));
       }
       w.line();
     }

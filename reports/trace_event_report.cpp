@@ -32,15 +32,24 @@ std::string render_trace_events(const Report& report) {
   }
   for (const TimelineSample& s : report.timeline.samples) {
     const std::string device = fmt::format("device {}", s.device);
-    events.push_back({{"ph", "C"}, {"name", device + " memory"}, {"pid", s.pid}, {"ts", micros(s.t)},
+    events.push_back({{"ph", "C"},
+                      {"name", device + " memory"},
+                      {"pid", s.pid},
+                      {"ts", micros(s.t)},
                       {"args", {{"in use (cuMemGetInfo)", s.used}, {"tracked allocations", s.tracked}}}});
     json families = json::object();
     for (const auto& [family, bytes] : s.families) families[family] = bytes;
     if (!families.empty())
-      events.push_back({{"ph", "C"}, {"name", device + " tracked by family"}, {"pid", s.pid}, {"ts", micros(s.t)},
+      events.push_back({{"ph", "C"},
+                        {"name", device + " tracked by family"},
+                        {"pid", s.pid},
+                        {"ts", micros(s.t)},
                         {"args", families}});
     if (s.pool_reserved)
-      events.push_back({{"ph", "C"}, {"name", device + " stream-ordered pool"}, {"pid", s.pid}, {"ts", micros(s.t)},
+      events.push_back({{"ph", "C"},
+                        {"name", device + " stream-ordered pool"},
+                        {"pid", s.pid},
+                        {"ts", micros(s.t)},
                         {"args", {{"reserved", *s.pool_reserved}, {"used", s.pool_used.value_or(0)}}}});
   }
   for (const DevicePeak& peak : report.timeline.peaks) {
@@ -49,9 +58,13 @@ std::string render_trace_events(const Report& report) {
       sites.push_back(fmt::format("{} in {} allocation(s) ({}) at {}", human_bytes(site.bytes), site.count, site.api,
                                   site.stack.empty() ? std::string("??") : frame_text(site.stack.front())));
     }
-    events.push_back({{"ph", "i"}, {"s", "p"}, {"name", fmt::format("peak of device {}", peak.device)},
-                      {"pid", peak.pid}, {"ts", micros(peak.t)},
-                      {"args", {{"in use", human_bytes(peak.used)}, {"tracked", human_bytes(peak.tracked)}, {"sites", sites}}}});
+    events.push_back(
+        {{"ph", "i"},
+         {"s", "p"},
+         {"name", fmt::format("peak of device {}", peak.device)},
+         {"pid", peak.pid},
+         {"ts", micros(peak.t)},
+         {"args", {{"in use", human_bytes(peak.used)}, {"tracked", human_bytes(peak.tracked)}, {"sites", sites}}}});
   }
   // Each allocation's life as an async slice on its process's "allocations on device N" track,
   // from its allocation to its release; one never released lasts to the process's last moment.
@@ -66,9 +79,18 @@ std::string render_trace_events(const Report& report) {
     const std::string category = fmt::format("allocations on device {}", a.device);
     const json args = {{"bytes", a.bytes}, {"site", a.site}};
     const std::string hex = fmt::format("0x{:x}", ++id);
-    events.push_back({{"ph", "b"}, {"cat", category}, {"name", name}, {"id", hex}, {"pid", a.pid},
-                      {"ts", micros(a.begin)}, {"args", args}});
-    events.push_back({{"ph", "e"}, {"cat", category}, {"name", name}, {"id", hex}, {"pid", a.pid},
+    events.push_back({{"ph", "b"},
+                      {"cat", category},
+                      {"name", name},
+                      {"id", hex},
+                      {"pid", a.pid},
+                      {"ts", micros(a.begin)},
+                      {"args", args}});
+    events.push_back({{"ph", "e"},
+                      {"cat", category},
+                      {"name", name},
+                      {"id", hex},
+                      {"pid", a.pid},
                       {"ts", micros(a.end.value_or(process_end[a.pid]))}});
   }
   json other = {{"tool", "cuaudit " + report.tool_version}};

@@ -12,8 +12,8 @@
 #include "error_findings.h"
 #include "growth_findings.h"
 #include "launch_findings.h"
-#include "oom_findings.h"
 #include "leak_findings.h"
+#include "oom_findings.h"
 #include "release_findings.h"
 #include "replay.h"
 #include "run_dir.h"
@@ -213,8 +213,8 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
   }
 
   if (filtered_out) {
-    report.notes.push_back(fmt::format("{} process(es) not reported: their names do not match --target-processes-filter",
-                                       filtered_out));
+    report.notes.push_back(
+        fmt::format("{} process(es) not reported: their names do not match --target-processes-filter", filtered_out));
   }
   if (tracked == 0) {
     report.nothing_tracked = true;

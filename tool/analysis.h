@@ -13,12 +13,12 @@
 namespace cuaudit {
 
 struct AnalysisOptions {
-  bool check_leaks = true;         // --leak-check no turns leak findings off
-  size_t num_callers = 0;          // frames kept per stack; 0 = all
-  bool check_api_results = false;  // also lint discarded results of successful calls
-  Suppressions suppressions;       // --suppressions rules, already loaded
-  ChurnOptions churn;              // --churn-threshold
-  std::vector<PathMapping> path_map;  // --path-map, --strip-path-prefix: before suppressions match
+  bool check_leaks = true;               // --leak-check no turns leak findings off
+  size_t num_callers = 0;                // frames kept per stack; 0 = all
+  bool check_api_results = false;        // also lint discarded results of successful calls
+  Suppressions suppressions;             // --suppressions rules, already loaded
+  ChurnOptions churn;                    // --churn-threshold
+  std::vector<PathMapping> path_map;     // --path-map, --strip-path-prefix: before suppressions match
   NameFilter kernels, kernels_excluded;  // --kernel-name, --kernel-name-exclude: launch findings
   NameFilter processes;                  // --target-processes-filter: executable names reported
   size_t allocation_spans = 0;           // --perfetto: keep up to this many allocations' lives (0: none)

@@ -1,7 +1,7 @@
 // cuaudit: run a program under the injection, analyze what it recorded, report, gate.
-#include <algorithm>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <climits>
 #include <cstdlib>
@@ -22,10 +22,10 @@
 #include "options.h"
 #include "output_path.h"
 #include "run_dir.h"
-#include "trace_event_report.h"
 #include "sarif_report.h"
 #include "suppressions.h"
 #include "text_report.h"
+#include "trace_event_report.h"
 
 namespace cuaudit {
 namespace {
@@ -100,9 +100,8 @@ void refuse_unwritable_outputs(const Options& o) {
 
 std::string text_report(const Options& o, const report::Report& a) {
   if (o.quiet && !a.nothing_tracked && !a.incomplete &&
-      std::none_of(a.findings.begin(), a.findings.end(), [](const report::Finding& f) {
-        return !f.suppressed && f.severity != report::Severity::Info;
-      })) {
+      std::none_of(a.findings.begin(), a.findings.end(),
+                   [](const report::Finding& f) { return !f.suppressed && f.severity != report::Severity::Info; })) {
     return {};  // -q: nothing worth a line
   }
   report::TextOptions text{o.leak_check, o.print_limit, o.gen_suppressions ? suggest_suppression : nullptr};
@@ -111,7 +110,7 @@ std::string text_report(const Options& o, const report::Report& a) {
   // auto: a terminal that is not "dumb", no NO_COLOR (no-color.org), the report not going to a file.
   const char* term = getenv("TERM");
   text.colour = o.color == "always" || (o.color == "auto" && o.log_file.empty() && isatty(STDERR_FILENO) &&
-                                       !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0);
+                                        !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0);
   return report::render_text(a, text);
 }
 

@@ -47,11 +47,13 @@ void add_output_options(CLI::App& app, Options& o) {
   app.add_option("--html", o.html_file, "write a self-contained HTML report (works offline) to FILE");
   app.add_option("--junit", o.junit_file, "write JUnit XML (one test case per finding kind per process) to FILE");
   app.add_option("--perfetto", o.perfetto_file,
-                 "write the memory timeline and each allocation's life as Chrome trace events (ui.perfetto.dev, chrome://tracing) to FILE");
+                 "write the memory timeline and each allocation's life as Chrome trace events (ui.perfetto.dev, "
+                 "chrome://tracing) to FILE");
   app.add_option("--collapsed", o.collapsed_file,
                  "write leaks and each device's peak as collapsed stacks (flamegraph.pl, speedscope) to FILE");
   app.add_option("--source-root", o.source_root,
-                 "SARIF locations are relative to DIR; HTML shows source lines only from files under it (default: the working directory)");
+                 "SARIF locations are relative to DIR; HTML shows source lines only from files under it (default: the "
+                 "working directory)");
   app.add_option("--path-map", o.path_maps,
                  "OLD=NEW: show source paths recorded under OLD as under NEW (a run recorded in a container or on "
                  "a build machine); repeatable, the first match wins")
@@ -73,8 +75,9 @@ void add_output_options(CLI::App& app, Options& o) {
              "full: C++ functions with parameters and template arguments in the text report; simple: the name "
              "alone",
              "full");
-  app.add_option("--color", o.color, "auto: colour the text report when it goes to a terminal (not with NO_COLOR); "
-                                     "always; never")
+  app.add_option("--color", o.color,
+                 "auto: colour the text report when it goes to a terminal (not with NO_COLOR); "
+                 "always; never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->default_str("auto");
   app.add_flag("-q,--quiet", o.quiet,
@@ -231,11 +234,10 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
                        : "cuaudit");
   // An option given twice (once in CUAUDIT_OPTIONS, once on the command line) takes the last.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.formatter(std::make_shared<UsageFormatter>(
-      report  ? "Usage: cuaudit report [options] RUN_DIR\n"
-      : merge ? "Usage: cuaudit merge [options] REPORT...\n"
-      : diff  ? "Usage: cuaudit diff [options] OLD NEW\n"
-              : kRunUsage));
+  app.formatter(std::make_shared<UsageFormatter>(report  ? "Usage: cuaudit report [options] RUN_DIR\n"
+                                                 : merge ? "Usage: cuaudit merge [options] REPORT...\n"
+                                                 : diff  ? "Usage: cuaudit diff [options] OLD NEW\n"
+                                                         : kRunUsage));
   app.footer(report ? kReportFooter : merge ? kMergeFooter : diff ? kDiffFooter : kRunFooter);
   app.set_version_flag("-V,--version", version_text());
   if (diff) {

@@ -24,10 +24,10 @@ struct Options {
   std::string sarif_file;
   std::string junit_file;
   std::string html_file;
-  std::string perfetto_file;   // --perfetto: the timeline as Chrome trace events
-  std::string collapsed_file;  // --collapsed: leaks and peaks as collapsed stacks
-  std::string source_root;  // SARIF paths are relative to it; default: the working directory
-  std::vector<std::string> path_maps;     // --path-map OLD=NEW, in order
+  std::string perfetto_file;                // --perfetto: the timeline as Chrome trace events
+  std::string collapsed_file;               // --collapsed: leaks and peaks as collapsed stacks
+  std::string source_root;                  // SARIF paths are relative to it; default: the working directory
+  std::vector<std::string> path_maps;       // --path-map OLD=NEW, in order
   std::vector<std::string> strip_prefixes;  // --strip-path-prefix PREFIX
   size_t print_limit = 100;
   size_t num_callers = 30;  // as LeakSanitizer shows
@@ -38,7 +38,7 @@ struct Options {
   bool check_api_results = false;
   std::vector<std::string> suppression_files;
   std::vector<std::string> kernel_names, kernel_names_excluded;  // --kernel-name, --kernel-name-exclude
-  std::vector<std::string> process_filters;                       // --target-processes-filter
+  std::vector<std::string> process_filters;                      // --target-processes-filter
   bool gen_suppressions = false;
   std::string gen_suppressions_word = "no";  // --gen-suppressions[=all|yes|no]
   std::string baseline_file;

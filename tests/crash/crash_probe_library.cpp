@@ -12,8 +12,8 @@
 #include <cstring>
 
 #include "call_recorder.h"
-#include "crash_probe.h"
 #include "crash_handler.h"
+#include "crash_probe.h"
 #include "preload_link.h"
 #include "trace_writer.h"
 

@@ -51,8 +51,8 @@ TEST_CASE("HTML source excerpts come only from regular files under the source ro
   std::ofstream(tree.base / "secret.txt") << "x\nOUTSIDE_THE_ROOT\n";
   fs::create_symlink(tree.base / "secret.txt", tree.base / "project" / "link.cu");
   const std::string root = (tree.base / "project").string();
-  const Report r = leak_with_frames({root + "/app.cu", (tree.base / "secret.txt").string(), root + "/link.cu",
-                                     root + "/../secret.txt", "/dev/zero"});
+  const Report r = leak_with_frames(
+      {root + "/app.cu", (tree.base / "secret.txt").string(), root + "/link.cu", root + "/../secret.txt", "/dev/zero"});
 
   const std::string page = render_html(r, root);
   CHECK(page.find("INSIDE_THE_ROOT") != std::string::npos);

@@ -8,7 +8,8 @@ using namespace cuaudit;
 
 TEST_CASE("CUAUDIT_OPTIONS splits as a shell splits words") {
   using V = std::vector<std::string>;
-  CHECK(split_option_words("--error-exitcode 1  --leak-check\tfull") == V{"--error-exitcode", "1", "--leak-check", "full"});
+  CHECK(split_option_words("--error-exitcode 1  --leak-check\tfull") ==
+        V{"--error-exitcode", "1", "--leak-check", "full"});
   CHECK(split_option_words("--suppressions 'my rules.supp'") == V{"--suppressions", "my rules.supp"});
   CHECK(split_option_words("--log-file \"a \\\"b\\\".txt\"") == V{"--log-file", "a \"b\".txt"});
   CHECK(split_option_words("a\\ b ''") == V{"a b", ""});

@@ -126,7 +126,9 @@ TEST_CASE("JUnit escapes what comes from the target: kernel names, paths, messag
   // XML 1.0 allows no control character but tab, newline and return, not even as a reference.
   CHECK(xml_escape(std::string("a\x01"
                                "b",
-                               3)) == "a\xEF\xBF\xBD" "b");
+                               3)) ==
+        "a\xEF\xBF\xBD"
+        "b");
   Report r = sample();
   r.findings[0].headline = "Leak in fill<int4> & co";
   const std::string xml = render_junit(r);
@@ -167,10 +169,13 @@ TEST_CASE("text report: a process with several devices names them, and each find
 TEST_CASE("text from the target in any encoding becomes valid UTF-8, valid characters kept") {
   CHECK(valid_utf8("plain") == "plain");
   CHECK(valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
-  CHECK(valid_utf8("a\xff" "b") == "a\xEF\xBF\xBD" "b");                  // a stray byte
-  CHECK(valid_utf8("\xc0\xaf") == "\xEF\xBF\xBD\xEF\xBF\xBD");            // an overlong '/'
+  CHECK(valid_utf8("a\xff"
+                   "b") ==
+        "a\xEF\xBF\xBD"
+        "b");                                                                   // a stray byte
+  CHECK(valid_utf8("\xc0\xaf") == "\xEF\xBF\xBD\xEF\xBF\xBD");                  // an overlong '/'
   CHECK(valid_utf8("\xed\xa0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
-  CHECK(valid_utf8("\xe2\x82") == "\xEF\xBF\xBD\xEF\xBF\xBD");            // cut short
+  CHECK(valid_utf8("\xe2\x82") == "\xEF\xBF\xBD\xEF\xBF\xBD");                  // cut short
 }
 
 TEST_CASE("text report: runs of Python library frames and frames below main are folded, with their count") {
