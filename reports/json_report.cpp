@@ -15,11 +15,13 @@ json text_or_null(const std::string& s) { return s.empty() ? json(nullptr) : jso
 json hex_or_null(const std::optional<uint64_t>& v) { return v ? json(fmt::format("0x{:x}", *v)) : json(nullptr); }
 
 json frame_json(const Frame& f) {
-  return {{"function", text_or_null(f.function)},
-          {"file", text_or_null(f.file)},
-          {"line", f.line > 0 ? json(f.line) : json(nullptr)},
-          {"module", text_or_null(f.module)},
-          {"pc", fmt::format("0x{:x}", f.pc)}};
+  json out = {{"function", text_or_null(f.function)},
+              {"file", text_or_null(f.file)},
+              {"line", f.line > 0 ? json(f.line) : json(nullptr)},
+              {"module", text_or_null(f.module)},
+              {"pc", fmt::format("0x{:x}", f.pc)}};
+  if (!f.mangled.empty()) out["mangled"] = f.mangled;
+  return out;
 }
 
 // {"device": 3221225472, "stream_ordered": 1048576}
@@ -258,6 +260,7 @@ std::vector<Frame> stack_from(const json& object, const char* name, const std::s
     const std::string at = fmt::format("{}.{}[{}]", where, name, i);
     Frame f;
     f.function = get_text(frames[i], "function", at);
+    f.mangled = get_text(frames[i], "mangled", at);
     f.file = get_text(frames[i], "file", at);
     f.line = get_number<int>(frames[i], "line", at);
     f.module = get_text(frames[i], "module", at);

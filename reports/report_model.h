@@ -14,6 +14,7 @@ inline constexpr const char* kSchema = "cuaudit.report.v1";
 struct Frame {
   uint64_t pc = 0;
   std::string function;  // demangled; empty when unknown
+  std::string mangled;   // the linkage name when it differs (C++), for --demangle no; else empty
   std::string file;      // empty when unknown
   int line = 0;          // 0 when unknown
   std::string module;

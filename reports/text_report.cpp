@@ -32,6 +32,7 @@ std::string simple_name(const std::string& fn) {
 std::string format_frame(size_t index, const Frame& frame, const TextOptions& options) {
   Frame f = frame;
   if (options.demangle == Demangle::Simple && f.module != "python") f.function = simple_name(f.function);
+  if (options.demangle == Demangle::None && !f.mangled.empty()) f.function = f.mangled;
   std::string where;
   if (!f.file.empty()) {
     where = f.line > 0 ? fmt::format("{}:{}", f.file, f.line) : f.file;

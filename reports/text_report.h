@@ -9,7 +9,7 @@ namespace cuaudit::report {
 
 enum class LeakDetail { Full, Summary, None };
 
-enum class Demangle { Full, Simple };  // --demangle
+enum class Demangle { Full, Simple, None };  // --demangle full | simple | no
 
 struct TextOptions {
   LeakDetail leak_detail = LeakDetail::Full;

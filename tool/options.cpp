@@ -71,9 +71,10 @@ void add_output_options(CLI::App& app, Options& o) {
              "yes: in the text report, runs of frames inside Python's libraries and interpreter and below main "
              "are one line with their count; no: every frame (JSON and HTML always have every frame)",
              "yes");
-  add_choice(app, "--demangle", o.demangle, {{"full", report::Demangle::Full}, {"simple", report::Demangle::Simple}},
+  add_choice(app, "--demangle", o.demangle,
+             {{"full", report::Demangle::Full}, {"simple", report::Demangle::Simple}, {"no", report::Demangle::None}},
              "full: C++ functions with parameters and template arguments in the text report; simple: the name "
-             "alone",
+             "alone; no: as linked (mangled)",
              "full");
   app.add_option("--color", o.color,
                  "auto: colour the text report when it goes to a terminal (not with NO_COLOR); "

@@ -50,12 +50,17 @@ uint64_t own_main_program_base() {
 
 int collect_location(void* data, uintptr_t, const char* file, int line, const char* function) {
   auto* out = static_cast<std::vector<SourceLocation>*>(data);
-  if (function || file) out->push_back({function ? demangle(function) : std::string(), file ? file : "", line});
+  if (function || file) {
+    SourceLocation loc{function ? demangle(function) : std::string(), file ? file : "", line, {}};
+    if (function && loc.function != function) loc.mangled = function;
+    out->push_back(std::move(loc));
+  }
   return 0;
 }
 
+// The symbol table's name of the function holding an address: {demangled, as linked}.
 void collect_symbol(void* data, uintptr_t, const char* name, uintptr_t, uintptr_t) {
-  if (name) *static_cast<std::string*>(data) = demangle(name);
+  if (name) *static_cast<std::pair<std::string, std::string>*>(data) = {demangle(name), name};
 }
 
 }  // namespace
@@ -102,13 +107,15 @@ std::vector<report::Frame> Symbolizer::symbolize(uint64_t return_address, const 
       // DWARF names internal functions without their parameters ("step"); the symbol table's
       // demangled name of the function holding the address is what users expect ("step(int)").
       // Inlined frames (all but the last location) keep their DWARF names.
-      std::string symbol;
+      std::pair<std::string, std::string> symbol;  // demangled, as linked
       backtrace_syminfo(m->state, address, collect_symbol, ignore_error, &symbol);
-      if (!symbol.empty()) {
+      if (!symbol.first.empty()) {
         if (locations.empty()) locations.push_back({});
-        std::string& name = locations.back().function;
-        if (name.empty() || (name.find('(') == std::string::npos && symbol.find('(') != std::string::npos)) {
-          name = symbol;
+        SourceLocation& last = locations.back();
+        if (last.function.empty() ||
+            (last.function.find('(') == std::string::npos && symbol.first.find('(') != std::string::npos)) {
+          last.function = symbol.first;
+          last.mangled = symbol.second != symbol.first ? symbol.second : std::string();
         }
       }
     }
@@ -121,6 +128,7 @@ std::vector<report::Frame> Symbolizer::symbolize(uint64_t return_address, const 
     f.function = loc.function;
     f.file = loc.file;
     f.line = loc.line;
+    f.mangled = loc.mangled;
     frames.push_back(std::move(f));
   }
   return frames;
@@ -145,7 +153,8 @@ bool Symbolizer::load_cache(const std::string& path, std::string& error) {
     for (const auto& [key, offsets] : doc.at("modules").items()) {
       for (const auto& [offset, locations] : offsets.items()) {
         std::vector<SourceLocation> list;
-        for (const auto& l : locations) list.push_back({l.at("function"), l.at("file"), l.at("line")});
+        for (const auto& l : locations)
+          list.push_back({l.at("function"), l.at("file"), l.at("line"), l.value("mangled", std::string())});
         cache_[key][std::stoull(offset, nullptr, 16)] = std::move(list);
       }
     }
@@ -163,7 +172,11 @@ bool Symbolizer::save_cache(const std::string& path, std::string& error) const {
     for (const auto& [offset, locations] : offsets) {
       if (locations.empty()) continue;  // unresolved here; maybe resolvable elsewhere
       nlohmann::json list = nlohmann::json::array();
-      for (const auto& l : locations) list.push_back({{"function", l.function}, {"file", l.file}, {"line", l.line}});
+      for (const auto& l : locations) {
+        nlohmann::json entry = {{"function", l.function}, {"file", l.file}, {"line", l.line}};
+        if (!l.mangled.empty()) entry["mangled"] = l.mangled;  // caches written before it lack it
+        list.push_back(std::move(entry));
+      }
       entries[fmt::format("{:x}", offset)] = std::move(list);
     }
     if (!entries.empty()) modules[key] = std::move(entries);

@@ -21,6 +21,7 @@ struct SourceLocation {
   std::string function;  // demangled
   std::string file;
   int line = 0;
+  std::string mangled;  // the linkage name, when it differs from `function` (--demangle no)
 };
 
 class Symbolizer {

@@ -51,6 +51,7 @@ Report everything() {
   f.result = "cudaErrorInvalidValue";
   f.suppressed = true;
   f.stack = {frame("fill<int4>(int4*, int)", "/src/app.cu", 12, 0x401000), frame("main", "/src/app.cu", 30, 0x401100)};
+  f.stack[0].mangled = "_Z4fillI4int4EvPT_i";
   f.omitted_frames = 7;
   f.related = {{RelatedRole::FirstRelease, "cudaFree", "first released by cudaFree at:", {frame("a", "b.cu", 1, 2)}},
                {RelatedRole::Holder, "cudaMalloc", "held 1.0 GiB in 1 allocation(s):", {frame("c", "d.cu", 5, 6)}},
@@ -58,8 +59,15 @@ Report everything() {
   f.parameter = KernelParameter{"fill<int4>(int4*, int)", 0, "int4*", 16, 4};
   f.baseline = BaselineStatus::StillPresent;
   f.at = 1.25;
-  f.out_of_memory = OutOfMemoryState{1ull << 30, 80ull << 30, 512ull << 20, 79ull << 30, {{"device", 79ull << 30}},
-                                     2ull << 20, 1ull << 20, std::nullopt, "the program's own allocations filled the device"};
+  f.out_of_memory = OutOfMemoryState{1ull << 30,
+                                     80ull << 30,
+                                     512ull << 20,
+                                     79ull << 30,
+                                     {{"device", 79ull << 30}},
+                                     2ull << 20,
+                                     1ull << 20,
+                                     std::nullopt,
+                                     "the program's own allocations filled the device"};
   f.churn = ChurnStats{100000, 30000, 8200000000ull, 0.61};
   f.ranks = {0, 2};
   f.pids = {11, 31};
@@ -70,8 +78,9 @@ Report everything() {
   r.incomplete = true;
   r.suppressions = {{"leak:upload", "app.supp", 2, 1, 4096}};
   r.baseline = BaselineResult{"old.json", 1, 2, {"leak cudaMalloc at step (app.cu)"}};
-  r.timeline.samples = {{0.5, 11, 0, 1 << 20, 2 << 20, 4096, {{"device", 4096}}, 8192, 4096, 16384, 8192},
-                        {0.6, 11, 0, 1 << 20, 2 << 20, 4096, {{"device", 4096}}, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
+  r.timeline.samples = {
+      {0.5, 11, 0, 1 << 20, 2 << 20, 4096, {{"device", 4096}}, 8192, 4096, 16384, 8192},
+      {0.6, 11, 0, 1 << 20, 2 << 20, 4096, {{"device", 4096}}, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
   r.timeline.peaks = {
       {11, 0, 0.5, 1 << 20, 4096, {{"device", 4096}}, {{"cudaMalloc", 4096, 1, {frame("s", "s.cu", 3, 4)}}}}};
   r.merged_from = {"rank0.json", "rank1.json", "rank2.json"};

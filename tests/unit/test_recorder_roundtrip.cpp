@@ -158,6 +158,8 @@ TEST_CASE("the recorded stack symbolizes offline to the allocating function, fil
     if (f.function.find("allocate_from_user_code") != std::string::npos) {
       found = true;
       CHECK(f.function.find("allocate_from_user_code(unsigned long)") != std::string::npos);
+      CHECK(f.mangled.rfind("_Z", 0) == 0);  // as linked
+      CHECK(f.mangled.find("allocate_from_user_code") != std::string::npos);
       CHECK(f.file.find("test_recorder_roundtrip.cpp") != std::string::npos);
       CHECK(f.line > 0);
     }

@@ -217,3 +217,16 @@ TEST_CASE("text report: runs of Python library frames and frames below main are 
   CHECK(unfolded.find("more frame(s)") == std::string::npos);
   CHECK(unfolded.find("in _start") != std::string::npos);
 }
+
+TEST_CASE("text report: --demangle simple drops parameters and templates, no shows names as linked") {
+  Report r = sample();
+  r.findings[0].stack[0].function = "void ns::fill<int4>(int4*, int)";
+  r.findings[0].stack[0].mangled = "_ZN2ns4fillI4int4EEvPT_i";
+  TextOptions simple;
+  simple.demangle = Demangle::Simple;
+  CHECK(render_text(r, simple).find("in ns::fill /src/app.cu:6") != std::string::npos);
+  TextOptions linked;
+  linked.demangle = Demangle::None;
+  CHECK(render_text(r, linked).find("in _ZN2ns4fillI4int4EEvPT_i /src/app.cu:6") != std::string::npos);
+  CHECK(render_text(r, {}).find("in void ns::fill<int4>(int4*, int) /src/app.cu:6") != std::string::npos);
+}
