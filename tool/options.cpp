@@ -34,6 +34,16 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, T& target, const
 
 const std::map<std::string, bool> kYesNo = {{"yes", true}, {"no", false}};
 
+constexpr const char* kSourceRootHelp =
+    "SARIF locations are relative to DIR; HTML shows source lines only from files under it (default: the working "
+    "directory)";
+
+// An option that may be given again and again, each time with one value (--suppressions A
+// --suppressions B); never swallowing the program that follows it.
+void add_repeatable(CLI::App& app, const std::string& name, std::vector<std::string>& target, const std::string& help) {
+  app.add_option(name, target, help)->take_all()->allow_extra_args(false);
+}
+
 void add_output_options(CLI::App& app, Options& o) {
   add_choice(
       app, "--leak-check", o.leak_check,
@@ -51,19 +61,13 @@ void add_output_options(CLI::App& app, Options& o) {
                  "chrome://tracing) to FILE");
   app.add_option("--collapsed", o.collapsed_file,
                  "write leaks and each device's peak as collapsed stacks (flamegraph.pl, speedscope) to FILE");
-  app.add_option("--source-root", o.source_root,
-                 "SARIF locations are relative to DIR; HTML shows source lines only from files under it (default: the "
-                 "working directory)");
-  app.add_option("--path-map", o.path_maps,
+  app.add_option("--source-root", o.source_root, kSourceRootHelp);
+  add_repeatable(app, "--path-map", o.path_maps,
                  "OLD=NEW: show source paths recorded under OLD as under NEW (a run recorded in a container or on "
-                 "a build machine); repeatable, the first match wins")
-      ->take_all()
-      ->allow_extra_args(false);
-  app.add_option("--strip-path-prefix", o.strip_prefixes,
+                 "a build machine); repeatable, the first match wins");
+  add_repeatable(app, "--strip-path-prefix", o.strip_prefixes,
                  "PREFIX: show source paths under PREFIX relative to it (as LeakSanitizer's strip_path_prefix); "
-                 "repeatable")
-      ->take_all()
-      ->allow_extra_args(false);
+                 "repeatable");
   app.add_option("--print-limit", o.print_limit, "print at most N findings in the text report (0: all)")
       ->default_str("100");
   app.add_option("--num-callers", o.num_callers, "frames kept per stack, in every format (0: all)")->default_str("30");
@@ -83,10 +87,8 @@ void add_output_options(CLI::App& app, Options& o) {
       ->default_str("auto");
   app.add_flag("-q,--quiet", o.quiet,
                "print the text report only when it has errors or warnings, or the run is not clean (as valgrind -q)");
-  app.add_option("--suppressions", o.suppression_files,
-                 "suppress the findings a rule in FILE matches (KIND:PATTERN per line; repeatable)")
-      ->take_all()
-      ->allow_extra_args(false);
+  add_repeatable(app, "--suppressions", o.suppression_files,
+                 "suppress the findings a rule in FILE matches (KIND:PATTERN per line; repeatable)");
   add_choice(app, "--builtin-suppressions", o.builtin_suppressions, kYesNo,
              "yes: memory that known framework allocators (PyTorch, cuBLAS, CuPy, RMM, ...) hold on purpose "
              "is reported as held_by_allocator (info), not as leaks, and cuBLAS's host alpha/beta pointers "
@@ -101,20 +103,14 @@ void add_output_options(CLI::App& app, Options& o) {
                "print under each finding a rule that would suppress it (--gen-suppressions, =all, =yes; =no: "
                "do not)")
       ->check(CLI::IsMember({"all", "yes", "no"}));
-  app.add_option("--kernel-name", o.kernel_names,
+  add_repeatable(app, "--kernel-name", o.kernel_names,
                  "report launch findings only of kernels whose name contains TEXT (TEXT or kns=TEXT; kne=NAME: "
-                 "exactly NAME); repeatable")
-      ->take_all()
-      ->allow_extra_args(false);
-  app.add_option("--kernel-name-exclude", o.kernel_names_excluded,
-                 "do not report launch findings of kernels matching TEXT, kns=TEXT or kne=NAME; repeatable")
-      ->take_all()
-      ->allow_extra_args(false);
-  app.add_option("--target-processes-filter", o.process_filters,
+                 "exactly NAME); repeatable");
+  add_repeatable(app, "--kernel-name-exclude", o.kernel_names_excluded,
+                 "do not report launch findings of kernels matching TEXT, kns=TEXT or kne=NAME; repeatable");
+  add_repeatable(app, "--target-processes-filter", o.process_filters,
                  "report only processes whose executable name or command line contains TEXT (kns=TEXT; kne=NAME: "
-                 "the executable's name exactly); repeatable")
-      ->take_all()
-      ->allow_extra_args(false);
+                 "the executable's name exactly); repeatable");
   app.add_option("--churn-threshold", o.churn_threshold,
                  "allocation_churn is a warning (not info) when a site's allocation and release calls took at "
                  "least PERCENT of the run")
@@ -250,9 +246,7 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
     app.add_option("--sarif", o.sarif_file, "write the merged report as SARIF 2.1.0 to FILE");
     app.add_option("--junit", o.junit_file, "write the merged report as JUnit XML to FILE");
     app.add_option("--html", o.html_file, "write the merged report as a self-contained HTML page to FILE");
-    app.add_option("--source-root", o.source_root,
-                   "SARIF locations are relative to DIR; HTML shows source lines only from files under it "
-                   "(default: the working directory)");
+    app.add_option("--source-root", o.source_root, kSourceRootHelp);
     app.add_option("--log-file", o.log_file, "write the text summary to FILE instead of stderr");
     app.add_option("--error-exitcode", o.error_exitcode, "exit with N when the merged report has errors");
     app.add_option("inputs", o.merge_inputs, "JSON reports, or directories written by --output, in rank order")
