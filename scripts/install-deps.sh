@@ -3,6 +3,11 @@
 # the libFuzzer harnesses). --build-only: only what building the tool needs (scripts/demo.sh).
 # The CUDA toolkit (nvcc, CUPTI) is NVIDIA's, not Debian's: it must already be in /usr/local/cuda.
 set -euo pipefail
+# First, before installing anything: the one dependency that cannot come from Debian.
+if [ ! -f /usr/local/cuda/include/cupti.h ] && ! command -v nvcc >/dev/null 2>&1; then
+  echo "error: the CUDA toolkit (with CUPTI) is not installed in /usr/local/cuda; install CUDA 13 from NVIDIA first" >&2
+  exit 1
+fi
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 build_only=false
@@ -24,8 +29,4 @@ fi
 if ! $build_only && ! command -v npm >/dev/null 2>&1; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
-fi
-if [ ! -f /usr/local/cuda/include/cupti.h ] && ! command -v nvcc >/dev/null 2>&1; then
-  echo "error: the CUDA toolkit (with CUPTI) is not installed in /usr/local/cuda; install CUDA 13 from NVIDIA first" >&2
-  exit 1
 fi
