@@ -8,16 +8,12 @@
 namespace cuaudit {
 namespace {
 
-double seconds(const ProcessTrace& trace, uint64_t ns) {
-  return ns > trace.start_monotonic_ns ? static_cast<double>(ns - trace.start_monotonic_ns) / 1e9 : 0.0;
-}
-
 class SpanCollector : public ReplayObserver {
  public:
   SpanCollector(const ProcessTrace& trace, StackResolver& stacks, size_t limit, report::Report& report)
       : trace_(trace), stacks_(stacks), limit_(limit), report_(report) {}
   void on_released(const MemoryEvent& allocation, const MemoryEvent& release) override {
-    add(allocation, seconds(trace_, release.time_ns));
+    add(allocation, trace_.seconds_since_start(release.time_ns));
   }
   void add(const MemoryEvent& a, std::optional<double> end) {
     if (report_.allocation_spans.size() >= limit_) {
@@ -29,7 +25,7 @@ class SpanCollector : public ReplayObserver {
     span.device = a.device;
     span.api = std::string(api_info(stacks_.api_called(a.stack_id, a.api)).name);
     span.bytes = a.bytes;
-    span.begin = seconds(trace_, a.time_ns);
+    span.begin = trace_.seconds_since_start(a.time_ns);
     span.end = end;
     span.site = stacks_.call_site(a.stack_id);
     report_.allocation_spans.push_back(std::move(span));

@@ -72,12 +72,6 @@ const DeviceState* state_at(const ProcessTrace& trace, const MemoryEvent& e) {
   return nullptr;
 }
 
-double seconds_since_start(const ProcessTrace& trace, uint64_t ns) {
-  const uint64_t start = trace.start_monotonic_ns ? trace.start_monotonic_ns
-                                                  : (trace.events.empty() ? ns : trace.events.front().time_ns);
-  return ns > start ? static_cast<double>(ns - start) / 1e9 : 0.0;
-}
-
 std::vector<std::pair<std::string, uint64_t>> families_of(const DeviceHoldings& held) {
   std::vector<std::pair<std::string, uint64_t>> out;
   for (size_t f = 0; f < kMemoryFamilies; ++f) {
@@ -109,7 +103,7 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
   f.pid = trace.pid;
   if (e.device >= 0) f.device = e.device;
   f.result = result_name(e.api, e.result);
-  f.at = seconds_since_start(trace, e.time_ns);
+  f.at = trace.seconds_since_start(e.time_ns);
   const std::string times = count > 1 ? fmt::format(" ({} times)", count) : std::string();
   f.headline = fmt::format("Out of memory: {} of {} failed{}: {}; at:", api, report::human_bytes(e.bytes), times,
                            o.verdict);
@@ -138,7 +132,7 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
                         : "the program handled the failure");
   for (const Holder& h : m.holders) {
     const std::string holder_api(api_info(stacks.api_called(h.stack_id, h.api)).name);
-    const double first = seconds_since_start(trace, h.first_ns), last = seconds_since_start(trace, h.last_ns);
+    const double first = trace.seconds_since_start(h.first_ns), last = trace.seconds_since_start(h.last_ns);
     const std::string when = h.count > 1 ? fmt::format("made between {:.3f} s and {:.3f} s", first, last)
                                          : fmt::format("made at {:.3f} s", first);
     f.related.push_back({report::RelatedRole::Holder, holder_api,

@@ -9,11 +9,6 @@
 namespace cuaudit {
 namespace {
 
-double seconds_since_start(const ProcessTrace& trace, uint64_t time_ns) {
-  const uint64_t start = trace.start_monotonic_ns ? trace.start_monotonic_ns : trace.samples.front().time_ns;
-  return time_ns > start ? static_cast<double>(time_ns - start) / 1e9 : 0.0;
-}
-
 // Pass 1: each sample with the tracked bytes, and which sample is each device's peak.
 class SampleCollector : public ReplayObserver {
  public:
@@ -22,7 +17,7 @@ class SampleCollector : public ReplayObserver {
   void on_sample(const MemorySample& s, const DeviceHoldings& held,
                  const std::function<void(const std::function<void(const MemoryEvent&)>&)>&) override {
     report::TimelineSample out;
-    out.t = seconds_since_start(trace_, s.time_ns);
+    out.t = trace_.seconds_since_start(s.time_ns);
     out.pid = trace_.pid;
     out.device = s.device;
     out.used = s.total_bytes > s.free_bytes ? s.total_bytes - s.free_bytes : 0;

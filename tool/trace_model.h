@@ -1,6 +1,7 @@
 // What one process's trace says, decoded: the facts the analysis works on.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <cstdint>
@@ -173,6 +174,18 @@ struct ProcessTrace {
   bool reached_exit = false;          // a ProcessEnd record was seen
   uint32_t flush_interval_ms = 0;     // 0: unknown (a trace from before it was recorded)
   std::vector<std::string> problems;  // damage found while reading (truncation, ...)
+
+  // Seconds from the process's start to monotonic time `ns`, as every report shows times. A trace
+  // without its start time (written before it was recorded) counts from its first event or sample.
+  double seconds_since_start(uint64_t ns) const {
+    uint64_t start = start_monotonic_ns;
+    if (start == 0) {
+      start = ns;
+      if (!events.empty()) start = std::min(start, events.front().time_ns);
+      if (!samples.empty()) start = std::min(start, samples.front().time_ns);
+    }
+    return ns > start ? static_cast<double>(ns - start) / 1e9 : 0.0;
+  }
 };
 
 // How caches beside a trace name a module: by build id, which survives copying and renaming, or
