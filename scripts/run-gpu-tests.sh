@@ -90,8 +90,9 @@ say "== CTest: a small CUDA project's tests under cuaudit (CMAKE_TEST_LAUNCHER)"
 check python3 tests/gpu/check_ctest_launcher.py --cuaudit "$bin/cuaudit" --project examples/ctest_launcher \
   --build /tmp/cuaudit-ctest-launcher
 
-say "== pytest: a CuPy test session under cuaudit, findings named by test (python/pytest_cuaudit.py)"
-check python3 tests/python/check_pytest_plugin.py --cuaudit "$bin/cuaudit"
+say "== pytest: a CuPy and a PyTorch test session under cuaudit, findings named by test (python/pytest_cuaudit.py)"
+check python3 tests/python/check_pytest_plugin.py --cuaudit "$bin/cuaudit" --suite cupy
+check python3 tests/python/check_pytest_plugin.py --cuaudit "$bin/cuaudit" --suite torch
 
 say "== memory timeline: three phases, kept as a golden trace with its HTML report"
 rm -rf "$out/timeline-run"

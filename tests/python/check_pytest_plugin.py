@@ -2,7 +2,8 @@
 """The pytest plugin end to end: `pytest -p pytest_cuaudit --cuaudit SUITE` runs the session under
 cuaudit and names the test each finding came from.
 --fake: with tests/python/fake_cuaudit.py (no GPU; checks the mechanics and the attribution).
-Otherwise with the real cuaudit on tests/python/gpu_suite (CuPy on a GPU)."""
+Otherwise with the real cuaudit on a GPU: --suite cupy (tests/python/gpu_suite) or --suite torch
+(tests/python/torch_suite; PyTorch's own cached memory is held_by_allocator, not a finding)."""
 import argparse
 import os
 import shutil
@@ -24,13 +25,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuaudit", help="the real cuaudit (GPU test)")
     ap.add_argument("--fake", action="store_true")
+    ap.add_argument("--suite", choices=["cupy", "torch"], default="cupy")
     opts = ap.parse_args()
     python = python_with_pytest()
     if not python:
         print("FAIL no python3 with pytest here: apt-get install python3-pytest (scripts/install-deps.sh does)")
         return 1
     cuaudit = os.path.join(HERE, "fake_cuaudit.py") if opts.fake else opts.cuaudit
-    suite = os.path.join(HERE, "cpu_suite" if opts.fake else "gpu_suite")
+    suite = os.path.join(HERE, "cpu_suite" if opts.fake else "torch_suite" if opts.suite == "torch" else "gpu_suite")
     env = dict(os.environ, PYTHONPATH=os.path.join(SOURCE, "python"), PYTHONDONTWRITEBYTECODE="1")
     proc = subprocess.run([python, "-m", "pytest", "-p", "pytest_cuaudit", "--cuaudit", "--cuaudit-path", cuaudit,
                            "-q", "-p", "no:cacheprovider", suite], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -46,6 +48,12 @@ def main():
                     "outside any test": True}
         if "3 passed" not in out:
             problems.append("the session itself did not run its tests under the (fake) cuaudit")
+    elif opts.suite == "torch":
+        expected = {"tests/python/torch_suite/test_torch_memory.py::test_extension_leaks": True,
+                    "tests/python/torch_suite/test_torch_memory.py::test_linear_step": False,
+                    "tests/python/torch_suite/test_torch_memory.py::test_matmul": False}
+        if "3 passed" not in out:
+            problems.append("the session's 3 tests did not all pass under cuaudit")
     else:
         expected = {"tests/python/gpu_suite/test_gpu_memory.py::test_leaks_a_buffer": True,
                     "tests/python/gpu_suite/test_gpu_memory.py::TestModel::test_leaks_from_a_method": True,
@@ -59,7 +67,7 @@ def main():
         found = any(h.startswith(nodeid) for h in headings)
         if found != has_findings:
             problems.append("%s %s in the attribution (headings: %s)" % (nodeid, "missing" if has_findings else "wrongly", headings))
-    name = "pytest plugin (%s)" % ("fake cuaudit" if opts.fake else "H200, CuPy")
+    name = "pytest plugin (%s)" % ("fake cuaudit" if opts.fake else "H200, " + ("PyTorch" if opts.suite == "torch" else "CuPy"))
     print(("FAIL %s: " % name + "; ".join(problems)) if problems else "PASS %s: each finding named by its test" % name)
     return 1 if problems else 0
 
