@@ -194,7 +194,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     FailureJudge failures(trace, stacks, judge);
     for (auto& f : oom_findings(trace, stacks, failures, explained)) found.push_back(std::move(f));
     for (auto& f : churn_findings(trace, stacks, options.churn)) found.push_back(std::move(f));
-    for (auto& f : error_findings(trace, explained, stacks, judge, {options.check_api_results}))
+    for (auto& f : error_findings(trace, explained, stacks, failures, {options.check_api_results}))
       found.push_back(std::move(f));
     for (auto& f : launch_findings(trace, result.launch_params, stacks)) found.push_back(std::move(f));
     for (const Event& e : trace.events) call_sites_recorded |= e.kind == EventKind::CallSite;

@@ -128,9 +128,10 @@ ErrorHandling FailureJudge::handling(const Event& e, const std::string& api) {
   const bool runtime = api_layer(api) == ApiLayer::Runtime;
   const auto r = retrieved_.find(e.seq);
   const bool got = r != retrieved_.end() && r->second.first;
-  const ResultUse site = judge_.for_call(stacks_.user_raw_frames(e.stack_id));
-  return decide_error_handling(is_launch(api), runtime, site, got);
+  return decide_error_handling(is_launch(api), runtime, result_use(e.stack_id), got);
 }
+
+ResultUse FailureJudge::result_use(uint64_t stack_id) { return judge_.for_call(stacks_.user_raw_frames(stack_id)); }
 
 bool FailureJudge::replaced(const Event& e) const {
   const auto r = retrieved_.find(e.seq);
@@ -150,9 +151,8 @@ ErrorHandling decide_error_handling(bool launch, bool runtime_api, ResultUse cal
 }
 
 std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std::set<uint64_t>& explained,
-                                            StackResolver& stacks, CallSiteJudge& judge,
+                                            StackResolver& stacks, FailureJudge& failures,
                                             const ErrorCheckOptions& options) {
-  FailureJudge failures(trace, stacks, judge);
   // Same outcome, same API, same error, same stack: one finding with a count, in first-seen order.
   std::map<std::tuple<int, std::string, int32_t, uint64_t>, std::pair<Judged, uint64_t>> groups;
   std::vector<decltype(groups)::key_type> order;
@@ -181,7 +181,7 @@ std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std
     findings.push_back(describe(judged, count, trace.pid, stacks));
   }
   for (const auto& [stack_id, api] : lint_sites) {
-    if (judge.for_call(stacks.user_raw_frames(stack_id)) != ResultUse::Discarded) continue;
+    if (failures.result_use(stack_id) != ResultUse::Discarded) continue;
     report::Finding f;
     f.kind = report::FindingKind::UncheckedError;
     f.severity = report::Severity::Warning;

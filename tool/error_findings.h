@@ -41,6 +41,8 @@ class FailureJudge {
   ErrorHandling handling(const Event& failure, const std::string& api);
   // Whether another runtime error replaced this one before anything retrieved it.
   bool replaced(const Event& failure) const;
+  // What the program's code at a stack's call site does with the call's result.
+  ResultUse result_use(uint64_t stack_id);
 
  private:
   StackResolver& stacks_;
@@ -54,8 +56,9 @@ std::string garbage_pointer_use(const ProcessTrace& trace, const Event& failed_a
 
 // `explained`: sequence numbers of failures already reported otherwise (a double free's refused
 // cudaFree is that finding, not also an unchecked error).
+// `failures`: the trace's judge, the one the out-of-memory check used too.
 std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std::set<uint64_t>& explained,
-                                            StackResolver& stacks, CallSiteJudge& judge,
+                                            StackResolver& stacks, FailureJudge& failures,
                                             const ErrorCheckOptions& options);
 
 }  // namespace cuaudit

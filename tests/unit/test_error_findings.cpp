@@ -30,7 +30,8 @@ std::vector<report::Finding> judge(const std::vector<Event>& events, const std::
   Symbolizer symbolizer;
   StackResolver stacks(t, symbolizer);
   CallSiteJudge site_judge;  // no module files here: every call site is undecidable
-  return error_findings(t, explained, stacks, site_judge, {});
+  FailureJudge failures(t, stacks, site_judge);
+  return error_findings(t, explained, stacks, failures, {});
 }
 
 }  // namespace
@@ -114,7 +115,8 @@ TEST_CASE("a failed allocation's pointer later given to a failing copy on the sa
   Symbolizer symbolizer;
   StackResolver stacks(t, symbolizer);
   CallSiteJudge site_judge;
-  const auto f = error_findings(t, {}, stacks, site_judge, {});
+  FailureJudge failures(t, stacks, site_judge);
+  const auto f = error_findings(t, {}, stacks, failures, {});
   REQUIRE(f.size() == 3);
   CHECK(f[0].api == "cudaMalloc");
   bool named = false;

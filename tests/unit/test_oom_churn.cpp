@@ -28,7 +28,7 @@ Judged judge(const ProcessTrace& trace) {
   std::set<uint64_t> explained;
   Judged j;
   j.oom = oom_findings(trace, stacks, failures, explained);
-  j.errors = error_findings(trace, explained, stacks, site_judge, {});
+  j.errors = error_findings(trace, explained, stacks, failures, {});
   return j;
 }
 
@@ -42,11 +42,13 @@ std::vector<report::Finding> churn(const ProcessTrace& trace, ChurnOptions optio
 
 TEST_CASE("the verdict says what filled the device") {
   CHECK(oom_verdict({200 * kGiB, 140 * kGiB, 100 * kGiB, 0, 0}).find("larger than the device") != std::string::npos);
-  CHECK(oom_verdict({4 * kGiB, 140 * kGiB, 1 * kGiB, 10 * kGiB, 120 * kGiB}) == "another process holds 120.0 GiB of the device");
+  CHECK(oom_verdict({4 * kGiB, 140 * kGiB, 1 * kGiB, 10 * kGiB, 120 * kGiB}) ==
+        "another process holds 120.0 GiB of the device");
   CHECK(oom_verdict({4 * kGiB, 140 * kGiB, 6 * kGiB, 130 * kGiB, 0}).find("fragmentation") != std::string::npos);
   CHECK(oom_verdict({4 * kGiB, 140 * kGiB, 1 * kGiB, 136 * kGiB, std::nullopt}) ==
         "the program's own allocations filled the device");
-  CHECK(oom_verdict({4 * kGiB, 140 * kGiB, 1 * kGiB, 2 * kGiB, std::nullopt}).find("did not allocate") != std::string::npos);
+  CHECK(oom_verdict({4 * kGiB, 140 * kGiB, 1 * kGiB, 2 * kGiB, std::nullopt}).find("did not allocate") !=
+        std::string::npos);
   CHECK(oom_verdict({4 * kGiB, std::nullopt, std::nullopt, 0, std::nullopt}).find("page-locked") != std::string::npos);
 }
 
