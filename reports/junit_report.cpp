@@ -55,11 +55,6 @@ std::string xml_escape(const std::string& raw) {
 
 namespace {
 
-std::string base_name(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // A process's name that stays the same from one run to the next (never its pid): the program's
 // name, the rank under `cuaudit merge`, and a count among processes of the same program
 // (launcher's process first, then by start time).
@@ -67,11 +62,11 @@ std::vector<std::string> stable_process_names(const Report& report) {
   std::vector<std::string> names;
   std::map<std::string, int> seen;
   for (const Process& p : report.processes) {
-    std::string name = p.command.empty() ? std::string("process") : base_name(p.command.front());
+    std::string name = p.command.empty() ? std::string("process") : basename_of(p.command.front());
     // An interpreter's script names the job better: "python train.py" is train.py.
     if ((name.rfind("python", 0) == 0 || name == "bash" || name == "sh") && p.command.size() > 1 &&
         p.command[1].rfind('-', 0) != 0)
-      name = base_name(p.command[1]);
+      name = basename_of(p.command[1]);
     if (p.rank) name += fmt::format(".rank{}", *p.rank);
     const int n = ++seen[name];
     names.push_back(n == 1 ? name : fmt::format("{}#{}", name, n));
@@ -88,7 +83,7 @@ std::string finding_case_name(const Finding& f) {
   for (const Frame& frame : f.stack) {
     if (frame.function.empty() && frame.file.empty()) continue;
     name += " at " + (frame.function.empty() ? std::string("??") : frame.function);
-    if (!frame.file.empty()) name += fmt::format(" ({}:{})", base_name(frame.file), frame.line);
+    if (!frame.file.empty()) name += fmt::format(" ({}:{})", basename_of(frame.file), frame.line);
     break;
   }
   return name;

@@ -19,6 +19,7 @@
 #include "run_dir.h"
 #include "stack_resolver.h"
 #include "symbolizer.h"
+#include "text_helpers.h"
 #include "timeline.h"
 #include "trace_reader.h"
 
@@ -100,10 +101,8 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
 // --target-processes-filter: the executable's name, or the command line (a Python script's name).
 bool process_selected(const ProcessTrace& trace, const NameFilter& filter) {
   if (trace.command.empty()) return false;
-  std::string line;
-  for (const std::string& word : trace.command) line += (line.empty() ? "" : " ") + word;
-  const std::string& exe = trace.command.front();
-  return filter.matches(exe.substr(exe.rfind('/') + 1)) || filter.matches(line);
+  return filter.matches(report::basename_of(trace.command.front())) ||
+         filter.matches(report::join_words(trace.command));
 }
 
 // --kernel-name and --kernel-name-exclude: which kernels' launch findings are reported.
