@@ -305,16 +305,16 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   }
   o.gen_suppressions = o.gen_suppressions_word == "all" || o.gen_suppressions_word == "yes";
   if (o.print_builtin_suppressions) return std::nullopt;
+  if (run) o.program = app.remaining();
+  const int command_line_words = argc - first;
+  if (o.program.size() > static_cast<size_t>(command_line_words)) {
+    std::cerr << "cuaudit: CUAUDIT_OPTIONS holds options only, not a program or `--`: " << getenv("CUAUDIT_OPTIONS")
+              << '\n';
+    return kExitUsage;
+  }
+  // The command line's words up to the program (for `report`, with the run directory).
+  o.options_from_command_line.assign(argv + first, argv + argc - o.program.size());
   if (run) {
-    o.program = app.remaining();
-    if (o.program.size() > words.size() - o.options_from_environment.size()) {
-      std::cerr << "cuaudit: CUAUDIT_OPTIONS holds options only, not a program or `--`: " << getenv("CUAUDIT_OPTIONS")
-                << '\n';
-      return kExitUsage;
-    }
-    const size_t option_words = words.size() - o.program.size();
-    o.options_from_command_line.assign(words.begin() + static_cast<long>(o.options_from_environment.size()),
-                                       words.begin() + static_cast<long>(option_words));
     // With the program's arguments left to it, the first word CLI11 did not take is the program;
     // one that looks like an option is a misspelled or unknown one, never a program to run.
     if (!o.program.empty() && o.program.front().size() > 1 && o.program.front()[0] == '-' &&
@@ -328,9 +328,6 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
       std::cerr << "cuaudit: no program given\n" << kRunUsage << "Run `cuaudit --help` for the options.\n";
       return kExitUsage;
     }
-  } else {
-    o.options_from_command_line.assign(words.begin() + static_cast<long>(o.options_from_environment.size()),
-                                       words.end());
   }
   return std::nullopt;
 }
