@@ -57,7 +57,7 @@ def pytest_cmdline_main(config):
         tests_file = os.path.join(tmp, "tests.json")
         # Installed, the plugin loads itself in the child (entry point "cuaudit"); else -p loads it.
         load = [] if config.pluginmanager.get_plugin("cuaudit") is not None else ["-p", "pytest_cuaudit"]
-        child_args = [a for a in _child_argv(sys.argv[1:])]
+        child_args = _child_argv(sys.argv[1:])
         if load and "pytest_cuaudit" in child_args:
             load = []  # already asked for with -p on this command line
         argv = ([config.getoption("cuaudit_path"), "--json", report_file] + shlex.split(config.getoption("cuaudit_args")) +
