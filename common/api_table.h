@@ -30,7 +30,29 @@ inline constexpr FamilyInfo kFamilyInfo[] = {
 inline constexpr size_t kMemoryFamilies = std::size(kFamilyInfo);
 
 // Which namespace a key (pointer or handle) lives in: a free is looked up in its API's space.
-enum class KeySpace : uint8_t { Address, ArrayHandle, MipmappedHandle, VmmHandle, VmmReservation, VmmMapping };
+// Memory spaces come first; each kind of resource handle has a space of its own (texture and
+// surface objects are small integers that would collide).
+enum class KeySpace : uint8_t {
+  Address,
+  ArrayHandle,
+  MipmappedHandle,
+  VmmHandle,
+  VmmReservation,
+  VmmMapping,
+  Stream,
+  Event,
+  Graph,
+  GraphExec,
+  Module,
+  Library,
+  TextureObject,
+  SurfaceObject,
+  MemPool,
+  ExternalMemory,
+  ExternalSemaphore,
+};
+inline constexpr size_t kKeySpaces = static_cast<size_t>(KeySpace::ExternalSemaphore) + 1;
+inline constexpr bool is_memory_space(KeySpace s) { return s <= KeySpace::VmmMapping; }
 
 enum class Api : uint16_t {
 #define CUAUDIT_API(id, name, role, family, space) id,
@@ -71,12 +93,16 @@ inline bool is_host_family(MemoryFamily f) {
 inline bool releases_family(Api release, MemoryFamily allocated) {
   const MemoryFamily f = api_info(release).family;
   switch (f) {
-    case MemoryFamily::Device:  // cudaFree, cuMemFree: device, managed and pool memory alike
+    case MemoryFamily::Device:  // cudaFree, cuMemFree: device, managed, pool, graph, imported, mapped
       return allocated == MemoryFamily::Device || allocated == MemoryFamily::Managed ||
-             allocated == MemoryFamily::StreamOrdered;
+             allocated == MemoryFamily::StreamOrdered || allocated == MemoryFamily::GraphMemory ||
+             allocated == MemoryFamily::ImportedPool || allocated == MemoryFamily::ExternalBuffer;
     case MemoryFamily::StreamOrdered:  // cudaFreeAsync accepts any device allocation
       return allocated == MemoryFamily::StreamOrdered || allocated == MemoryFamily::Device ||
-             allocated == MemoryFamily::Managed;
+             allocated == MemoryFamily::Managed || allocated == MemoryFamily::GraphMemory ||
+             allocated == MemoryFamily::ImportedPool;
+    case MemoryFamily::GraphMemory:  // a graph's free node: graph or stream-ordered memory
+      return allocated == MemoryFamily::GraphMemory || allocated == MemoryFamily::StreamOrdered;
     case MemoryFamily::HostHeap:  // libc free and delete never release CUDA memory
       return false;
     default:
@@ -84,8 +110,15 @@ inline bool releases_family(Api release, MemoryFamily allocated) {
   }
 }
 
+// Streams, events, graphs, modules and the other handles --track-resources records: not memory.
+inline bool is_resource(MemoryFamily f) { return f >= MemoryFamily::Stream; }
+
 // Reservations and mappings are address space, not memory: they are leaks of their own,
 // but their bytes are not added to the leaked-bytes total (the physical handle carries them).
-inline bool owns_memory(MemoryFamily f) { return f != MemoryFamily::VmmReservation && f != MemoryFamily::VmmMapping; }
+// Memory another process owns (IPC mappings) is not this process's memory either.
+inline bool owns_memory(MemoryFamily f) {
+  return f != MemoryFamily::VmmReservation && f != MemoryFamily::VmmMapping && f != MemoryFamily::IpcMapping &&
+         !is_resource(f);
+}
 
 }  // namespace cuaudit

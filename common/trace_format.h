@@ -206,8 +206,8 @@ enum class LaunchPath : uint8_t {
 const char* launch_path_name(uint8_t path) noexcept;
 
 enum class LaunchProblem : uint8_t {
-  Misaligned = 1,     // value % alignment != 0
-  NotAccessible = 2,  // the driver knows no device-accessible memory at the value (freed, pageable, garbage)
+  Misaligned = 1,      // value % alignment != 0
+  NotAccessible = 2,   // the driver knows no device-accessible memory at the value (freed, pageable, garbage)
   PeerNotEnabled = 3,  // memory of another device that the launching device was given no access to
 };
 
@@ -300,11 +300,11 @@ struct DeviceStateRecord {
   uint64_t seq;
   uint64_t time_ns;
   int32_t device;
-  uint32_t flags;  // DeviceStateFlags
-  uint64_t pool_reserved;       // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT of the device's current pool
-  uint64_t pool_used;           // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
-  uint64_t pool_reserved_high;  // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
-  uint64_t pool_used_high;      // CU_MEMPOOL_ATTR_USED_MEM_HIGH
+  uint32_t flags;                  // DeviceStateFlags
+  uint64_t pool_reserved;          // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT of the device's current pool
+  uint64_t pool_used;              // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+  uint64_t pool_reserved_high;     // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+  uint64_t pool_used_high;         // CU_MEMPOOL_ATTR_USED_MEM_HIGH
   uint64_t other_processes_bytes;  // NVML: memory of the other processes on the device
 };
 
@@ -322,6 +322,67 @@ enum DeviceStateFlags : uint32_t {
   kStateAtFailedAllocation = 1,  // taken right after an allocation failed
   kStateHasPool = 2,             // the pool fields are valid
   kStateHasOtherProcesses = 4,   // NVML answered: other_processes_bytes is valid
+};
+
+// A memory node added to a graph (explicitly, or by capturing cudaMallocAsync/cudaFreeAsync): the
+// allocation happens at each launch of the graph, at the address fixed here.
+enum class GraphNodeKind : uint8_t { Alloc = 1, Free = 2 };
+struct GraphMemNodeRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  uint64_t stack_id;  // where the node was made
+  uint64_t graph;     // CUgraph it belongs to
+  uint64_t node;      // CUgraphNode
+  uint64_t dptr;      // the address it allocates or frees
+  uint64_t bytes;     // Alloc: bytes allocated at each launch
+  uint32_t tid;
+  int32_t device;  // Alloc: where the memory lives
+  uint16_t api;    // cuaudit::Api naming how it was made (cudaGraphAddMemAllocNode, cudaMallocAsync captured, ...)
+  uint8_t kind;    // GraphNodeKind
+  uint8_t reserved8;
+  uint32_t reserved32;
+};
+
+enum class GraphChange : uint32_t {
+  ExecCreated = 1,     // `exec` was instantiated from `graph` (its memory nodes as of now), with `flags`
+  GraphCloned = 2,     // `graph` is a clone of `original`
+  GraphDestroyed = 3,  // `graph` is gone (its handle may come back for another graph)
+  ExecDestroyed = 4,   // `exec` is gone
+};
+struct GraphChangeRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t graph;
+  uint64_t original;  // GraphCloned: the graph it was cloned from; ExecCreated: CUPTI's original graph
+  uint64_t exec;
+  uint32_t change;  // GraphChange
+  uint32_t reserved;
+  uint64_t flags;  // ExecCreated: cuGraphExecGetFlags (1: auto-free on launch)
+};
+inline constexpr uint64_t kGraphAutoFreeOnLaunch = 1;  // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+
+struct GraphLaunchRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  uint64_t exec;  // CUgraphExec
+  uint32_t tid;
+  int32_t result;  // what the launch returned (a failed launch allocates nothing)
+};
+
+// Memory crossing a process boundary: an IPC or pool export (the exporter's pointer), or the
+// import that follows an Alloc record of cudaIpcOpenMemHandle/cudaMemPoolImportPointer (same seq).
+// The handle's bytes are hashed: the tool pairs an import with its export across the run's traces.
+enum class SharedRole : uint32_t { Export = 1, Import = 2 };
+struct SharedMemoryRecord {
+  RecordHeader header;
+  uint64_t seq;      // Export: its own; Import: the Alloc record's
+  uint64_t time_ns;  // CLOCK_MONOTONIC, comparable across the processes of one machine
+  uint64_t pointer;  // Export: the exported allocation; Import: where it was mapped
+  uint64_t handle_hash;
+  uint32_t role;  // SharedRole
+  uint32_t reserved;
 };
 
 constexpr size_t padded_record_size(size_t bytes) { return (bytes + 7) & ~size_t{7}; }

@@ -101,7 +101,8 @@ bool on_call_exit(const ApiCall& call) noexcept {
   uint64_t pre_seq = 0, enter_ns = 0;
   if (a.depth > 0 && (a.depth > kMaxActive || a.calls[a.depth - 1].api == call.api)) {
     --a.depth;
-    if (a.depth > 0) return false;  // nested inside another tracked call: that one is recorded
+    if (a.depth > 0) return false;    // nested inside another tracked call: that one is recorded
+    if (call.captured) return false;  // stream capture: the graph's memory node was recorded
     pre_seq = a.calls[0].seq;
     enter_ns = a.calls[0].enter_ns;
   } else if (a.depth > 0) {
@@ -127,6 +128,15 @@ bool on_call_exit(const ApiCall& call) noexcept {
   } else {
     trace_writer().append(trace::FreeRecord{r});
   }
+  if (info.role == ApiRole::Alloc && call.result == 0 && call.handle_hash) {
+    trace::SharedMemoryRecord shared{};
+    shared.seq = r.seq;
+    shared.time_ns = r.time_ns;
+    shared.pointer = call.key;
+    shared.handle_hash = call.handle_hash;
+    shared.role = static_cast<uint32_t>(trace::SharedRole::Import);
+    trace_writer().append(shared);
+  }
   if (info.role == ApiRole::Alloc && call.result == 0) {
     if (const uint64_t python = capture_python_stack()) {
       trace::AllocPythonRecord p{};
@@ -138,6 +148,21 @@ bool on_call_exit(const ApiCall& call) noexcept {
   }
   if (call.result == 0) info.role == ApiRole::Alloc ? note_allocation() : note_release();
   return true;
+}
+
+bool is_outermost_exit(Api api) noexcept {
+  const ActiveCalls& a = tls_active;
+  return a.depth == 0 || (a.depth == 1 && a.calls[0].api == api);
+}
+
+void on_memory_exported(uint64_t pointer, uint64_t handle_hash) noexcept {
+  trace::SharedMemoryRecord r{};
+  r.seq = next_sequence();
+  r.time_ns = monotonic_ns();
+  r.pointer = pointer;
+  r.handle_hash = handle_hash;
+  r.role = static_cast<uint32_t>(trace::SharedRole::Export);
+  trace_writer().append(r);
 }
 
 void record_memory_sample(int32_t device, uint64_t free_bytes, uint64_t total_bytes) noexcept {

@@ -20,6 +20,9 @@ struct ApiCall {
   int32_t result = 0;  // what the call returned to the program
   uint32_t context_uid = 0;
   int32_t device = trace::kUnknownDevice;
+  uint64_t handle_hash = 0;  // imports: hash of the IPC handle or export data (SharedMemoryRecord)
+  uint64_t stream = 0;       // stream-ordered calls: the stream
+  bool captured = false;     // captured into a graph: its graph memory node stands for it, nothing is recorded
 };
 
 // ENTER of a tracked call: `api` names it.
@@ -29,6 +32,13 @@ void on_call_enter(Api api) noexcept;
 // are ignored when nested; an outermost one is recorded without a pre-call sequence number.
 // Returns whether the call was recorded (it was the outermost tracked call).
 bool on_call_exit(const ApiCall& call) noexcept;
+
+// Whether the EXIT of `api` now is that of the outermost tracked call on this thread (the one
+// on_call_exit records).
+bool is_outermost_exit(Api api) noexcept;
+
+// An IPC or pool export: the exporter's side of memory another process may import.
+void on_memory_exported(uint64_t pointer, uint64_t handle_hash) noexcept;
 
 // Other runtime calls, by CUPTI callback id: a failure, an error retrieved through
 // cudaGetLastError/cudaPeekAtLastError, or (lint mode) a successful call's site. `name` is the

@@ -53,8 +53,100 @@ const TrackedCallback kTrackedCallbacks[] = {
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemRelease, Api::cuMemRelease},
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAddressFree, Api::cuMemAddressFree},
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, Api::cuMemUnmap},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaIpcOpenMemHandle_v4010, Api::cudaIpcOpenMemHandle},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaIpcCloseMemHandle_v4010, Api::cudaIpcCloseMemHandle},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolImportPointer_v11020,
+     Api::cudaMemPoolImportPointer},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaExternalMemoryGetMappedBuffer_v10000,
+     Api::cudaExternalMemoryGetMappedBuffer},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuIpcOpenMemHandle_v2, Api::cuIpcOpenMemHandle},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuIpcCloseMemHandle, Api::cuIpcCloseMemHandle},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemPoolImportPointer, Api::cuMemPoolImportPointer},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemImportFromShareableHandle,
+     Api::cuMemImportFromShareableHandle},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuExternalMemoryGetMappedBuffer,
+     Api::cuExternalMemoryGetMappedBuffer},
 };
 const size_t kTrackedCallbackCount = sizeof kTrackedCallbacks / sizeof kTrackedCallbacks[0];
+
+#define CUAUDIT_RT(cbid, api) \
+  { CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##cbid, Api::api }
+#define CUAUDIT_DRV(cbid, api) \
+  { CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##cbid, Api::api }
+const TrackedCallback kResourceCallbacks[] = {
+    CUAUDIT_RT(cudaStreamCreate_v3020, cudaStreamCreate),
+    CUAUDIT_RT(cudaStreamCreateWithFlags_v5000, cudaStreamCreateWithFlags),
+    CUAUDIT_RT(cudaStreamCreateWithPriority_v5050, cudaStreamCreateWithPriority),
+    CUAUDIT_RT(cudaStreamDestroy_v3020, cudaStreamDestroy),
+    CUAUDIT_RT(cudaStreamDestroy_v5050, cudaStreamDestroy),
+    CUAUDIT_DRV(cuStreamCreate, cuStreamCreate),
+    CUAUDIT_DRV(cuStreamCreateWithPriority, cuStreamCreateWithPriority),
+    CUAUDIT_DRV(cuStreamDestroy, cuStreamDestroy),
+    CUAUDIT_DRV(cuStreamDestroy_v2, cuStreamDestroy),
+    CUAUDIT_RT(cudaEventCreate_v3020, cudaEventCreate),
+    CUAUDIT_RT(cudaEventCreateWithFlags_v3020, cudaEventCreateWithFlags),
+    CUAUDIT_RT(cudaEventDestroy_v3020, cudaEventDestroy),
+    CUAUDIT_DRV(cuEventCreate, cuEventCreate),
+    CUAUDIT_DRV(cuEventDestroy, cuEventDestroy),
+    CUAUDIT_DRV(cuEventDestroy_v2, cuEventDestroy),
+    CUAUDIT_RT(cudaGraphCreate_v10000, cudaGraphCreate),
+    CUAUDIT_RT(cudaStreamEndCapture_v10000, cudaStreamEndCapture),
+    CUAUDIT_RT(cudaStreamEndCapture_ptsz_v10000, cudaStreamEndCapture),
+    CUAUDIT_RT(cudaGraphClone_v10000, cudaGraphClone),
+    CUAUDIT_RT(cudaGraphDestroy_v10000, cudaGraphDestroy),
+    CUAUDIT_DRV(cuGraphCreate, cuGraphCreate),
+    CUAUDIT_DRV(cuStreamEndCapture, cuStreamEndCapture),
+    CUAUDIT_DRV(cuStreamEndCapture_ptsz, cuStreamEndCapture),
+    CUAUDIT_DRV(cuGraphClone, cuGraphClone),
+    CUAUDIT_DRV(cuGraphDestroy, cuGraphDestroy),
+    CUAUDIT_RT(cudaGraphInstantiate_v10000, cudaGraphInstantiate),
+    CUAUDIT_RT(cudaGraphInstantiate_v12000, cudaGraphInstantiate),
+    CUAUDIT_RT(cudaGraphInstantiateWithFlags_v11040, cudaGraphInstantiate),
+    CUAUDIT_RT(cudaGraphInstantiateWithParams_v12000, cudaGraphInstantiate),
+    CUAUDIT_RT(cudaGraphInstantiateWithParams_ptsz_v12000, cudaGraphInstantiate),
+    CUAUDIT_RT(cudaGraphExecDestroy_v10000, cudaGraphExecDestroy),
+    CUAUDIT_DRV(cuGraphInstantiate, cuGraphInstantiate),
+    CUAUDIT_DRV(cuGraphInstantiate_v2, cuGraphInstantiate),
+    CUAUDIT_DRV(cuGraphInstantiateWithFlags, cuGraphInstantiate),
+    CUAUDIT_DRV(cuGraphInstantiateWithParams, cuGraphInstantiate),
+    CUAUDIT_DRV(cuGraphInstantiateWithParams_ptsz, cuGraphInstantiate),
+    CUAUDIT_DRV(cuGraphExecDestroy, cuGraphExecDestroy),
+    CUAUDIT_DRV(cuModuleLoad, cuModuleLoad),
+    CUAUDIT_DRV(cuModuleLoadData, cuModuleLoadData),
+    CUAUDIT_DRV(cuModuleLoadDataEx, cuModuleLoadData),
+    CUAUDIT_DRV(cuModuleLoadFatBinary, cuModuleLoadData),
+    CUAUDIT_DRV(cuModuleUnload, cuModuleUnload),
+    CUAUDIT_RT(cudaLibraryLoadData_v12060, cudaLibraryLoadData),
+    CUAUDIT_RT(cudaLibraryLoadFromFile_v12060, cudaLibraryLoadFromFile),
+    CUAUDIT_RT(cudaLibraryUnload_v12060, cudaLibraryUnload),
+    // Not the driver's cuLibraryLoadData/FromFile: the CUDA runtime loads every fatbin of the
+    // program through them itself, lazily, at a kernel's first launch and outside any runtime call
+    // CUPTI reports, so they cannot be told from the program's own (seen on the H200, CUDA 13).
+    CUAUDIT_RT(cudaCreateTextureObject_v5000, cudaCreateTextureObject),
+    CUAUDIT_RT(cudaCreateTextureObject_v2_v11080, cudaCreateTextureObject),
+    CUAUDIT_RT(cudaDestroyTextureObject_v5000, cudaDestroyTextureObject),
+    CUAUDIT_DRV(cuTexObjectCreate, cuTexObjectCreate),
+    CUAUDIT_DRV(cuTexObjectDestroy, cuTexObjectDestroy),
+    CUAUDIT_RT(cudaCreateSurfaceObject_v5000, cudaCreateSurfaceObject),
+    CUAUDIT_RT(cudaDestroySurfaceObject_v5000, cudaDestroySurfaceObject),
+    CUAUDIT_DRV(cuSurfObjectCreate, cuSurfObjectCreate),
+    CUAUDIT_DRV(cuSurfObjectDestroy, cuSurfObjectDestroy),
+    CUAUDIT_RT(cudaMemPoolCreate_v11020, cudaMemPoolCreate),
+    CUAUDIT_RT(cudaMemPoolDestroy_v11020, cudaMemPoolDestroy),
+    CUAUDIT_DRV(cuMemPoolCreate, cuMemPoolCreate),
+    CUAUDIT_DRV(cuMemPoolDestroy, cuMemPoolDestroy),
+    CUAUDIT_RT(cudaImportExternalMemory_v10000, cudaImportExternalMemory),
+    CUAUDIT_RT(cudaDestroyExternalMemory_v10000, cudaDestroyExternalMemory),
+    CUAUDIT_DRV(cuImportExternalMemory, cuImportExternalMemory),
+    CUAUDIT_DRV(cuDestroyExternalMemory, cuDestroyExternalMemory),
+    CUAUDIT_RT(cudaImportExternalSemaphore_v10000, cudaImportExternalSemaphore),
+    CUAUDIT_RT(cudaDestroyExternalSemaphore_v10000, cudaDestroyExternalSemaphore),
+    CUAUDIT_DRV(cuImportExternalSemaphore, cuImportExternalSemaphore),
+    CUAUDIT_DRV(cuDestroyExternalSemaphore, cuDestroyExternalSemaphore),
+};
+#undef CUAUDIT_RT
+#undef CUAUDIT_DRV
+const size_t kResourceCallbackCount = sizeof kResourceCallbacks / sizeof kResourceCallbacks[0];
 
 namespace {
 
@@ -97,11 +189,47 @@ uint64_t mip_bytes(uint64_t w, uint64_t h, uint64_t d, unsigned levels, uint64_t
   return total;
 }
 
+// IPC handles and pool export data are opaque bytes that travel from one process to another
+// unchanged: their hash pairs an import with its export (FNV-1a).
+template <typename Handle>
+uint64_t handle_hash(const Handle& handle) noexcept {
+  const auto* p = reinterpret_cast<const unsigned char*>(&handle);
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < sizeof handle; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h ? h : 1;
+}
+
+// Every resource API's parameters start with the handle: an out-pointer to it for creations, the
+// handle itself for destructions (checked for each struct by the compiler below). Stream capture
+// ends with the stream first and the graph second.
+void decode_resource(Api api, const void* params, ApiCall& call) noexcept {
+  if (api == Api::cudaStreamEndCapture) {
+    call.key =
+        reinterpret_cast<uint64_t>(deref(static_cast<const cudaStreamEndCapture_v10000_params*>(params)->pGraph));
+  } else if (api == Api::cuStreamEndCapture) {
+    call.key = reinterpret_cast<uint64_t>(deref(static_cast<const cuStreamEndCapture_params*>(params)->phGraph));
+  } else if (api_info(api).role == ApiRole::Alloc) {
+    const uint64_t* out = *static_cast<const uint64_t* const*>(params);
+    call.key = deref(out);
+  } else {
+    call.key = *static_cast<const uint64_t*>(params);
+  }
+}
+static_assert(offsetof(cudaStreamCreate_v3020_params, pStream) == 0 &&
+              offsetof(cudaEventDestroy_v3020_params, event) == 0 &&
+              offsetof(cudaCreateTextureObject_v5000_params, pTexObject) == 0 &&
+              offsetof(cuLibraryLoadData_params, library) == 0 && offsetof(cuModuleUnload_params, hmod) == 0 &&
+              offsetof(cudaGraphInstantiateWithParams_v12000_params, pGraphExec) == 0 &&
+              offsetof(cuImportExternalSemaphore_params, extSem_out) == 0 && sizeof(cudaTextureObject_t) == 8 &&
+              sizeof(CUmodule) == 8);
+
 // Fills key and bytes from the call's parameters. Runs at EXIT: out-parameters are valid
 
 }  // namespace
 
 void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
+  if (!params) return;
+  if (is_resource(api_info(api).family)) return decode_resource(api, params, call);
   switch (api) {
     case Api::cudaMalloc: {
       auto* p = static_cast<const cudaMalloc_v3020_params*>(params);
@@ -169,12 +297,14 @@ void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
       auto* p = static_cast<const cudaMallocAsync_v11020_params*>(params);
       call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
       call.bytes = p->size;
+      call.stream = reinterpret_cast<uint64_t>(p->hStream);
       break;
     }
     case Api::cudaMallocFromPoolAsync: {
       auto* p = static_cast<const cudaMallocFromPoolAsync_v11020_params*>(params);
       call.key = reinterpret_cast<uint64_t>(deref(p->ptr));
       call.bytes = p->size;
+      call.stream = reinterpret_cast<uint64_t>(p->stream);
       break;
     }
     case Api::cudaFree:
@@ -193,9 +323,12 @@ void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
     case Api::cudaHostUnregister:
       call.key = reinterpret_cast<uint64_t>(static_cast<const cudaHostUnregister_v4000_params*>(params)->ptr);
       break;
-    case Api::cudaFreeAsync:
-      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaFreeAsync_v11020_params*>(params)->devPtr);
+    case Api::cudaFreeAsync: {
+      auto* p = static_cast<const cudaFreeAsync_v11020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(p->devPtr);
+      call.stream = reinterpret_cast<uint64_t>(p->hStream);
       break;
+    }
     case Api::cuMemAlloc: {
       auto* p = static_cast<const cuMemAlloc_v2_params*>(params);
       call.key = deref(p->dptr);
@@ -236,12 +369,14 @@ void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
       auto* p = static_cast<const cuMemAllocAsync_params*>(params);
       call.key = deref(p->dptr);
       call.bytes = p->bytesize;
+      call.stream = reinterpret_cast<uint64_t>(p->hStream);
       break;
     }
     case Api::cuMemAllocFromPoolAsync: {
       auto* p = static_cast<const cuMemAllocFromPoolAsync_params*>(params);
       call.key = deref(p->dptr);
       call.bytes = p->bytesize;
+      call.stream = reinterpret_cast<uint64_t>(p->hStream);
       break;
     }
     case Api::cuArrayCreate: {
@@ -293,9 +428,12 @@ void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
     case Api::cuMemHostUnregister:
       call.key = reinterpret_cast<uint64_t>(static_cast<const cuMemHostUnregister_params*>(params)->p);
       break;
-    case Api::cuMemFreeAsync:
-      call.key = static_cast<const cuMemFreeAsync_params*>(params)->dptr;
+    case Api::cuMemFreeAsync: {
+      auto* p = static_cast<const cuMemFreeAsync_params*>(params);
+      call.key = p->dptr;
+      call.stream = reinterpret_cast<uint64_t>(p->hStream);
       break;
+    }
     case Api::cuArrayDestroy:
       call.key = reinterpret_cast<uint64_t>(static_cast<const cuArrayDestroy_params*>(params)->hArray);
       break;
@@ -318,13 +456,84 @@ void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
       call.bytes = p->size;
       break;
     }
-    case Api::libc_free:  // host heap releases come from the LD_PRELOAD interposer, not CUPTI
-    case Api::libc_realloc:
-    case Api::cxx_delete:
-    case Api::cxx_delete_array:
-    case Api::Count:
+    case Api::cudaIpcOpenMemHandle: {
+      auto* p = static_cast<const cudaIpcOpenMemHandle_v4010_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
+      call.handle_hash = handle_hash(p->handle);
+      break;
+    }
+    case Api::cuIpcOpenMemHandle: {
+      auto* p = static_cast<const cuIpcOpenMemHandle_v2_params*>(params);
+      call.key = deref(p->pdptr);
+      call.handle_hash = handle_hash(p->handle);
+      break;
+    }
+    case Api::cudaIpcCloseMemHandle:
+      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaIpcCloseMemHandle_v4010_params*>(params)->devPtr);
+      break;
+    case Api::cuIpcCloseMemHandle:
+      call.key = static_cast<const cuIpcCloseMemHandle_params*>(params)->dptr;
+      break;
+    case Api::cudaMemPoolImportPointer: {
+      auto* p = static_cast<const cudaMemPoolImportPointer_v11020_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->ptr));
+      if (p->exportData) call.handle_hash = handle_hash(*p->exportData);
+      break;
+    }
+    case Api::cuMemPoolImportPointer: {
+      auto* p = static_cast<const cuMemPoolImportPointer_params*>(params);
+      call.key = deref(p->ptr_out);
+      if (p->shareData) call.handle_hash = handle_hash(*p->shareData);
+      break;
+    }
+    case Api::cuMemImportFromShareableHandle:
+      call.key = deref(static_cast<const cuMemImportFromShareableHandle_params*>(params)->handle);
+      break;
+    case Api::cudaExternalMemoryGetMappedBuffer: {
+      auto* p = static_cast<const cudaExternalMemoryGetMappedBuffer_v10000_params*>(params);
+      call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
+      if (p->bufferDesc) call.bytes = p->bufferDesc->size;
+      break;
+    }
+    case Api::cuExternalMemoryGetMappedBuffer: {
+      auto* p = static_cast<const cuExternalMemoryGetMappedBuffer_params*>(params);
+      call.key = deref(p->devPtr);
+      if (p->bufferDesc) call.bytes = p->bufferDesc->size;
+      break;
+    }
+    default:  // host heap releases (the LD_PRELOAD interposer), graph nodes (graph facts), resources
       break;
   }
+}
+
+bool exported_memory(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, uint64_t& pointer,
+                     uint64_t& hash) noexcept {
+  if (!params) return false;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaIpcGetMemHandle_v4010) {
+    auto* p = static_cast<const cudaIpcGetMemHandle_v4010_params*>(params);
+    if (!p->handle) return false;
+    pointer = reinterpret_cast<uint64_t>(p->devPtr), hash = handle_hash(*p->handle);
+    return true;
+  }
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolExportPointer_v11020) {
+    auto* p = static_cast<const cudaMemPoolExportPointer_v11020_params*>(params);
+    if (!p->exportData) return false;
+    pointer = reinterpret_cast<uint64_t>(p->ptr), hash = handle_hash(*p->exportData);
+    return true;
+  }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuIpcGetMemHandle) {
+    auto* p = static_cast<const cuIpcGetMemHandle_params*>(params);
+    if (!p->pHandle) return false;
+    pointer = p->dptr, hash = handle_hash(*p->pHandle);
+    return true;
+  }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuMemPoolExportPointer) {
+    auto* p = static_cast<const cuMemPoolExportPointer_params*>(params);
+    if (!p->shareData_out) return false;
+    pointer = p->ptr, hash = handle_hash(*p->shareData_out);
+    return true;
+  }
+  return false;
 }
 
 bool copy_pointers(CUpti_CallbackId cbid, const void* params, uint64_t (&out)[2]) noexcept {

@@ -21,10 +21,18 @@ struct TrackedCallback {
 // Every callback id of a tracked API (runtime and driver, allocations and releases).
 extern const TrackedCallback kTrackedCallbacks[];
 extern const size_t kTrackedCallbackCount;
+// The resource APIs (streams, events, graphs, modules, ...): enabled with --track-resources only.
+extern const TrackedCallback kResourceCallbacks[];
+extern const size_t kResourceCallbackCount;
 
 // Fills key and bytes from the call's parameters. Runs at EXIT: out-parameters are valid
 // when the call succeeded.
 void decode_api_params(Api api, const void* params, ApiCall& call) noexcept;
+
+// An IPC or pool export (cudaIpcGetMemHandle, cudaMemPoolExportPointer and their driver forms),
+// at its EXIT: the exported pointer and the hash of the handle the program will pass on.
+bool exported_memory(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params, uint64_t& pointer,
+                     uint64_t& hash) noexcept;
 
 // The pointers a failed copy or memset was given, so that the tool can tell when one is the
 // garbage left by a failed allocation. False for other calls.

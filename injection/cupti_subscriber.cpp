@@ -8,8 +8,10 @@
 
 #include "call_recorder.h"
 #include "cupti_api_params.h"
+#include "cupti_graph_memory.h"
 #include "cupti_launch_hooks.h"
 #include "device_state.h"
+#include "driver_api.h"
 #include "launch_checker.h"
 #include "memory_sampler.h"
 #include "preload_link.h"
@@ -78,8 +80,27 @@ void on_other_runtime_call(CUpti_CallbackId cbid, const CUpti_CallbackData* data
   if (g_record_call_sites) on_runtime_call(CallFact::Site, domain, cbid, data->functionName, result);
 }
 
+// The size of memory another process exported: the import call does not say.
+uint64_t mapped_bytes(uint64_t pointer) noexcept {
+  CUdeviceptr base = 0;
+  size_t bytes = 0;
+  if (!driver().mem_get_address_range || driver().mem_get_address_range(&base, &bytes, pointer) != CUDA_SUCCESS)
+    return 0;
+  return bytes;
+}
+
 void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
   if (!data) return;
+  const bool program_driver_call = domain == CUPTI_CB_DOMAIN_DRIVER_API && tls.runtime_depth == 0;
+  if (on_graph_call(domain, cbid, data, tls.runtime_depth) && domain == CUPTI_CB_DOMAIN_DRIVER_API) return;
+  if (data->callbackSite == CUPTI_API_EXIT && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || program_driver_call) &&
+      data->functionReturnValue && *static_cast<const int32_t*>(data->functionReturnValue) == 0) {
+    uint64_t pointer = 0, hash = 0;
+    if (exported_memory(domain, cbid, data->functionParams, pointer, hash)) {
+      on_memory_exported(pointer, hash);
+      if (domain == CUPTI_CB_DOMAIN_DRIVER_API) return;
+    }
+  }
   if (g_check_launches) {
     if (on_peer_access_call(domain, cbid, data) && domain == CUPTI_CB_DOMAIN_DRIVER_API) return;
     if (copies_graph_nodes(domain, cbid)) tls.copying_nodes = data->callbackSite == CUPTI_API_ENTER;
@@ -97,6 +118,9 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
     return;
   }
   const Api api = static_cast<Api>(id);
+  // The runtime's own driver calls inside an untracked runtime call (modules it loads lazily,
+  // streams it makes for itself): the program did not make them.
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && !program_driver_call && is_resource(api_info(api).family)) return;
   if (data->callbackSite == CUPTI_API_ENTER) {
     on_call_enter(api);
     return;
@@ -108,12 +132,19 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
                       : static_cast<int32_t>(*static_cast<const CUresult*>(data->functionReturnValue));
   }
   decode_api_params(api, data->functionParams, call);
+  const MemoryFamily family = api_info(api).family;
+  if (call.result == 0 && call.bytes == 0 &&
+      (family == MemoryFamily::IpcMapping || family == MemoryFamily::ImportedPool))
+    call.bytes = mapped_bytes(call.key);
+  // Stream capture turns a stream-ordered allocation or release into a memory node of a graph.
+  if (call.result == 0 && family == MemoryFamily::StreamOrdered && is_outermost_exit(api))
+    call.captured = record_if_captured(api, call.stream, call.key, call.bytes, call.device);
   call.context_uid = data->contextUid;
   call.device = device_of(data->context, data->contextUid);
   if (!on_call_exit(call)) return;  // nested inside a tracked call: that one was recorded
   update_host_pointers(call);
   const ApiInfo& info = api_info(api);
-  if (is_host_family(info.family)) return;
+  if (is_host_family(info.family) || is_resource(info.family)) return;
   if (call.result == 0) {
     if (info.family == MemoryFamily::StreamOrdered) note_stream_ordered_use();
     sample_after_memory_change(call.device);
@@ -167,15 +198,20 @@ void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
 
 }  // namespace
 
-bool subscribe_callbacks(bool record_call_sites, bool check_launches, char* error, size_t error_bytes) noexcept {
+bool subscribe_callbacks(bool record_call_sites, bool check_launches, bool track_resources, char* error,
+                         size_t error_bytes) noexcept {
   g_record_call_sites = record_call_sites;
   g_check_launches = check_launches;
   memset(&g_lookup, 0xff, sizeof g_lookup);
-  for (size_t i = 0; i < kTrackedCallbackCount; ++i) {
-    const TrackedCallback& t = kTrackedCallbacks[i];
-    int16_t* slot = t.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_lookup.runtime : g_lookup.driver;
-    slot[t.cbid] = static_cast<int16_t>(t.api);
-  }
+  auto fill = [](const TrackedCallback* callbacks, size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      const TrackedCallback& t = callbacks[i];
+      int16_t* slot = t.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_lookup.runtime : g_lookup.driver;
+      slot[t.cbid] = static_cast<int16_t>(t.api);
+    }
+  };
+  fill(kTrackedCallbacks, kTrackedCallbackCount);
+  if (track_resources) fill(kResourceCallbacks, kResourceCallbackCount);
 
   char other_tool[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};
   CUpti_SubscriberParams params{};
@@ -213,6 +249,13 @@ bool subscribe_callbacks(bool record_call_sites, bool check_launches, char* erro
       return false;
     }
   }
+  // Resource APIs: ids this CUPTI lacks are skipped (an older driver without cuLibraryLoad, ...).
+  for (size_t i = 0; track_resources && i < kResourceCallbackCount; ++i)
+    cuptiEnableCallback(1, g_subscriber, kResourceCallbacks[i].domain, kResourceCallbacks[i].cbid);
+  // Exports by the program through the driver API (the runtime's are enabled above).
+  cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuIpcGetMemHandle);
+  cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemPoolExportPointer);
+  enable_graph_memory_callbacks(g_subscriber);
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   if (check_launches) enable_launch_hook_callbacks(g_subscriber);

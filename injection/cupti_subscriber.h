@@ -11,6 +11,8 @@ namespace cuaudit::inject {
 // CUPTI tool (compute-sanitizer, Nsight) already holds the single subscriber slot.
 // `record_call_sites`: also record the site of every successful runtime call (--check-api-results).
 // `check_launches`: check kernel launch parameters (--check-launch-params).
-bool subscribe_callbacks(bool record_call_sites, bool check_launches, char* error, size_t error_bytes) noexcept;
+// `track_resources`: also record streams, events, graphs, modules and other handles (--track-resources).
+bool subscribe_callbacks(bool record_call_sites, bool check_launches, bool track_resources, char* error,
+                         size_t error_bytes) noexcept;
 
 }  // namespace cuaudit::inject

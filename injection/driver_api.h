@@ -24,6 +24,7 @@ struct DriverApi {
   decltype(&::cuCtxGetDevice) ctx_get_device = nullptr;
   decltype(&::cuDeviceGetName) device_get_name = nullptr;
   decltype(&::cuDeviceTotalMem) device_total_mem = nullptr;
+  decltype(&::cuStreamGetCaptureInfo) stream_get_capture_info = nullptr;
 };
 
 // Resolved once, at InitializeInjection (the driver is loaded by then); null members are missing.

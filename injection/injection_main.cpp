@@ -146,9 +146,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     const char* tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/cuaudit-%ld-XXXXXX", tmp && *tmp ? tmp : "/tmp", static_cast<long>(getpid()));
     if (!mkdtemp(dir)) {
-      log_error("cannot create a directory for the trace in %s (%s); this process is not tracked: set "
-                "CUAUDIT_TRACE_DIR",
-                tmp && *tmp ? tmp : "/tmp", strerror(errno));
+      log_error(
+          "cannot create a directory for the trace in %s (%s); this process is not tracked: set "
+          "CUAUDIT_TRACE_DIR",
+          tmp && *tmp ? tmp : "/tmp", strerror(errno));
       return 1;
     }
     log_warning("CUAUDIT_TRACE_DIR is not set; recording to %s (analyze it with: cuaudit report %s)", dir, dir);
@@ -168,8 +169,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 
   const char* lint = getenv(cuaudit::env_name(cuaudit::EnvVar::CheckApiResults));
   const char* launches = getenv(cuaudit::env_name(cuaudit::EnvVar::CheckLaunchParams));
-  if (!subscribe_callbacks(lint && strcmp(lint, "1") == 0, !launches || strcmp(launches, "0") != 0, error,
-                           sizeof error)) {
+  const char* resources = getenv(cuaudit::env_name(cuaudit::EnvVar::TrackResources));
+  if (!subscribe_callbacks(lint && strcmp(lint, "1") == 0, !launches || strcmp(launches, "0") != 0,
+                           resources && strcmp(resources, "1") == 0, error, sizeof error)) {
     log_error("%s", error);
     write_notice(cuaudit::trace::NoticeCode::SubscribeFailed, error);
     trace_writer().flush_all();

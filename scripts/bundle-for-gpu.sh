@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Copies what the GPU test machine needs (binaries only, debug info of cuaudit itself stripped)
-# into .gpu/, which `run` carries there. The machine has no Debian packages and the checkout
-# lands at another path, so everything it runs is relative to the repository root.
-# Usage: scripts/bundle-for-gpu.sh [BUILD_DIR]
+# Packs what the GPU test machine needs (binaries only, debug info of cuaudit itself stripped)
+# into .gpu/bin.tar.gz, which `run` carries there. The test programs keep their debug info (the
+# reports name file:line from it) and link the CUDA runtime statically, about 1 MB each: packed,
+# they stay well inside what `run` carries (64 MiB). The machine has no Debian packages and the
+# checkout lands at another path, so everything it runs is relative to the repository root.
+# Usage: scripts/bundle-for-gpu.sh [BUILD_DIR]; there: tar -xzf .gpu/bin.tar.gz -C .gpu
 set -euo pipefail
 build=${1:-build}
 rm -rf .gpu && mkdir -p .gpu/bin
@@ -13,4 +15,6 @@ for f in "$build"/bin/*; do
     *) ;;  # unit and self tests run here, not there
   esac
 done
-du -sh .gpu
+tar -C .gpu -czf .gpu/bin.tar.gz bin
+rm -rf .gpu/bin
+du -sh .gpu/bin.tar.gz

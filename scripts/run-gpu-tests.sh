@@ -48,6 +48,17 @@ say "== PyTorch training under cuaudit: tracked, no unchecked_error, passes the 
 check python3 tests/gpu/check_torch.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_training.py --log "$log" \
   --keep-json "$out/torch-report.json"
 
+say "== PyTorch CUDA graphs (torch.cuda.graph, make_graphed_callables): no false findings"
+check python3 tests/gpu/check_torch.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_cuda_graphs.py --log "$log" \
+  --keep-json "$out/torch-graphs-report.json"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); p=r['processes'][0]; print('torch graphs: allocations', p['allocations'], 'releases', p['releases'], 'kinds', sorted({f['kind'] for f in r['findings']}), 'notes', p.get('notes'))" \
+  "$out/torch-graphs-report.json" 2>&1 | tee -a "$log"
+say "== the same with --track-resources: what PyTorch itself keeps (informational)"
+"$bin/cuaudit" --track-resources --leak-check summary --json "$out/torch-graphs-resources.json" -- python3 tests/gpu/torch_cuda_graphs.py \
+  > /dev/null 2>&1
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); [print(' ', f['kind'], f['severity'], f['api'], f['count'], (f['stack'][0].get('module') or '').split('/')[-1] if f['stack'] else '', (f['stack'][0].get('function') or '')[:60] if f['stack'] else '') for f in r['findings'] if f['kind'] in ('resource_leak','held_by_allocator')]" \
+  "$out/torch-graphs-resources.json" 2>&1 | head -30 | tee -a "$log"
+
 say "== a stack overflow under faulthandler: the program's alternate-stack handler still runs"
 check python3 tests/gpu/check_faulthandler.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_stack_overflow.py --log "$log"
 

@@ -17,6 +17,7 @@
 #include "release_findings.h"
 #include "replay.h"
 #include "run_dir.h"
+#include "shared_memory_findings.h"
 #include "stack_resolver.h"
 #include "symbolizer.h"
 #include "text_helpers.h"
@@ -85,8 +86,8 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
     p.notes.push_back(fmt::format("damaged trace {}: {}", trace.file, problem));
   if (r.unmatched_releases) {
     p.notes.push_back(
-        fmt::format("{} successful release(s) of memory cuaudit did not see allocated (for instance "
-                    "graph memory nodes); they are not judged",
+        fmt::format("{} successful release(s) of memory cuaudit did not see allocated (made before cuaudit "
+                    "attached, or by an API it does not track); they are not judged",
                     r.unmatched_releases));
   }
   if (r.released_during_shutdown) {
@@ -173,6 +174,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     return a.start_realtime_ns < b.start_realtime_ns;
   });
 
+  const SharedMemoryImports imports(loaded);
   size_t tracked = 0;
   size_t filtered_out = 0;
   for (const ProcessTrace& trace : loaded) {
@@ -196,6 +198,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     for (auto& f : error_findings(trace, explained, stacks, failures, {options.check_api_results}))
       found.push_back(std::move(f));
     for (auto& f : launch_findings(trace, result.launch_params, stacks)) found.push_back(std::move(f));
+    for (auto& f : shared_memory_findings(trace, imports, stacks)) found.push_back(std::move(f));
     for (const Event& e : trace.events) call_sites_recorded |= e.kind == EventKind::CallSite;
     if (options.check_leaks) {
       for (auto& f : leak_findings(trace, result.leaks, stacks)) found.push_back(std::move(f));

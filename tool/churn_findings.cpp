@@ -29,6 +29,10 @@ struct Site {
 class ChurnObserver : public ReplayObserver {
  public:
   void on_released(const MemoryEvent& a, const MemoryEvent& r) override {
+    // Graph memory comes and goes at every launch by design (no allocator call), and handles are
+    // not memory: neither is churn.
+    const MemoryFamily family = api_info(a.api).family;
+    if (family == MemoryFamily::GraphMemory || is_resource(family)) return;
     Site& s = sites_[{a.stack_id, a.api}];
     s.stack_id = a.stack_id, s.api = a.api, s.release_api = r.api, s.device = a.device;
     ++s.pairs;
@@ -110,22 +114,22 @@ std::vector<report::Finding> churn_findings(const ProcessTrace& trace, StackReso
     const double percent = 100.0 * c.run_share;
     report::Finding f;
     f.kind = report::FindingKind::AllocationChurn;
-    f.severity = options.warn_percent && percent >= *options.warn_percent ? report::Severity::Warning
-                                                                           : report::Severity::Info;
+    f.severity =
+        options.warn_percent && percent >= *options.warn_percent ? report::Severity::Warning : report::Severity::Info;
     f.api = api;
     f.bytes = s->bytes / s->pairs;  // the typical (mean) allocation
     f.count = s->pairs;
     f.pid = trace.pid;
     if (s->device >= 0) f.device = s->device;
-    const std::string time = s->call_ns ? fmt::format(", {} in the calls = {:.1f}% of the run", human_ns(s->call_ns),
-                                                      percent)
-                                        : std::string();
+    const std::string time = s->call_ns
+                                 ? fmt::format(", {} in the calls = {:.1f}% of the run", human_ns(s->call_ns), percent)
+                                 : std::string();
     f.headline = fmt::format("Allocation churn: {} {}/{} pairs of {}, lifetime {}{}, at:", s->pairs, api, release,
                              report::human_bytes(f.bytes), human_ns(c.median_lifetime_ns), time);
-    f.message = fmt::format("{} allocations of {} at this site were released again during the run (median lifetime "
-                            "{}){}: {}",
-                            s->pairs, report::human_bytes(f.bytes), human_ns(c.median_lifetime_ns), time,
-                            advice(api_info(s->api).family));
+    f.message = fmt::format(
+        "{} allocations of {} at this site were released again during the run (median lifetime "
+        "{}){}: {}",
+        s->pairs, report::human_bytes(f.bytes), human_ns(c.median_lifetime_ns), time, advice(api_info(s->api).family));
     f.notes.push_back(advice(api_info(s->api).family));
     f.stack = stacks.user_stack(s->stack_id);
     f.churn = c;

@@ -159,6 +159,7 @@ RunInfo run_program(const LaunchRequest& request) {
     setenv(env_name(EnvVar::TargetProcesses), request.target_processes.c_str(), 1);
     setenv(env_name(EnvVar::SampleIntervalMs), std::to_string(request.sample_interval_ms).c_str(), 1);
     setenv(env_name(EnvVar::CheckLaunchParams), request.check_launch_params ? "1" : "0", 1);
+    setenv(env_name(EnvVar::TrackResources), request.track_resources ? "1" : "0", 1);
     if (!request.preload_path.empty()) {
       // Ahead of what the user preloads, so that free() is checked before any other interposer.
       const char* existing = getenv("LD_PRELOAD");

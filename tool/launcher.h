@@ -36,6 +36,7 @@ struct LaunchRequest {
   std::string target_processes = "all";  // --target-processes
   unsigned sample_interval_ms = 10;      // --sample-interval (0: no memory timeline)
   bool check_launch_params = true;       // --check-launch-params
+  bool track_resources = false;          // --track-resources
 };
 
 // libcuaudit-preload.so beside the injection library, or empty when it is not there.

@@ -23,6 +23,7 @@ struct Group {
   uint64_t count = 0;
   int32_t device = trace::kUnknownDevice;
   bool mixed_devices = false;
+  uint64_t graph_launches = 0;  // graph memory: launches of its graph by the last allocation
 };
 
 std::vector<std::string> end_notes(LeakEnd end) {
@@ -57,6 +58,7 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const std:
     Group& g = it->second;
     g.bytes += a.bytes;
     ++g.count;
+    g.graph_launches = std::max(g.graph_launches, a.graph_launches);
     if (inserted) {
       g.device = a.device;
     } else if (g.device != a.device) {
@@ -81,18 +83,38 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const std:
     f.count = g.count;
     f.pid = pid;
     if (!g.mixed_devices && g.device >= 0) f.device = g.device;
-    f.headline =
-        fmt::format("Leak of {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
-    f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were never released", g.bytes,
-                            family_description(info.family), g.count, info.name);
+    if (is_resource(info.family)) {
+      f.kind = report::FindingKind::ResourceLeak;
+      f.headline = fmt::format("Leak of {} {}(s) ({}), never destroyed with {}, created at:", g.count,
+                               family_description(info.family), info.name, right_release_for(g.api));
+      f.message = fmt::format("{} {}(s) created by {} were never destroyed ({} was never called for them)", g.count,
+                              family_description(info.family), info.name, right_release_for(g.api));
+    } else {
+      f.headline =
+          fmt::format("Leak of {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
+      f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were never released", g.bytes,
+                              family_description(info.family), g.count, info.name);
+    }
     f.notes = end_notes(g.end);
+    if (info.family == MemoryFamily::GraphMemory) {
+      f.notes.push_back(fmt::format(
+          "allocated when its graph runs: the graph was launched {} time(s) and nothing freed this memory after "
+          "the last launch; free it with cudaFreeAsync after the launch, add a free node to the graph "
+          "(cudaGraphAddMemFreeNode), or instantiate with cudaGraphInstantiateFlagAutoFreeOnLaunch",
+          g.graph_launches));
+    }
     if (g.failed_release) {
       // One story, not two unrelated findings: the wrong release is why this memory leaked.
       f.notes.push_back(fmt::format("{} at {} did not release it (see the mismatched_free finding); release it with {}",
                                     api_info(g.failed_release->api).name, stacks.call_site(g.failed_release->stack_id),
                                     right_release_for(g.api)));
     }
-    if (!owns_memory(info.family)) {
+    if (info.family == MemoryFamily::IpcMapping) {
+      f.notes.push_back(fmt::format(
+          "memory of another process, mapped into this one and never unmapped: close it with {}; its {} byte(s) "
+          "belong to the exporting process and are not counted in the leaked bytes",
+          right_release_for(g.api), g.bytes));
+    } else if (!owns_memory(info.family) && !is_resource(info.family)) {
       f.notes.push_back(fmt::format("a {}: its {} byte(s) are address space, not counted in the leaked bytes",
                                     family_description(info.family), g.bytes));
     }

@@ -214,8 +214,9 @@ int run_command(Options o) {
   const std::string run_dir = prepare_run_dir(o, temporary);
   RunInfo run;
   try {
-    run = run_program({o.program, program_path, injection, find_preload_library(injection), run_dir,
-                       o.check_api_results, o.target_processes, o.sample_interval_ms, o.check_launch_params});
+    run =
+        run_program({o.program, program_path, injection, find_preload_library(injection), run_dir, o.check_api_results,
+                     o.target_processes, o.sample_interval_ms, o.check_launch_params, o.track_resources});
   } catch (const LaunchError& e) {
     if (temporary) remove_run_dir(run_dir);
     fail(e.exit_code, e.what());

@@ -136,6 +136,9 @@ void add_run_options(CLI::App& app, Options& o) {
              "yes: check every kernel launch's pointer parameters (alignment for the pointee type, freed "
              "memory, pageable host memory); no: do not",
              "yes");
+  app.add_flag("--track-resources", o.track_resources,
+               "also record streams, events, graphs, executable graphs, modules, libraries, texture and surface "
+               "objects, memory pools and external memory, and report those never destroyed (resource_leak)");
   app.add_option("--sample-interval", o.sample_interval_ms,
                  "sample each device's memory use (cuMemGetInfo) every MS milliseconds for the timeline; "
                  "0: no timeline")

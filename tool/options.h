@@ -54,6 +54,7 @@ struct Options {
   std::string target_processes = "all";
   unsigned sample_interval_ms = 10;
   bool check_launch_params = true;
+  bool track_resources = false;  // --track-resources
   // report
   std::string run_dir;
   // What set the options, for the report ("options in effect"): CUAUDIT_OPTIONS's words, then the

@@ -109,7 +109,10 @@ report::Finding describe(const Group& g, uint64_t pid, StackResolver& stacks) {
 
 std::string_view right_release_for(Api allocation) {
   MemoryFamily family = api_info(allocation).family;
-  if (family == MemoryFamily::Managed) family = MemoryFamily::Device;  // cudaFree / cuMemFree
+  // cudaFree / cuMemFree: managed memory, imported pool pointers and external buffers.
+  if (family == MemoryFamily::Managed || family == MemoryFamily::ImportedPool || family == MemoryFamily::ExternalBuffer)
+    family = MemoryFamily::Device;
+  if (family == MemoryFamily::GraphMemory) family = MemoryFamily::StreamOrdered;  // cudaFreeAsync / cuMemFreeAsync
   const ApiLayer layer = api_layer(api_info(allocation).name);
   for (const ApiInfo& candidate : kApiInfo) {
     if (candidate.role == ApiRole::Free && candidate.family == family && api_layer(candidate.name) == layer) {

@@ -13,13 +13,13 @@ namespace {
 // CUDA began tearing itself down at exit, and CUDA checked nothing.
 constexpr int32_t kShutdownResult = 4;
 
-constexpr size_t kSpaces = static_cast<size_t>(KeySpace::VmmMapping) + 1;
+constexpr size_t kSpaces = kKeySpaces;
 
-// Memory bound to a context dies with it. Pool (stream-ordered) and VMM memory belong to the
-// device and the process, not to one context, so a context reset does not release them.
+// Memory bound to a context dies with it. Pool (stream-ordered, graph, imported) and VMM memory
+// belong to the device and the process, not to one context, so a context reset does not release them.
 bool dies_with_context(MemoryFamily f) {
   return f != MemoryFamily::StreamOrdered && f != MemoryFamily::VmmPhysical && f != MemoryFamily::VmmReservation &&
-         f != MemoryFamily::VmmMapping;
+         f != MemoryFamily::VmmMapping && f != MemoryFamily::GraphMemory && f != MemoryFamily::ImportedPool;
 }
 
 MemoryFamily family_of(const MemoryEvent& e) { return api_info(e.api).family; }
@@ -96,7 +96,11 @@ class AllocationTable {
 
     // A pointer or handle of another kind: an array given to cudaFree, a device pointer to cudaFreeArray.
     for (size_t s = 0; s < kSpaces; ++s) {
-      if (s == space_index(e.api)) continue;
+      // Handles of different kinds of resource share values (texture and surface objects are
+      // small integers): only memory is looked up across spaces.
+      if (s == space_index(e.api) || !is_memory_space(static_cast<KeySpace>(s)) ||
+          !is_memory_space(api_info(e.api).space))
+        continue;
       if (auto other = live_[s].find(e.key); other != live_[s].end()) {
         result_.release_findings.push_back({ReleaseProblem::Mismatched, e, other->second, {}, 0});
         failed_releases_.emplace(other->second.seq, e);
@@ -112,7 +116,9 @@ class AllocationTable {
       }
     }
     if (e.result == 0) {
-      ++result_.unmatched_releases;  // CUDA accepted it: memory cuaudit did not see allocated
+      // CUDA accepted it: memory cuaudit did not see allocated (handles made by CUDA itself, such
+      // as the runtime's own streams, are not worth a note).
+      if (!is_resource(family_of(e))) ++result_.unmatched_releases;
       return;
     }
     auto& released = released_[space_index(e.api)];
@@ -126,7 +132,7 @@ class AllocationTable {
 
   // A pointer a launch was given: inside live memory (device, pinned, managed, pool, mapped), or
   // inside memory that was released and not allocated again.
-  void judge_launch_param(const Event& e) {
+  void judge_launch_param(const Event& e, bool in_graph_memory) {
     LaunchParamJudgement j{e, {}, {}, {}, 0};
     const uint64_t value = e.launch_param().value;
     for (KeySpace space : {KeySpace::Address, KeySpace::VmmMapping}) {
@@ -136,6 +142,9 @@ class AllocationTable {
         break;
       }
     }
+    // Graph memory exists only while its graph runs: a kernel node given it was checked when the
+    // memory was not there (the driver knows no memory at the address then).
+    if (!j.live && in_graph_memory && e.launch_param().problem == trace::LaunchProblem::NotAccessible) return;
     if (!j.live) {
       const auto& released = released_[static_cast<size_t>(KeySpace::Address)];
       auto it = released.upper_bound(value);
@@ -164,6 +173,16 @@ class AllocationTable {
         }
       }
     }
+  }
+
+  // Auto-free on launch: what the last launch of a graph allocated at `key` is released by the next.
+  void release_graph_memory(uint64_t key) {
+    auto& live = live_[static_cast<size_t>(KeySpace::Address)];
+    auto it = live.find(key);
+    if (it == live.end() || family_of(it->second) != MemoryFamily::GraphMemory) return;
+    ++result_.releases;
+    forget(it->second);
+    live.erase(it);
   }
 
   void finish(LeakEnd end) {
@@ -236,11 +255,105 @@ class AllocationTable {
   std::map<int32_t, DeviceHoldings> device_bytes_;
 };
 
+// What the program built its graphs of: memory nodes per graph, and per executable graph the nodes
+// it was instantiated with. Each launch allocates at the alloc nodes' addresses and releases at the
+// free nodes'.
+class GraphMemory {
+ public:
+  explicit GraphMemory(AllocationTable& table) : table_(table) {}
+
+  void add_node(const Event& e) {
+    const GraphNodeFact& n = e.graph_node();
+    nodes_[n.graph].push_back(e);
+    if (n.alloc) ranges_[n.dptr] = std::max<uint64_t>(n.bytes, 1);
+  }
+
+  void change(const GraphChangeFact& c) {
+    switch (c.change) {
+      case trace::GraphChange::ExecCreated: {
+        auto it = nodes_.find(c.graph);
+        if (it == nodes_.end()) it = nodes_.find(c.original);
+        Exec exec;
+        if (it != nodes_.end()) exec.nodes = it->second;
+        exec.auto_free = c.flags & trace::kGraphAutoFreeOnLaunch;
+        execs_[c.exec] = std::move(exec);
+        break;
+      }
+      case trace::GraphChange::GraphCloned:
+        if (auto it = nodes_.find(c.original); it != nodes_.end()) nodes_[c.graph] = it->second;
+        break;
+      case trace::GraphChange::GraphDestroyed:
+        nodes_.erase(c.graph);
+        break;
+      case trace::GraphChange::ExecDestroyed:
+        execs_.erase(c.exec);
+        break;
+    }
+  }
+
+  void launch(const Event& e) {
+    const GraphLaunchFact& l = e.graph_launch();
+    if (l.result != 0) return;  // a failed launch allocates nothing
+    auto it = execs_.find(l.exec);
+    if (it == execs_.end()) return;
+    Exec& exec = it->second;
+    ++exec.launches;
+    if (exec.auto_free && exec.launches > 1) {
+      for (const Event& node : exec.nodes) {
+        if (node.graph_node().alloc) table_.release_graph_memory(node.graph_node().dptr);
+      }
+    }
+    for (const Event& node : exec.nodes) {
+      if (node.graph_node().alloc) table_.allocate(memory_event(node, e, exec.launches));
+    }
+    for (const Event& node : exec.nodes) {
+      if (!node.graph_node().alloc) table_.release(memory_event(node, e, exec.launches));
+    }
+  }
+
+  // Whether `address` is inside memory some graph allocates when it runs.
+  bool contains(uint64_t address) const {
+    auto it = ranges_.upper_bound(address);
+    if (it == ranges_.begin()) return false;
+    --it;
+    return address - it->first < it->second;
+  }
+
+ private:
+  struct Exec {
+    std::vector<Event> nodes;
+    bool auto_free = false;
+    uint64_t launches = 0;
+  };
+
+  // The node's memory at this launch: made where the node was made, when the graph ran.
+  static MemoryEvent memory_event(const Event& node, const Event& launch, uint64_t launches) {
+    const GraphNodeFact& n = node.graph_node();
+    MemoryEvent m;
+    m.seq = launch.seq;
+    m.time_ns = launch.time_ns;
+    m.stack_id = node.stack_id;
+    m.tid = node.tid;
+    m.api = n.api;
+    m.key = n.dptr;
+    m.bytes = n.alloc ? n.bytes : 0;
+    m.device = n.device;
+    m.graph_launches = launches;
+    return m;
+  }
+
+  AllocationTable& table_;
+  std::unordered_map<uint64_t, std::vector<Event>> nodes_;  // graph -> its memory nodes, in order
+  std::unordered_map<uint64_t, Exec> execs_;
+  std::map<uint64_t, uint64_t> ranges_;  // every alloc node's address -> bytes
+};
+
 }  // namespace
 
 ReplayResult replay(const ProcessTrace& trace, ReplayObserver* observer) {
   ReplayResult result;
   AllocationTable table(result, observer);
+  GraphMemory graphs(table);
   const LiveVisitor live = [&](const std::function<void(const MemoryEvent&)>& visit) { table.for_each_live(visit); };
   auto sample = trace.samples.begin();
   auto observe_until = [&](uint64_t seq) {  // the samples taken before event `seq`
@@ -264,7 +377,16 @@ ReplayResult replay(const ProcessTrace& trace, ReplayObserver* observer) {
         table.destroy_context(e.context().context_uid);
         break;
       case EventKind::LaunchParam:
-        table.judge_launch_param(e);
+        table.judge_launch_param(e, graphs.contains(e.launch_param().value));
+        break;
+      case EventKind::GraphMemNode:
+        graphs.add_node(e);
+        break;
+      case EventKind::GraphChange:
+        graphs.change(e.graph_change());
+        break;
+      case EventKind::GraphLaunch:
+        graphs.launch(e);
         break;
       case EventKind::ContextCreated:
       case EventKind::ProcessEnd:

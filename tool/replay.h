@@ -57,8 +57,8 @@ struct ReplayResult {
   // Releases that CUDA refused because it was already shutting down (cudaErrorCudartUnloading
   // from a static destructor): the program did release them, so they are not its leaks.
   uint64_t released_during_shutdown = 0;
-  // Successful releases of keys cuaudit never saw allocated (memory from an API it does not
-  // track, such as graph memory nodes): not judged.
+  // Successful releases of keys cuaudit never saw allocated (memory allocated before cuaudit
+  // subscribed, or by an API it does not track): not judged.
   uint64_t unmatched_releases = 0;
   std::vector<LaunchParamJudgement> launch_params;
 };

@@ -43,9 +43,10 @@ std::string trim(std::string_view s) {
 }
 
 bool rule_matches(const SuppressionRule& rule, const report::Finding& f) {
-  const bool kind_fits = rule.holds_by_allocator() ? f.kind == report::FindingKind::Leak
-                         : rule.kind               ? *rule.kind == f.kind
-                                                   : report::finding_kind_info(f.kind).suppressible;
+  const bool kind_fits = rule.holds_by_allocator()
+                             ? f.kind == report::FindingKind::Leak || f.kind == report::FindingKind::ResourceLeak
+                         : rule.kind ? *rule.kind == f.kind
+                                     : report::finding_kind_info(f.kind).suppressible;
   if (!kind_fits) return false;
   auto frames_match = [&](const std::vector<report::Frame>& stack) {
     return std::any_of(stack.begin(), stack.end(), [&](const report::Frame& fr) {
@@ -60,8 +61,15 @@ bool rule_matches(const SuppressionRule& rule, const report::Finding& f) {
 
 // A leak that an allocator holds on purpose: said so, and never gating.
 void mark_held_by_allocator(report::Finding& f, const std::string& allocator) {
+  const bool resource = f.kind == report::FindingKind::ResourceLeak;
   f.kind = report::FindingKind::HeldByAllocator;
   f.severity = report::Severity::Info;
+  if (resource) {
+    f.headline = fmt::format("Held by {}: {} handle(s) ({}) at exit, from:", allocator, f.count, f.api);
+    f.message = fmt::format("{} handle(s) from {} are held by {} until the process ends; that is its design", f.count,
+                            f.api, allocator);
+    return;
+  }
   f.headline =
       fmt::format("Held by {}: {} byte(s) in {} allocation(s) ({}) at exit, from:", allocator, f.bytes, f.count, f.api);
   f.message = fmt::format(

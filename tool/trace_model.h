@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -31,12 +31,15 @@ enum class EventKind : uint8_t {
   ContextCreated,
   ContextDestroyed,
   ProcessEnd,
-  FailedCall,   // another runtime call failed
-  LastError,    // cudaGetLastError / cudaPeekAtLastError returned an error
-  CallSite,     // a successful runtime call (recorded with --check-api-results)
-  Signal,       // a fatal signal reached the process
-  ExitCall,     // exit/_exit/_Exit/quick_exit
-  LaunchParam,  // a kernel parameter failed a launch check
+  FailedCall,    // another runtime call failed
+  LastError,     // cudaGetLastError / cudaPeekAtLastError returned an error
+  CallSite,      // a successful runtime call (recorded with --check-api-results)
+  Signal,        // a fatal signal reached the process
+  ExitCall,      // exit/_exit/_Exit/quick_exit
+  LaunchParam,   // a kernel parameter failed a launch check
+  GraphMemNode,  // a memory alloc or free node was added to a graph
+  GraphChange,   // a graph was instantiated, cloned or destroyed
+  GraphLaunch,   // an executable graph was launched
 };
 
 // An allocation or release by a tracked API (Alloc, Free): complete on its own, since the replay
@@ -55,6 +58,7 @@ struct MemoryEvent {
   uint64_t python_stack_id = 0;            // Alloc: the Python stack it was made from (0: none)
   uint64_t launches = 0;                   // Alloc from Python: kernel launches before it
   uint32_t call_ns = 0;                    // time inside the call (saturated); 0: not measured
+  uint64_t graph_launches = 0;             // graph memory: launches of its graph so far (this one included)
 };
 
 // A context was created or destroyed (its allocations die with it).
@@ -88,8 +92,42 @@ struct LaunchParamFact {
   uint8_t path = 0;           // trace::LaunchPath (kept raw: a newer writer may know more paths)
   int32_t driver_result = 0;  // NotAccessible: what cuPointerGetAttributes said
   uint8_t memory_type = 0;    // what the driver said the value was (0: nothing)
-  bool host_readable = false;  int8_t pointer_device = -1;  // PeerNotEnabled: the device the memory is on
+  bool host_readable = false;
+  int8_t pointer_device = -1;  // PeerNotEnabled: the device the memory is on
   int8_t launch_device = -1;   // PeerNotEnabled: the device the kernel ran on
+};
+
+// A memory node of a graph (GraphMemNode): its memory comes and goes at each launch of the graph.
+struct GraphNodeFact {
+  uint64_t graph = 0;
+  uint64_t node = 0;
+  uint64_t dptr = 0;
+  uint64_t bytes = 0;
+  int32_t device = trace::kUnknownDevice;
+  Api api = Api::Count;  // how it was made: cudaGraphAddMemAllocNode, cudaMallocAsync captured, ...
+  bool alloc = true;     // false: a free node
+};
+
+struct GraphChangeFact {
+  trace::GraphChange change = trace::GraphChange::ExecCreated;
+  uint64_t graph = 0;
+  uint64_t original = 0;
+  uint64_t exec = 0;
+  uint64_t flags = 0;
+};
+
+struct GraphLaunchFact {
+  uint64_t exec = 0;
+  int32_t result = 0;
+};
+
+// Memory exported to other processes, or imported from one (the import's seq is its allocation's).
+struct SharedMemoryFact {
+  uint64_t seq = 0;
+  uint64_t time_ns = 0;
+  uint64_t pointer = 0;
+  uint64_t handle_hash = 0;
+  trace::SharedRole role = trace::SharedRole::Export;
 };
 
 // One fact of the trace, in the process's event order. The payload's type follows the kind:
@@ -101,7 +139,9 @@ struct Event {
   uint64_t time_ns = 0;
   uint64_t stack_id = 0;  // kNoStack when the fact has none
   uint32_t tid = 0;
-  std::variant<std::monostate, MemoryEvent, ContextChange, RuntimeCall, SignalFact, ExitFact, LaunchParamFact> payload;
+  std::variant<std::monostate, MemoryEvent, ContextChange, RuntimeCall, SignalFact, ExitFact, LaunchParamFact,
+               GraphNodeFact, GraphChangeFact, GraphLaunchFact>
+      payload;
 
   bool is_memory() const { return kind == EventKind::Alloc || kind == EventKind::Free; }
   const MemoryEvent& memory() const { return std::get<MemoryEvent>(payload); }
@@ -111,6 +151,9 @@ struct Event {
   const SignalFact& signal() const { return std::get<SignalFact>(payload); }
   const ExitFact& exit() const { return std::get<ExitFact>(payload); }
   const LaunchParamFact& launch_param() const { return std::get<LaunchParamFact>(payload); }
+  const GraphNodeFact& graph_node() const { return std::get<GraphNodeFact>(payload); }
+  const GraphChangeFact& graph_change() const { return std::get<GraphChangeFact>(payload); }
+  const GraphLaunchFact& graph_launch() const { return std::get<GraphLaunchFact>(payload); }
   // What a call returned to the program: memory and runtime-call kinds; 0 for the others.
   int32_t call_result() const {
     if (const auto* m = std::get_if<MemoryEvent>(&payload)) return m->result;
@@ -163,12 +206,13 @@ struct ProcessTrace {
   std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;                // id -> return addresses
   std::vector<Event> events;                                                 // sorted by seq
   std::vector<MemorySample> samples;                                         // sorted by seq
-  std::vector<DeviceState> device_states;  // sorted by seq
-  std::map<int32_t, DeviceInfo> devices;   // ordinal -> name and memory
+  std::vector<DeviceState> device_states;                                    // sorted by seq
+  std::map<int32_t, DeviceInfo> devices;                                     // ordinal -> name and memory
   std::unordered_map<uint32_t, std::string> runtime_names;                   // cbid -> "cudaMemcpy_v3020"
   std::unordered_map<uint32_t, std::string> kernels;                         // kernel id -> name as the driver gave it
   std::unordered_map<uint64_t, std::vector<PythonFrameInfo>> python_stacks;  // id -> frames
   std::unordered_map<uint64_t, std::array<uint64_t, 2>> call_pointers;       // failed copy's seq -> its pointers
+  std::vector<SharedMemoryFact> shared_memory;                               // IPC and pool exports and imports
   std::vector<std::string> notices;                                          // from the injection
   bool tracked = true;                // false when the injection could not subscribe
   bool reached_exit = false;          // a ProcessEnd record was seen

@@ -194,6 +194,41 @@ class TraceBuilder {
     return true;
   }
 
+  bool parse(const GraphMemNodeRecord& r, Tail) {
+    if (!api_info(r.api)) {
+      ++unknown_apis_;
+      return true;
+    }
+    GraphNodeFact fact{r.graph,
+                       r.node,
+                       r.dptr,
+                       r.bytes,
+                       r.device,
+                       static_cast<Api>(r.api),
+                       r.kind == static_cast<uint8_t>(GraphNodeKind::Alloc)};
+    add_event(EventKind::GraphMemNode, r.seq, r.time_ns, r.stack_id, r.tid, fact);
+    return true;
+  }
+
+  bool parse(const GraphChangeRecord& r, Tail) {
+    if (r.change < 1 || r.change > 4) return true;  // a change a newer writer knows
+    add_event(EventKind::GraphChange, r.seq, 0, kNoStack, 0,
+              GraphChangeFact{static_cast<GraphChange>(r.change), r.graph, r.original, r.exec, r.flags});
+    return true;
+  }
+
+  bool parse(const GraphLaunchRecord& r, Tail) {
+    add_event(EventKind::GraphLaunch, r.seq, r.time_ns, kNoStack, r.tid, GraphLaunchFact{r.exec, r.result});
+    return true;
+  }
+
+  bool parse(const SharedMemoryRecord& r, Tail) {
+    if (r.role != static_cast<uint32_t>(SharedRole::Export) && r.role != static_cast<uint32_t>(SharedRole::Import))
+      return true;
+    out_.shared_memory.push_back({r.seq, r.time_ns, r.pointer, r.handle_hash, static_cast<SharedRole>(r.role)});
+    return true;
+  }
+
   bool parse(const ProcessEndRecord& r, Tail) {
     add_event(EventKind::ProcessEnd, r.seq, r.time_ns, kNoStack, 0, std::monostate{});
     out_.reached_exit = true;
@@ -385,14 +420,15 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
   if (bad_records)
     out.problems.push_back(fmt::format("{} chunk(s) held a malformed record and were cut short", bad_records));
   if (damaged_chunks) {
-    out.problems.push_back(fmt::format("{} chunk(s) ({} bytes) failed their checksum (the file was damaged after it "
-                                       "was written); their records were not read",
-                                       damaged_chunks, damaged_bytes));
+    out.problems.push_back(
+        fmt::format("{} chunk(s) ({} bytes) failed their checksum (the file was damaged after it "
+                    "was written); their records were not read",
+                    damaged_chunks, damaged_bytes));
   }
   if (parser.unknown_records()) {
-    out.problems.push_back(fmt::format(
-        "{} record(s) of a type this cuaudit does not know were skipped (a newer cuaudit wrote them)",
-        parser.unknown_records()));
+    out.problems.push_back(
+        fmt::format("{} record(s) of a type this cuaudit does not know were skipped (a newer cuaudit wrote them)",
+                    parser.unknown_records()));
   }
   if (parser.unknown_apis()) {
     out.problems.push_back(

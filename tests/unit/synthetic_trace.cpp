@@ -54,7 +54,8 @@ SyntheticTrace& SyntheticTrace::took(uint32_t call_ns) {
 }
 
 SyntheticTrace& SyntheticTrace::failure_state(int32_t device, std::optional<uint64_t> other_processes,
-                                              std::optional<uint64_t> pool_reserved, std::optional<uint64_t> pool_used) {
+                                              std::optional<uint64_t> pool_reserved,
+                                              std::optional<uint64_t> pool_used) {
   DeviceState d;
   d.seq = seq_++;
   d.time_ns = d.seq * 1000 + waited_ns_;
@@ -123,6 +124,53 @@ SyntheticTrace& SyntheticTrace::launch_param(const std::string& kernel, uint16_t
   fact.host_readable = host_readable;
   e.payload = fact;
   trace_.events.push_back(e);
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::graph_node(uint64_t graph, uint64_t dptr, uint64_t bytes, bool alloc, Api api,
+                                           uint64_t stack) {
+  Event e = next(EventKind::GraphMemNode);
+  e.stack_id = stack;
+  e.payload = GraphNodeFact{graph, dptr * 3, dptr, bytes, 0, api, alloc};
+  trace_.events.push_back(e);
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::instantiate(uint64_t exec, uint64_t graph, uint64_t flags) {
+  Event e = next(EventKind::GraphChange);
+  e.payload = GraphChangeFact{trace::GraphChange::ExecCreated, graph, 0, exec, flags};
+  trace_.events.push_back(e);
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::destroy_graph(uint64_t graph) {
+  Event e = next(EventKind::GraphChange);
+  e.payload = GraphChangeFact{trace::GraphChange::GraphDestroyed, graph, 0, 0, 0};
+  trace_.events.push_back(e);
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::launch_graph(uint64_t exec, int32_t result) {
+  Event e = next(EventKind::GraphLaunch);
+  e.payload = GraphLaunchFact{exec, result};
+  trace_.events.push_back(e);
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::exported(uint64_t pointer, uint64_t handle_hash) {
+  const Event e = next(EventKind::ProcessEnd);  // only its seq and time: exports are not events
+  trace_.shared_memory.push_back({e.seq, e.time_ns, pointer, handle_hash, trace::SharedRole::Export});
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::imported(uint64_t handle_hash) {
+  const Event& open = trace_.events.back();
+  trace_.shared_memory.push_back({open.seq, open.time_ns, open.memory().key, handle_hash, trace::SharedRole::Import});
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::pid(uint64_t pid) {
+  trace_.pid = pid;
   return *this;
 }
 

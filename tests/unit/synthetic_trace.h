@@ -31,6 +31,16 @@ class SyntheticTrace {
   // What the injection writes after a failed allocation: the device's pool and other processes.
   SyntheticTrace& failure_state(int32_t device, std::optional<uint64_t> other_processes,
                                 std::optional<uint64_t> pool_reserved = {}, std::optional<uint64_t> pool_used = {});
+  // Graphs: a memory node (alloc or free) made at `stack`, an executable graph instantiated from
+  // a graph, a graph destroyed, a launch.
+  SyntheticTrace& graph_node(uint64_t graph, uint64_t dptr, uint64_t bytes, bool alloc, Api api, uint64_t stack = 7);
+  SyntheticTrace& instantiate(uint64_t exec, uint64_t graph, uint64_t flags = 0);
+  SyntheticTrace& destroy_graph(uint64_t graph);
+  SyntheticTrace& launch_graph(uint64_t exec, int32_t result = 0);
+  // An IPC or pool export of `pointer` now; or the import the last allocation was (same seq).
+  SyntheticTrace& exported(uint64_t pointer, uint64_t handle_hash);
+  SyntheticTrace& imported(uint64_t handle_hash);
+  SyntheticTrace& pid(uint64_t pid);
   // Later events happen `ns` later than they otherwise would.
   SyntheticTrace& wait(uint64_t ns);
   const ProcessTrace& trace() const { return trace_; }

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <string>
@@ -98,6 +99,33 @@ TEST_CASE("an exit whose enter came before cuaudit subscribed is still recorded 
   CHECK(events[0].memory().api == Api::cudaMalloc);
   CHECK(events[1].memory().api == Api::cudaMallocHost);
   CHECK(events[1].memory().device == -1);  // host memory
+}
+
+TEST_CASE("a call captured into a graph records nothing of its own; an import records its handle") {
+  trace_path();
+  inject::on_call_enter(Api::cudaMallocAsync);
+  inject::on_call_enter(Api::cuMemAllocAsync);
+  CHECK_FALSE(inject::is_outermost_exit(Api::cuMemAllocAsync));
+  inject::on_call_exit({Api::cuMemAllocAsync, 0x38000, 64, 0, 1, 0});
+  CHECK(inject::is_outermost_exit(Api::cudaMallocAsync));
+  inject::ApiCall captured{Api::cudaMallocAsync, 0x38000, 64, 0, 1, 0};
+  captured.captured = true;  // what the seam sets when the stream was being captured
+  inject::on_call_exit(captured);
+  CHECK(inject::is_outermost_exit(Api::cudaMalloc));  // nothing left active
+  inject::ApiCall open{Api::cudaIpcOpenMemHandle, 0x38100, 4096, 0, 1, 0};
+  open.handle_hash = 0xfeed;
+  inject::on_call_enter(open.api);
+  inject::on_call_exit(open);
+  const ProcessTrace t = read_back();
+  const auto events = events_with_key_in(t, 0x38000, 0x38200);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].memory().api == Api::cudaIpcOpenMemHandle);
+  const auto import = std::find_if(t.shared_memory.begin(), t.shared_memory.end(),
+                                   [](const SharedMemoryFact& s) { return s.handle_hash == 0xfeed; });
+  REQUIRE(import != t.shared_memory.end());
+  CHECK(import->seq == events[0].seq);
+  CHECK(import->pointer == 0x38100);
+  CHECK(import->role == trace::SharedRole::Import);
 }
 
 TEST_CASE("a release is ordered before an allocation that reuses its address on another thread") {

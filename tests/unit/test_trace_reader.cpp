@@ -270,3 +270,38 @@ TEST_CASE("a stack record of depth 0 is an empty stack") {
   REQUIRE(t.stacks.count(7) == 1);
   CHECK(t.stacks.at(7).empty());
 }
+
+TEST_CASE("graph memory nodes, graph changes, graph launches and shared memory are read") {
+  GraphMemNodeRecord n{};
+  n.header = header_for<GraphMemNodeRecord>(sizeof n);
+  n.seq = 1, n.stack_id = 5, n.graph = 0x70, n.node = 0x71, n.dptr = 0x7f00, n.bytes = 4096, n.device = 0;
+  n.api = static_cast<uint16_t>(Api::cudaMallocAsyncCaptured);
+  n.kind = static_cast<uint8_t>(GraphNodeKind::Alloc);
+  GraphChangeRecord c{};
+  c.header = header_for<GraphChangeRecord>(sizeof c);
+  c.seq = 2, c.graph = 0x70, c.exec = 0x80, c.flags = kGraphAutoFreeOnLaunch;
+  c.change = static_cast<uint32_t>(GraphChange::ExecCreated);
+  GraphLaunchRecord l{};
+  l.header = header_for<GraphLaunchRecord>(sizeof l);
+  l.seq = 3, l.exec = 0x80, l.result = 0;
+  SharedMemoryRecord s{};
+  s.header = header_for<SharedMemoryRecord>(sizeof s);
+  s.seq = 4, s.pointer = 0x7f00, s.handle_hash = 0x1234, s.role = static_cast<uint32_t>(SharedRole::Export);
+  GraphChangeRecord unknown = c;  // a change a newer writer knows: skipped
+  unknown.change = 99;
+  std::string payload;
+  put(payload, n), put(payload, c), put(payload, l), put(payload, s), put(payload, unknown);
+  const auto t = parse_trace(header() + chunk(payload), "t.cutrace");
+  REQUIRE(t.events.size() == 3);
+  CHECK(t.events[0].kind == EventKind::GraphMemNode);
+  CHECK(t.events[0].graph_node().api == Api::cudaMallocAsyncCaptured);
+  CHECK(t.events[0].graph_node().alloc);
+  CHECK(t.events[0].graph_node().bytes == 4096);
+  CHECK(t.events[0].stack_id == 5);
+  CHECK(t.events[1].graph_change().change == GraphChange::ExecCreated);
+  CHECK(t.events[1].graph_change().flags == kGraphAutoFreeOnLaunch);
+  CHECK(t.events[2].graph_launch().exec == 0x80);
+  REQUIRE(t.shared_memory.size() == 1);
+  CHECK(t.shared_memory[0].role == SharedRole::Export);
+  CHECK(t.shared_memory[0].handle_hash == 0x1234);
+}
