@@ -1,10 +1,12 @@
 // The price of checking free() against CUDA host memory: N malloc/free pairs of mixed sizes
 // (default 10 million) while pinned and managed allocations are live, so that every free() is
 // looked up. bench/run_bench.sh runs it natively and under cuaudit and prints the ratio.
+#include <cuda_runtime.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
+
+#include "max_rss.h"
 
 int main(int argc, char** argv) {
   const long pairs = argc > 1 ? std::atol(argv[1]) : 10000000;
@@ -29,5 +31,6 @@ int main(int argc, char** argv) {
   for (void* p : pinned) cudaFreeHost(p);
   cudaFree(managed);
   std::printf("heap_churn: %ld malloc/free pairs, %.2f ns per pair\n", pairs, ns / pairs);
+  print_max_rss();
   return 0;
 }

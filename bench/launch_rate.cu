@@ -2,10 +2,12 @@
 // parameters (two of them vector types, so the alignment check has work), then one
 // synchronization. Prints the time per launch; bench/run_bench.sh compares native, cuaudit and
 // compute-sanitizer.
+#include <cuda_runtime.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
+
+#include "max_rss.h"
 
 __global__ void tiny(float4* a, const float* b, double2* c, int* flags) {
   if (threadIdx.x == 0 && blockIdx.x == 0 && flags[0] < 0) a[0].x = b[0] + static_cast<float>(c[0].x);
@@ -28,6 +30,7 @@ int main(int argc, char** argv) {
   if (cudaDeviceSynchronize() != cudaSuccess) return 1;
   const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   std::printf("launch_rate: %d launches, %.3f us per launch\n", launches, us / launches);
+  print_max_rss();
   cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(flags);
   return 0;
 }

@@ -33,7 +33,8 @@ int main() {
   show("device 1 memory from device 0, no peer access", remote);
   int can = 0;
   cudaDeviceCanAccessPeer(&can, 0, 1);
-  std::printf("probe: cudaDeviceCanAccessPeer(0, 1) = %d, enable: %d\n", can, static_cast<int>(cudaDeviceEnablePeerAccess(1, 0)));
+  std::printf("probe: cudaDeviceCanAccessPeer(0, 1) = %d, enable: %d\n", can,
+              static_cast<int>(cudaDeviceEnablePeerAccess(1, 0)));
   show("device 1 memory from device 0, peer access enabled", remote);
   cudaSetDevice(1);
   cudaFree(nullptr);

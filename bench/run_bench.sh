@@ -1,53 +1,95 @@
 #!/usr/bin/env bash
-# Runs each benchmark natively and under cuaudit (and the seeds' experiment under
-# compute-sanitizer --leak-check full, where installed), alternating the configurations REPS times
-# (default 5) so that drift on the machine hits them alike, and prints the median of each and the
-# ratios of the medians. Usage: bench/run_bench.sh BUILD_DIR [REPS] [launch]
-# ("launch": only the launch benchmark, for a closer look at its small differences)
+# Runs each benchmark in four configurations, alternating them REPS times (default 5) so that drift
+# on the machine hits them alike, and prints the median of each, the ratios of the medians, and the
+# peak resident memory of each configuration:
+#   native   the program alone
+#   floor    CUPTI calling exactly the callbacks cuaudit enables, with empty bodies
+#            (CUAUDIT_EMPTY_CALLBACKS=1): what any CUPTI-based tool pays before doing anything
+#   cuaudit  the program under cuaudit (report to /dev/null)
+#   sanitizer compute-sanitizer --leak-check full, one run, where installed
+# Then one cuaudit run of each benchmark with CUAUDIT_STATS=1: where cuaudit's own time goes.
+# Usage: bench/run_bench.sh BUILD_DIR [REPS] [BENCHMARK...]   (benchmarks: pairs pairs_nokernel
+# launch churn torch; default all; torch only where python3 imports torch)
 set -euo pipefail
-build=${1:?usage: bench/run_bench.sh BUILD_DIR [REPS]}
+build=${1:?usage: bench/run_bench.sh BUILD_DIR [REPS] [BENCHMARK...]}
 reps=${2:-5}
-only=${3:-all}
+shift $(($# < 2 ? $# : 2))
 bin="$build/bin"
-figure() { grep -o '[0-9.]* [nu]s per \(pair\|launch\)' | cut -d' ' -f1; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+here=$(cd "$(dirname "$0")" && pwd)
+selected=("$@")
+[[ ${#selected[@]} -eq 0 ]] && selected=(pairs pairs_nokernel launch churn torch)
+if [[ " ${selected[*]} " == *" torch "* ]] && ! python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  selected=("${selected[@]/torch/}")
+fi
+
+declare -A command what unit
+command[pairs]="$bin/bench_alloc_pairs 100000"
+what[pairs]="100,000 x (cudaMalloc 4 KiB, kernel, cudaFree)"
+unit[pairs]="us per pair"
+command[pairs_nokernel]="$bin/bench_alloc_pairs 100000 nokernel"
+what[pairs_nokernel]="100,000 x (cudaMalloc 4 KiB, cudaFree)"
+unit[pairs_nokernel]="us per pair"
+command[launch]="$bin/bench_launch_rate 200000"
+what[launch]="200,000 launches, 4 pointer parameters"
+unit[launch]="us per launch"
+command[churn]="$bin/bench_heap_churn"
+what[churn]="10,000,000 host malloc/free, pinned and managed memory live"
+unit[churn]="ns per pair"
+command[torch]="python3 $here/torch_step.py 300"
+what[torch]="PyTorch MLP training step (3 linear layers, batch 256)"
+unit[torch]="ms per step"
+
+figure() { grep -o '[0-9.]* [num]s per \(pair\|launch\|step\)' | cut -d' ' -f1; }
+rss() { grep -o 'max RSS [0-9]* KiB' | awk '{ print $3 }'; }
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
-declare -A runs
+run_config() {  # CONFIG BENCHMARK: prints the program's output
+  local config=$1 name=$2
+  # shellcheck disable=SC2086
+  case $config in
+    native) ${command[$name]} ;;
+    floor) CUDA_INJECTION64_PATH="$bin/libcuaudit-injection.so" CUAUDIT_EMPTY_CALLBACKS=1 ${command[$name]} ;;
+    cuaudit) "$bin/cuaudit" --log-file /dev/null -- ${command[$name]} ;;
+    nocheck) "$bin/cuaudit" --check-launch-params no --log-file /dev/null -- ${command[$name]} ;;
+  esac
+}
+
+configs_of() { if [[ $1 == launch ]]; then echo native floor cuaudit nocheck; else echo native floor cuaudit; fi; }
+
+declare -A runs mem
 for ((i = 0; i < reps; i++)); do
-  runs[launch_native]+="$("$bin/bench_launch_rate" 200000 | figure) "
-  runs[launch_cuaudit]+="$("$bin/cuaudit" --log-file /dev/null "$bin/bench_launch_rate" 200000 | figure) "
-  runs[launch_nocheck]+="$("$bin/cuaudit" --check-launch-params no --log-file /dev/null "$bin/bench_launch_rate" 200000 | figure) "
-  [[ $only == launch ]] && continue
-  runs[pairs_native]+="$("$bin/bench_alloc_pairs" 100000 | figure) "
-  runs[pairs_cuaudit]+="$("$bin/cuaudit" --log-file /dev/null "$bin/bench_alloc_pairs" 100000 | figure) "
-  runs[churn_native]+="$("$bin/bench_heap_churn" | figure) "
-  runs[churn_cuaudit]+="$("$bin/cuaudit" --log-file /dev/null "$bin/bench_heap_churn" | figure) "
+  for name in "${selected[@]}"; do
+    [[ -z $name ]] && continue
+    for config in $(configs_of "$name"); do
+      out=$(run_config "$config" "$name" 2>/dev/null)
+      runs[$name.$config]+="$(figure <<<"$out") "
+      mem[$name.$config]+="$(rss <<<"$out") "
+    done
+  done
 done
-m() { tr ' ' '\n' <<<"${runs[$1]}" | grep . | median; }
-if [[ $only != launch ]]; then
-echo "seeds' experiment, 100,000 cudaMalloc(4 KiB)/kernel/cudaFree pairs, median of $reps:"
-echo "  native:  $(m pairs_native) us per pair   (runs: ${runs[pairs_native]})"
-echo "  cuaudit: $(m pairs_cuaudit) us per pair   (runs: ${runs[pairs_cuaudit]})"
-echo "  ratio cuaudit/native: $(ratio "$(m pairs_cuaudit)" "$(m pairs_native)")"
-if command -v compute-sanitizer >/dev/null 2>&1; then
-  sanitized=$(compute-sanitizer --leak-check full "$bin/bench_alloc_pairs" 100000 | figure)
-  echo "  compute-sanitizer --leak-check full (one run): $sanitized us per pair, ratio $(ratio "$sanitized" "$(m pairs_native)")"
-fi
-echo "host heap churn, 10,000,000 malloc/free pairs with pinned and managed memory live, median of $reps:"
-echo "  native:  $(m churn_native) ns per pair   (runs: ${runs[churn_native]})"
-echo "  cuaudit: $(m churn_cuaudit) ns per pair   (runs: ${runs[churn_cuaudit]})"
-echo "  ratio cuaudit/native: $(ratio "$(m churn_cuaudit)" "$(m churn_native)")"
-fi
-echo "kernel launches, 200,000 back-to-back launches with four pointer parameters, median of $reps:"
-echo "  native:  $(m launch_native) us per launch   (runs: ${runs[launch_native]})"
-echo "  cuaudit: $(m launch_cuaudit) us per launch   (runs: ${runs[launch_cuaudit]})"
-echo "  cuaudit --check-launch-params no: $(m launch_nocheck) us per launch   (runs: ${runs[launch_nocheck]})"
-echo "  ratio cuaudit/native: $(ratio "$(m launch_cuaudit)" "$(m launch_native)")"
-echo "  ratio cuaudit without launch checks/native: $(ratio "$(m launch_nocheck)" "$(m launch_native)")"
-echo "  what the checks did in one cuaudit run (CUAUDIT_STATS=1):"
-CUAUDIT_STATS=1 "$bin/cuaudit" --log-file /dev/null "$bin/bench_launch_rate" 200000 2>&1 | grep 'launch checks' | sed 's/^/    /'
-if command -v compute-sanitizer >/dev/null 2>&1; then
-  sanitized=$(compute-sanitizer --leak-check full "$bin/bench_launch_rate" 200000 | figure)
-  echo "  compute-sanitizer --leak-check full (one run): $sanitized us per launch, ratio $(ratio "$sanitized" "$(m launch_native)")"
-fi
+
+echo "NVIDIA GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); medians of $reps alternating runs"
+for name in "${selected[@]}"; do
+  [[ -z $name ]] && continue
+  native=$(median <<<"${runs[$name.native]}")
+  native_rss=$(median <<<"${mem[$name.native]}")
+  echo "${what[$name]}, ${unit[$name]}:"
+  for config in $(configs_of "$name"); do
+    m=$(median <<<"${runs[$name.$config]}")
+    r=$(median <<<"${mem[$name.$config]}")
+    printf "  %-8s %10s   ratio %s   max RSS %s KiB (+%s)   runs: %s\n" "$config" "$m" "$(ratio "$m" "$native")" "$r" \
+      "$((r - native_rss))" "${runs[$name.$config]}"
+  done
+  floor=$(median <<<"${runs[$name.floor]}")
+  echo "  cuaudit/floor: $(ratio "$(median <<<"${runs[$name.cuaudit]}")" "$floor")"
+  if command -v compute-sanitizer >/dev/null 2>&1 && [[ $name != torch && $name != churn ]]; then
+    # shellcheck disable=SC2086
+    s=$(compute-sanitizer --leak-check full ${command[$name]} 2>/dev/null | figure)
+    echo "  compute-sanitizer --leak-check full (one run): $s, ratio $(ratio "$s" "$native")"
+  fi
+  echo "  where cuaudit's time goes (one run, CUAUDIT_STATS=1):"
+  # shellcheck disable=SC2086
+  CUAUDIT_STATS=1 "$bin/cuaudit" --log-file /dev/null -- ${command[$name]} 2>&1 >/dev/null | grep -E 'stage times|calls|launch checks' |
+    sed 's/^cuaudit: info: /    /'
+done

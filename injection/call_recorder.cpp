@@ -7,6 +7,7 @@
 #include "event_clock.h"
 #include "python_stack.h"
 #include "stack_capture.h"
+#include "stage_stats.h"
 #include "trace_format.h"
 #include "trace_writer.h"
 
@@ -123,10 +124,13 @@ bool on_call_exit(const ApiCall& call) noexcept {
   r.device = is_host_family(info.family) ? trace::kHostDevice : call.device;
   r.result = call.result;
   r.api = static_cast<uint16_t>(call.api);
-  if (info.role == ApiRole::Alloc) {
-    trace_writer().append(trace::AllocRecord{r});
-  } else {
-    trace_writer().append(trace::FreeRecord{r});
+  {
+    const StageTimer timer(Stage::TraceAppend);
+    if (info.role == ApiRole::Alloc) {
+      trace_writer().append(trace::AllocRecord{r});
+    } else {
+      trace_writer().append(trace::FreeRecord{r});
+    }
   }
   if (info.role == ApiRole::Alloc && call.result == 0 && call.handle_hash) {
     trace::SharedMemoryRecord shared{};
@@ -138,7 +142,12 @@ bool on_call_exit(const ApiCall& call) noexcept {
     trace_writer().append(shared);
   }
   if (info.role == ApiRole::Alloc && call.result == 0) {
-    if (const uint64_t python = capture_python_stack()) {
+    uint64_t python = 0;
+    {
+      const StageTimer timer(Stage::PythonStack);
+      python = capture_python_stack();
+    }
+    if (python) {
       trace::AllocPythonRecord p{};
       p.seq = r.seq;
       p.python_stack_id = python;

@@ -15,6 +15,7 @@
 #include "launch_checker.h"
 #include "memory_sampler.h"
 #include "preload_link.h"
+#include "stage_stats.h"
 #include "trace_writer.h"
 
 namespace cuaudit::inject {
@@ -61,6 +62,7 @@ int32_t device_of(CUcontext context, uint32_t context_uid) noexcept {
 // recorded for --check-api-results).
 void on_other_runtime_call(CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
   if (data->callbackSite != CUPTI_API_EXIT || !data->functionReturnValue) return;
+  const StageTimer timer(Stage::OtherRuntimeCall);
   const auto result = static_cast<int32_t>(*static_cast<const cudaError_t*>(data->functionReturnValue));
   const uint32_t domain = CUPTI_CB_DOMAIN_RUNTIME_API;
   if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020 ||
@@ -125,6 +127,7 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
     on_call_enter(api);
     return;
   }
+  const StageTimer timer(Stage::TrackedCall);
   ApiCall call{api};
   if (data->functionReturnValue) {
     call.result = domain == CUPTI_CB_DOMAIN_RUNTIME_API
@@ -182,6 +185,7 @@ void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) noexcept
 void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   // A disabled writer (forked child, unwritable trace) records nothing: skip all work.
   if (tls.in_callback || !trace_writer().enabled()) return;
+  const StageTimer timer(Stage::Callback);
   tls.in_callback = true;
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     on_resource(cbid, static_cast<const CUpti_ResourceData*>(data));
@@ -196,11 +200,13 @@ void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
   tls.in_callback = false;
 }
 
+void CUPTIAPI empty_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
 }  // namespace
 
-bool subscribe_callbacks(bool record_call_sites, bool check_launches, bool track_resources, char* error,
-                         size_t error_bytes) noexcept {
-  g_record_call_sites = record_call_sites;
+bool subscribe_callbacks(const SubscribeOptions& options, char* error, size_t error_bytes) noexcept {
+  const bool track_resources = options.track_resources, check_launches = options.check_launches;
+  g_record_call_sites = options.record_call_sites;
   g_check_launches = check_launches;
   memset(&g_lookup, 0xff, sizeof g_lookup);
   auto fill = [](const TrackedCallback* callbacks, size_t count) {
@@ -219,7 +225,8 @@ bool subscribe_callbacks(bool record_call_sites, bool check_launches, bool track
   params.subscriberName = "cuaudit";
   params.oldSubscriberName = other_tool;
   params.oldSubscriberSize = sizeof other_tool;
-  const CUptiResult rc = cuptiSubscribe_v2(&g_subscriber, callback, nullptr, &params);
+  const CUptiResult rc =
+      cuptiSubscribe_v2(&g_subscriber, options.empty_callbacks ? empty_callback : callback, nullptr, &params);
   if (rc != CUPTI_SUCCESS) {
     const char* reason = nullptr;
     cuptiGetResultString(rc, &reason);

@@ -7,12 +7,17 @@
 
 namespace cuaudit::inject {
 
+struct SubscribeOptions {
+  bool record_call_sites = false;  // also record the site of every successful runtime call (--check-api-results)
+  bool check_launches = true;      // check kernel launch parameters (--check-launch-params)
+  bool track_resources = false;    // also record streams, events, graphs, modules, ... (--track-resources)
+  // Benchmarks only (CUAUDIT_EMPTY_CALLBACKS=1): the same callbacks enabled, with empty bodies: the
+  // floor of what observing the program through CUPTI costs, whatever cuaudit does in them.
+  bool empty_callbacks = false;
+};
+
 // Returns false with a reason (for the user) when CUPTI refused us, e.g. because another
 // CUPTI tool (compute-sanitizer, Nsight) already holds the single subscriber slot.
-// `record_call_sites`: also record the site of every successful runtime call (--check-api-results).
-// `check_launches`: check kernel launch parameters (--check-launch-params).
-// `track_resources`: also record streams, events, graphs, modules and other handles (--track-resources).
-bool subscribe_callbacks(bool record_call_sites, bool check_launches, bool track_resources, char* error,
-                         size_t error_bytes) noexcept;
+bool subscribe_callbacks(const SubscribeOptions& options, char* error, size_t error_bytes) noexcept;
 
 }  // namespace cuaudit::inject

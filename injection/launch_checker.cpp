@@ -14,6 +14,7 @@
 #include "kernel_signature.h"
 #include "launch_recorder.h"
 #include "readable_memory.h"
+#include "stage_stats.h"
 
 namespace cuaudit::inject {
 namespace {
@@ -303,14 +304,17 @@ bool peer_denied(uint64_t value, int8_t launch_device, int8_t& owner) noexcept {
   unsigned long long access = 0;  // CUmemAccess_flags, written as an int-sized enum
   CUdeviceptr start = 0;
   size_t size = 0;
-  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,   CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
-                                      CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                      CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                      CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
+                                      CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                      CU_POINTER_ATTRIBUTE_RANGE_SIZE,
                                       CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE};
   void* data[] = {&memory_type, &managed, &ordinal, &access, &start, &size, &legacy};
   if (driver().pointer_get_attributes(7, attributes, data, value) != CUDA_SUCCESS) return false;  // cannot tell
-  const bool other_device = memory_type == CU_MEMORYTYPE_DEVICE && !(managed & 0xff) && ordinal >= 0 &&
-                            ordinal != launch_device;
+  const bool other_device =
+      memory_type == CU_MEMORYTYPE_DEVICE && !(managed & 0xff) && ordinal >= 0 && ordinal != launch_device;
   owner = static_cast<int8_t>(ordinal);
   // cudaMalloc/cuMemAlloc memory ("legacy IPC capable") is reachable from another device only
   // through peer access, which the program enables with cudaDeviceEnablePeerAccess or
@@ -318,7 +322,7 @@ bool peer_denied(uint64_t value, int8_t launch_device, int8_t& owner) noexcept {
   // the H200). VMM and pool memory carry access rights of their own (cuMemSetAccess,
   // cudaMemPoolSetAccess), which the access flags report for the current context's device.
   const bool denied = other_device && ((legacy & 0xff) ? !peer_enabled(launch_device, owner)
-                                                        : (access & 0xffffffffu) == CU_MEM_ACCESS_FLAGS_PROT_NONE);
+                                                       : (access & 0xffffffffu) == CU_MEM_ACCESS_FLAGS_PROT_NONE);
   const unsigned i = c.next++ % 16;
   c.start[i] = start && size ? start : value;
   c.end[i] = start && size ? start + size : value + 1;
@@ -437,6 +441,7 @@ void log_launch_check_stats() noexcept {
 
 void check_launch(trace::LaunchPath path, const void* handle, const char* name, void* const* params,
                   void* const* extra) noexcept {
+  const StageTimer timer(Stage::LaunchCheck);
   note_launch();
   if (!handle) return;
   KernelInfo* k = find_kernel(handle, name, driver_path(path));

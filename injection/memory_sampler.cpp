@@ -29,8 +29,10 @@ ContextSlot g_slots[kMaxContexts];
 
 std::atomic<bool> g_enabled{false};
 std::atomic<bool> g_stopping{false};
-std::atomic<uint64_t> g_last_inline_ns{0};
-constexpr uint64_t kInlineGapNs = 1000000;  // samples from program threads: at most one a millisecond
+// Set by program threads after an allocation or release: the sampler takes a round within a
+// millisecond, so the timeline follows the program's changes closely without cuMemGetInfo (several
+// microseconds) in the program's own thread.
+std::atomic<bool> g_change_pending{false};
 unsigned g_interval_ms = 10;
 // At exit: one more round of every device, so each timeline ends with what was held then (a
 // device whose memory was released last would otherwise end at its last sample before that).
@@ -70,12 +72,18 @@ void sample_all_devices() noexcept {
   }
 }
 
+// Wakes every millisecond; takes a round every interval, or sooner when memory changed.
 void* sampler_main(void*) {
-  const timespec interval{static_cast<time_t>(g_interval_ms / 1000),
-                          static_cast<long>(g_interval_ms % 1000) * 1000000L};
+  const timespec tick{0, 1000000L};
+  unsigned since_round_ms = 0;
   while (!g_stopping.load(std::memory_order_relaxed)) {
-    nanosleep(&interval, nullptr);
+    nanosleep(&tick, nullptr);
+    ++since_round_ms;
     const bool last = g_final_round.load();  // asked for before this round began
+    const bool changed = g_change_pending.load(std::memory_order_relaxed);
+    if (since_round_ms < g_interval_ms && !changed && !last) continue;
+    g_change_pending.store(false, std::memory_order_relaxed);
+    since_round_ms = 0;
     if (trace_writer().enabled()) sample_all_devices();
     if (last) g_final_round_done.store(true);
   }
@@ -115,12 +123,8 @@ void sampler_context_destroying(CUcontext context) noexcept {
 }
 
 void sample_after_memory_change(int32_t device) noexcept {
-  if (!g_enabled.load(std::memory_order_relaxed) || g_stopping.load(std::memory_order_relaxed) || device < 0) return;
-  const uint64_t now = monotonic_ns();
-  uint64_t last = g_last_inline_ns.load(std::memory_order_relaxed);
-  if (now - last < kInlineGapNs) return;
-  if (!g_last_inline_ns.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
-  take_sample(device);
+  if (device < 0 || g_change_pending.load(std::memory_order_relaxed)) return;  // a load, mostly: no line bouncing
+  g_change_pending.store(true, std::memory_order_relaxed);
 }
 
 void sample_at_failed_allocation(int32_t device) noexcept {

@@ -22,7 +22,8 @@ void start_memory_sampler(unsigned interval_ms) noexcept;
 void sampler_context_created(CUcontext context, int32_t device) noexcept;
 void sampler_context_destroying(CUcontext context) noexcept;
 
-// An allocation or release on `device` just finished on this thread (its context is current).
+// An allocation or release on `device` just finished on this thread: the sampler thread takes a
+// round within a millisecond (the program's thread only sets a flag).
 void sample_after_memory_change(int32_t device) noexcept;
 
 // An allocation on `device` failed just now on this thread: one sample at once, whatever the rate

@@ -3,8 +3,10 @@
 #include <boost/stacktrace/safe_dump_to.hpp>
 #include <cstring>
 
+#include "cfi_unwinder.h"
 #include "module_map.h"
 #include "seen_ids.h"
+#include "stage_stats.h"
 #include "trace_format.h"
 #include "trace_writer.h"
 
@@ -28,10 +30,23 @@ uint64_t hash_frames(const uint64_t* frames, size_t n) noexcept {
 void forget_written_stacks() noexcept { tls_seen.clear(); }
 
 uint64_t capture_stack() noexcept {
+  const StageTimer timer(Stage::StackCapture);
   uint64_t frames[trace::kMaxStackDepth + 1];
-  // safe_dump_to (_Unwind_Backtrace underneath) allocates nothing; it stores a terminating zero.
-  // Skip this function's own frame: the tool drops the remaining in-tool and CUDA frames.
-  size_t n = boost::stacktrace::safe_dump_to(1, frames, sizeof frames);
+  // The cached CFI walk first (a lookup and two loads a frame once a stack's rules are known); where
+  // it cannot follow a frame (a signal frame, a DWARF expression), safe_dump_to (_Unwind_Backtrace
+  // underneath), which gives the same frames: both allocate nothing and start at our caller. The
+  // tool drops the remaining in-tool and CUDA frames.
+  size_t n = 0;
+  {
+    const StageTimer unwind(Stage::Unwind);
+    const int fast = cfi_backtrace(frames, trace::kMaxStackDepth + 1);
+    if (fast >= 0) {
+      n = static_cast<size_t>(fast);
+    } else {
+      const StageTimer fallback(Stage::UnwindFallback);
+      n = boost::stacktrace::safe_dump_to(1, frames, sizeof frames);
+    }
+  }
   while (n > 0 && frames[n - 1] == 0) --n;
   if (n == 0) return trace::kNoStack;
 
