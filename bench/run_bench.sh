@@ -6,6 +6,7 @@
 #   floor    CUPTI calling exactly the callbacks cuaudit enables, with empty bodies
 #            (CUAUDIT_EMPTY_CALLBACKS=1): what any CUPTI-based tool pays before doing anything
 #   cuaudit  the program under cuaudit (report to /dev/null)
+#   nocheck, nosample  cuaudit without launch checks (launches), without the timeline (allocations)
 #   sanitizer compute-sanitizer --leak-check full, one run, where installed
 # Then one cuaudit run of each benchmark with CUAUDIT_STATS=1: where cuaudit's own time goes.
 # Usage: bench/run_bench.sh BUILD_DIR [REPS] [BENCHMARK...]   (benchmarks: pairs pairs_nokernel
@@ -52,10 +53,19 @@ run_config() {  # CONFIG BENCHMARK: prints the program's output
     floor) CUDA_INJECTION64_PATH="$bin/libcuaudit-injection.so" CUAUDIT_EMPTY_CALLBACKS=1 ${command[$name]} ;;
     cuaudit) "$bin/cuaudit" --log-file /dev/null -- ${command[$name]} ;;
     nocheck) "$bin/cuaudit" --check-launch-params no --log-file /dev/null -- ${command[$name]} ;;
+    nosample) "$bin/cuaudit" --sample-interval 0 --log-file /dev/null -- ${command[$name]} ;;
   esac
 }
 
-configs_of() { if [[ $1 == launch ]]; then echo native floor cuaudit nocheck; else echo native floor cuaudit; fi; }
+# The checks whose own cost is worth a configuration: launch parameters for launches, the memory
+# timeline's sampler for allocations.
+configs_of() {
+  case $1 in
+    launch) echo native floor cuaudit nocheck ;;
+    pairs | pairs_nokernel) echo native floor cuaudit nosample ;;
+    *) echo native floor cuaudit ;;
+  esac
+}
 
 declare -A runs mem
 for ((i = 0; i < reps; i++)); do

@@ -21,20 +21,24 @@ namespace {
 constexpr unsigned kRbp = 6, kRsp = 7;
 
 // What a frame's call frame information says, reduced to what a walk needs. Packed in 64 bits
-// for the cache: kind (4 bits), CFA base register, whether rbp was saved, the return address's
-// and rbp's offsets from the CFA in 8-byte units, and the CFA's offset from its register.
+// for the cache: kind, how the CFA and the caller's rbp are found, the return address's slot, and
+// the offsets. Besides the ordinary frames (CFA at rsp or rbp plus an offset, registers saved at
+// slots of the CFA), the frames GCC and NVCC make to realign the stack for wide vector locals:
+// CFA = *(rbp + offset) (DW_OP_breg6; DW_OP_deref), rbp saved at rbp + offset (DW_OP_breg6).
 enum Kind : uint64_t { kNormal = 1, kEndOfStack = 2, kUnsupported = 3 };
+enum CfaMode : uint64_t { kCfaRsp = 0, kCfaRbp = 1, kCfaDerefRbp = 2 };
+enum RbpMode : uint64_t { kRbpUnchanged = 0, kRbpAtCfa = 1, kRbpAtRbp = 2 };
 struct Rule {
   Kind kind = kUnsupported;
-  bool cfa_at_rbp = false;
-  bool rbp_saved = false;
+  CfaMode cfa = kCfaRsp;
+  RbpMode rbp = kRbpUnchanged;
   int8_t ra_slot = 0;   // return address at CFA + 8 * ra_slot
-  int8_t rbp_slot = 0;  // saved rbp at CFA + 8 * rbp_slot
+  int8_t rbp_slot = 0;  // saved rbp at CFA (kRbpAtCfa) or rbp (kRbpAtRbp) + 8 * rbp_slot
   int32_t cfa_offset = 0;
 };
 
 uint64_t pack(const Rule& r) {
-  return static_cast<uint64_t>(r.kind) | (r.cfa_at_rbp ? 16u : 0u) | (r.rbp_saved ? 32u : 0u) |
+  return static_cast<uint64_t>(r.kind) | (static_cast<uint64_t>(r.cfa) << 4) | (static_cast<uint64_t>(r.rbp) << 6) |
          (static_cast<uint64_t>(static_cast<uint8_t>(r.ra_slot)) << 8) |
          (static_cast<uint64_t>(static_cast<uint8_t>(r.rbp_slot)) << 16) |
          (static_cast<uint64_t>(static_cast<uint32_t>(r.cfa_offset)) << 32);
@@ -43,8 +47,8 @@ uint64_t pack(const Rule& r) {
 Rule unpack(uint64_t v) {
   Rule r;
   r.kind = static_cast<Kind>(v & 15);
-  r.cfa_at_rbp = v & 16;
-  r.rbp_saved = v & 32;
+  r.cfa = static_cast<CfaMode>((v >> 4) & 3);
+  r.rbp = static_cast<RbpMode>((v >> 6) & 3);
   r.ra_slot = static_cast<int8_t>((v >> 8) & 0xff);
   r.rbp_slot = static_cast<int8_t>((v >> 16) & 0xff);
   r.cfa_offset = static_cast<int32_t>(static_cast<uint32_t>(v >> 32));
@@ -185,10 +189,25 @@ bool parse_cie(const uint8_t* cie, Cie& out) {
 struct RowState {
   unsigned cfa_register = kRsp;
   int64_t cfa_offset = 8;
-  enum How : uint8_t { Unchanged, Saved, Undefined, Bad } ra = Unchanged, rbp = Unchanged;
+  bool cfa_deref = false;  // CFA = *(cfa_register + cfa_offset)
+  enum How : uint8_t { Unchanged, Saved, SavedAtRbp, Undefined, Bad } ra = Unchanged, rbp = Unchanged;
   int64_t ra_offset = 0, rbp_offset = 0;
   bool cfa_bad = false;
 };
+
+// A DWARF expression of the one shape realigned frames use: DW_OP_breg6 (rbp) N [; DW_OP_deref].
+// Returns whether the block is exactly that, with `deref` saying whether it ends with the deref.
+bool rbp_expression(const uint8_t* block, uint64_t length, int64_t& offset, bool& deref) {
+  if (length < 2 || block[0] != 0x76) return false;  // DW_OP_breg6
+  Reader e{block + 1, block + length};
+  offset = e.sleb();
+  deref = false;
+  if (e.ok && e.p < e.end && *e.p == 0x06) {  // DW_OP_deref
+    deref = true;
+    ++e.p;
+  }
+  return e.ok && e.p == e.end;
+}
 
 // Runs CFA instructions while the location is at most `target`. Returns false on an instruction
 // this walker does not follow.
@@ -270,18 +289,40 @@ bool run_cfa(Reader r, const Cie& cie, uint64_t location, uint64_t target, RowSt
       case 0x0c:
         row.cfa_register = static_cast<unsigned>(r.uleb());
         row.cfa_offset = static_cast<int64_t>(r.uleb());
+        row.cfa_deref = row.cfa_bad = false;
         break;
       case 0x0d:
         row.cfa_register = static_cast<unsigned>(r.uleb());
+        row.cfa_deref = row.cfa_bad = false;
         break;
       case 0x0e:
         row.cfa_offset = static_cast<int64_t>(r.uleb());
         break;
-      case 0x0f:  // def_cfa_expression: the CFA is computed (realigned stacks)
-        row.cfa_bad = true;
-        r.p += r.uleb();
+      case 0x0f: {  // def_cfa_expression: realigned stacks keep the CFA at *(rbp + N)
+        const uint64_t length = r.uleb();
+        int64_t offset = 0;
+        bool deref = false;
+        if (r.p + length <= r.end && rbp_expression(r.p, length, offset, deref) && deref) {
+          row.cfa_register = kRbp, row.cfa_offset = offset, row.cfa_deref = true, row.cfa_bad = false;
+        } else {
+          row.cfa_bad = true;
+        }
+        r.p += length;
         break;
-      case 0x10:    // expression
+      }
+      case 0x10: {  // expression: realigned stacks save rbp at rbp + N
+        const uint64_t reg = r.uleb();
+        const uint64_t length = r.uleb();
+        int64_t offset = 0;
+        bool deref = false;
+        if (reg == kRbp && r.p + length <= r.end && rbp_expression(r.p, length, offset, deref) && !deref) {
+          row.rbp = RowState::SavedAtRbp, row.rbp_offset = offset;
+        } else {
+          set_how(reg, RowState::Bad);
+        }
+        r.p += length;
+        break;
+      }
       case 0x16: {  // val_expression
         const uint64_t reg = r.uleb();
         r.p += r.uleb();
@@ -296,6 +337,7 @@ bool run_cfa(Reader r, const Cie& cie, uint64_t location, uint64_t target, RowSt
       case 0x12:
         row.cfa_register = static_cast<unsigned>(r.uleb());
         row.cfa_offset = r.sleb() * cie.data_align;
+        row.cfa_deref = row.cfa_bad = false;
         break;
       case 0x13:
         row.cfa_offset = r.sleb() * cie.data_align;
@@ -358,9 +400,10 @@ Rule compute_rule(uint64_t target) {
   if (row.ra_offset % 8 || row.rbp_offset % 8 || row.ra_offset / 8 < -128 || row.ra_offset / 8 > 127 ||
       row.rbp_offset / 8 < -128 || row.rbp_offset / 8 > 127 || row.cfa_offset < INT32_MIN || row.cfa_offset > INT32_MAX)
     return rule;
+  if (row.cfa_deref && row.cfa_register != kRbp) return rule;
   rule.kind = kNormal;
-  rule.cfa_at_rbp = row.cfa_register == kRbp;
-  rule.rbp_saved = row.rbp == RowState::Saved;
+  rule.cfa = row.cfa_deref ? kCfaDerefRbp : row.cfa_register == kRbp ? kCfaRbp : kCfaRsp;
+  rule.rbp = row.rbp == RowState::Saved ? kRbpAtCfa : row.rbp == RowState::SavedAtRbp ? kRbpAtRbp : kRbpUnchanged;
   rule.ra_slot = static_cast<int8_t>(row.ra_offset / 8);
   rule.rbp_slot = static_cast<int8_t>(row.rbp_offset / 8);
   rule.cfa_offset = static_cast<int32_t>(row.cfa_offset);
@@ -411,12 +454,22 @@ __attribute__((noinline)) int cfi_backtrace(uint64_t* frames, size_t max) noexce
     const Rule rule = rule_at(target);
     if (rule.kind == kEndOfStack) return n;
     if (rule.kind != kNormal) return -1;
-    const uint64_t cfa = (rule.cfa_at_rbp ? bp : sp) + static_cast<int64_t>(rule.cfa_offset);
-    // A rule that would take the walk backwards or far away is not one to follow.
-    if (cfa <= sp || cfa - sp > kMaxFrameBytes || (cfa & 7)) return -1;
+    // Every address read is on this thread's stack above the frame being left: a rule that would
+    // take the walk backwards or far away is not one to follow.
+    auto on_stack = [sp](uint64_t a) { return a >= sp && a - sp < kMaxFrameBytes && !(a & 7); };
+    uint64_t cfa = (rule.cfa == kCfaRsp ? sp : bp) + static_cast<int64_t>(rule.cfa_offset);
+    if (rule.cfa == kCfaDerefRbp) {
+      if (!on_stack(cfa)) return -1;
+      memcpy(&cfa, reinterpret_cast<const void*>(cfa), sizeof cfa);
+    }
+    if (cfa <= sp || !on_stack(cfa)) return -1;
     uint64_t ra;
     memcpy(&ra, reinterpret_cast<const void*>(cfa + 8 * rule.ra_slot), sizeof ra);
-    if (rule.rbp_saved) memcpy(&bp, reinterpret_cast<const void*>(cfa + 8 * rule.rbp_slot), sizeof bp);
+    if (rule.rbp != kRbpUnchanged) {
+      const uint64_t saved = (rule.rbp == kRbpAtCfa ? cfa : bp) + 8 * static_cast<int64_t>(rule.rbp_slot);
+      if (!on_stack(saved)) return -1;
+      memcpy(&bp, reinterpret_cast<const void*>(saved), sizeof bp);
+    }
     sp = cfa;
     if (ra == 0) return n;
     if (skip) {

@@ -73,6 +73,20 @@ __attribute__((noinline)) Walks with_alloca(size_t bytes, int depth) {
   return w;
 }
 
+// A local wider than the ABI's 16-byte stack alignment beside a variable-size alloca makes GCC
+// realign the stack through a saved pointer (DRAP): the CFA is then *(rbp - 8) and rbp is saved at
+// rbp + 0 (DWARF expressions), as in cuBLAS's frames.
+__attribute__((noinline)) Walks realigned(size_t bytes, int depth) {
+  alignas(64) volatile char wide[64];
+  char* dynamic = static_cast<char*>(alloca(bytes));
+  memset(dynamic, depth, bytes);
+  wide[0] = dynamic[0];
+  Walks w = depth == 0 ? both_walks() : realigned(bytes + 8, depth - 1);
+  asm volatile("" ::: "memory");
+  w.fast.reserve(w.fast.size() + (wide[0] & 1));
+  return w;
+}
+
 }  // namespace
 
 TEST_CASE("the cached CFI walk returns what _Unwind_Backtrace returns") {
@@ -80,6 +94,7 @@ TEST_CASE("the cached CFI walk returns what _Unwind_Backtrace returns") {
   check_same_stack(recurse(10));
   check_same_stack(recurse(40));
   check_same_stack(with_alloca(100, 5));
+  check_same_stack(realigned(40, 3));
   // The second time through, every rule comes from the cache: still the same.
   check_same_stack(recurse(10));
   CHECK(cuaudit::inject::cfi_cached_rules() > 0);
