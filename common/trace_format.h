@@ -333,7 +333,7 @@ struct GraphMemNodeRecord {
   uint64_t time_ns;
   uint64_t stack_id;  // where the node was made
   uint64_t graph;     // CUgraph it belongs to
-  uint64_t node;      // CUgraphNode
+  uint64_t node;      // CUgraphNode (0 for a node made by stream capture)
   uint64_t dptr;      // the address it allocates or frees
   uint64_t bytes;     // Alloc: bytes allocated at each launch
   uint32_t tid;
@@ -354,11 +354,11 @@ struct GraphChangeRecord {
   RecordHeader header;
   uint64_t seq;
   uint64_t graph;
-  uint64_t original;  // GraphCloned: the graph it was cloned from; ExecCreated: CUPTI's original graph
+  uint64_t original;  // GraphCloned: the graph it was cloned from
   uint64_t exec;
   uint32_t change;  // GraphChange
   uint32_t reserved;
-  uint64_t flags;  // ExecCreated: cuGraphExecGetFlags (1: auto-free on launch)
+  uint64_t flags;  // ExecCreated: the instantiation flags (kGraphAutoFreeOnLaunch: free before relaunching)
 };
 inline constexpr uint64_t kGraphAutoFreeOnLaunch = 1;  // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
 

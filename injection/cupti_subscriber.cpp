@@ -139,11 +139,11 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
   if (call.result == 0 && call.bytes == 0 &&
       (family == MemoryFamily::IpcMapping || family == MemoryFamily::ImportedPool))
     call.bytes = mapped_bytes(call.key);
+  call.context_uid = data->contextUid;
+  call.device = device_of(data->context, data->contextUid);
   // Stream capture turns a stream-ordered allocation or release into a memory node of a graph.
   if (call.result == 0 && family == MemoryFamily::StreamOrdered && is_outermost_exit(api))
     call.captured = record_if_captured(api, call.stream, call.key, call.bytes, call.device);
-  call.context_uid = data->contextUid;
-  call.device = device_of(data->context, data->contextUid);
   if (!on_call_exit(call)) return;  // nested inside a tracked call: that one was recorded
   update_host_pointers(call);
   const ApiInfo& info = api_info(api);
