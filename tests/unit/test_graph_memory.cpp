@@ -83,6 +83,20 @@ TEST_CASE("graph memory is not allocated until the graph runs, and failed launch
   CHECK(r.release_findings[0].problem == ReleaseProblem::Invalid);
 }
 
+TEST_CASE("releasing memory the graph's own free node already released is a double free naming the node") {
+  SyntheticTrace t;
+  t.graph_node(kGraph, kAddr, 4096, true, Api::cudaGraphAddMemAllocNode)
+      .graph_node(kGraph, kAddr, 0, false, Api::cudaGraphAddMemFreeNode, /*stack=*/8)
+      .instantiate(kExec, kGraph)
+      .launch_graph(kExec)
+      .release(Api::cudaFree, kAddr, /*result=*/1);
+  const ReplayResult r = replay(t.end().trace());
+  REQUIRE(r.release_findings.size() == 1);
+  CHECK(r.release_findings[0].problem == ReleaseProblem::Double);
+  CHECK(r.release_findings[0].first_release->api == Api::cudaGraphAddMemFreeNode);
+  CHECK(r.release_findings[0].first_release->stack_id == 8);
+}
+
 TEST_CASE("a graph's free node releases stream-ordered memory at its launch") {
   SyntheticTrace t;
   t.alloc(Api::cudaMallocAsync, kAddr, 4096)
