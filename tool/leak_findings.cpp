@@ -89,6 +89,12 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const std:
                                family_description(info.family), info.name, right_release_for(g.api));
       f.message = fmt::format("{} {}(s) created by {} were never destroyed ({} was never called for them)", g.count,
                               family_description(info.family), info.name, right_release_for(g.api));
+    } else if (info.family == MemoryFamily::IpcMapping) {
+      f.headline = fmt::format(
+          "Leak of {} mapping(s) of another process's memory ({} byte(s), {}) never closed, opened at:", g.count,
+          g.bytes, info.name);
+      f.message =
+          fmt::format("{} mapping(s) of another process's memory from {} were never closed", g.count, info.name);
     } else {
       f.headline =
           fmt::format("Leak of {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);

@@ -160,6 +160,11 @@ TEST_CASE("an IPC mapping closed with cudaFree is a mismatched free; one never c
     CHECK(f.bytes == 0);  // the exporter's memory
     CHECK(has_note(f, "memory of another process"));
   }
+  const auto driver = std::find_if(findings.begin(), findings.end(),
+                                   [](const report::Finding& f) { return f.api == "cuIpcOpenMemHandle"; });
+  REQUIRE(driver != findings.end());
+  CHECK(driver->headline ==
+        "Leak of 1 mapping(s) of another process's memory (4096 byte(s), cuIpcOpenMemHandle) never closed, opened at:");
   CHECK(right_release_for(Api::cudaIpcOpenMemHandle) == "cudaIpcCloseMemHandle");
   CHECK(right_release_for(Api::cudaMemPoolImportPointer) == "cudaFree");
 
