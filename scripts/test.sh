@@ -20,14 +20,14 @@ scripts/build.sh build
 )
 echo "== a tool-only build (CUAUDIT_TOOL_ONLY): report, merge and diff with no CUDA toolkit in reach"
 PATH=/usr/bin:/bin cmake -S . -B build-tool -G Ninja -DCUAUDIT_TOOL_ONLY=ON -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON >/dev/null
-PATH=/usr/bin:/bin cmake --build build-tool --target cuaudit
+PATH=/usr/bin:/bin cmake --build build-tool --target cuaudit bench_make_trace
 (cd build-tool && ctest --output-on-failure -R '^(golden|cli)\.')
 echo "== fuzzing: every harness for 2000 inputs under ASan and UBSan (scripts/fuzz.sh)"
 scripts/fuzz.sh 2000
 echo "== the tool and its tests under ASan and UBSan"
 export PATH="$PATH:/usr/local/cuda/bin"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUAUDIT_SANITIZE=ON >/dev/null
-cmake --build build-asan --target cuaudit cuaudit-injection cuaudit-preload cuaudit_unit_tests html_fixture
+cmake --build build-asan --target cuaudit cuaudit-injection cuaudit-preload cuaudit_unit_tests html_fixture bench_make_trace
 cd build-asan
 # Leak detection is off: the tool ends with std::exit on errors (no unwinding) and the static
 # libstdc++'s emergency pools are reported as leaks; memory errors and undefined behaviour are what
