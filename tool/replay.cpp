@@ -271,8 +271,7 @@ class GraphMemory {
   void change(const GraphChangeFact& c) {
     switch (c.change) {
       case trace::GraphChange::ExecCreated: {
-        auto it = nodes_.find(c.graph);
-        if (it == nodes_.end()) it = nodes_.find(c.original);
+        const auto it = nodes_.find(c.graph);
         Exec exec;
         if (it != nodes_.end()) exec.nodes = it->second;
         exec.auto_free = c.flags & trace::kGraphAutoFreeOnLaunch;
