@@ -1,23 +1,29 @@
 #include "shared_memory_findings.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace cuaudit {
 namespace {
 
+// The first event at or after `seq` (events are sorted by seq).
+std::vector<Event>::const_iterator first_from(const ProcessTrace& trace, uint64_t seq) {
+  return std::lower_bound(trace.events.begin(), trace.events.end(), seq,
+                          [](const Event& e, uint64_t s) { return e.seq < s; });
+}
+
 // The first successful release of `key` after `seq`, or null.
 const Event* release_after(const ProcessTrace& trace, uint64_t key, uint64_t seq) {
-  for (const Event& e : trace.events) {
-    if (e.seq > seq && e.kind == EventKind::Free && e.memory().key == key && e.memory().result == 0) return &e;
+  for (auto it = first_from(trace, seq + 1); it != trace.events.end(); ++it) {
+    if (it->kind == EventKind::Free && it->memory().key == key && it->memory().result == 0) return &*it;
   }
   return nullptr;
 }
 
 const Event* event_at(const ProcessTrace& trace, uint64_t seq) {
-  for (const Event& e : trace.events) {
-    if (e.seq == seq) return &e;
-  }
-  return nullptr;
+  const auto it = first_from(trace, seq);
+  return it != trace.events.end() && it->seq == seq ? &*it : nullptr;
 }
 
 double seconds(uint64_t later, uint64_t earlier) {
