@@ -23,8 +23,9 @@
 namespace cuaudit::trace {
 
 inline constexpr char kFileMagic[8] = {'C', 'U', 'A', 'U', 'D', 'T', 'R', 'C'};
-// Version 2: chunks carry a checksum of their payload. Version 1 traces (no checksum) are still read.
-inline constexpr uint32_t kTraceVersion = 2;
+// Version 2: chunks carry a checksum of their payload. Version 3: allocations and releases are
+// written as CompactEventRecords, relative to the thread's previous one. Versions 1 and 2 are still read.
+inline constexpr uint32_t kTraceVersion = 3;
 inline constexpr uint32_t kOldestReadableVersion = 1;
 inline constexpr uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"
 inline constexpr size_t kMaxStackDepth = 64;
@@ -125,6 +126,12 @@ struct ApiEventRecord {
 };
 struct AllocRecord : ApiEventRecord {};
 struct FreeRecord : ApiEventRecord {};
+
+// An allocation or release, said as what changed since the thread's previous one (version 3 on):
+// varints follow. Encoded and decoded only by compact_event.h, which describes the layout.
+struct CompactEventRecord {
+  RecordHeader header;  // header.reserved: api | flags << 16
+};
 
 // A runtime API call that is not an allocation or release, identified by its CUPTI callback id.
 struct CallRecord {

@@ -126,11 +126,7 @@ bool on_call_exit(const ApiCall& call) noexcept {
   r.api = static_cast<uint16_t>(call.api);
   {
     const StageTimer timer(Stage::TraceAppend);
-    if (info.role == ApiRole::Alloc) {
-      trace_writer().append(trace::AllocRecord{r});
-    } else {
-      trace_writer().append(trace::FreeRecord{r});
-    }
+    trace_writer().append_memory_event(info.role == ApiRole::Alloc, r);
   }
   if (info.role == ApiRole::Alloc && call.result == 0 && call.handle_hash) {
     trace::SharedMemoryRecord shared{};

@@ -1,6 +1,7 @@
 #include "trace_writer.h"
 
 #include <fcntl.h>
+
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <atomic>
 #include <cerrno>
@@ -17,6 +19,7 @@
 #include <new>
 
 #include "background_thread.h"
+#include "compact_event.h"
 #include "in_target_log.h"
 #include "trace_format.h"
 
@@ -35,7 +38,8 @@ struct ThreadBuffer {
   // Bytes at the front already written by a flush that interrupted this buffer's own append (a
   // signal handler on the owning thread): the append goes on at `used`, so `used` must not move.
   uint32_t written = 0;
-  ThreadBuffer* next = nullptr;  // registry link; buffers are reused, never freed
+  ThreadBuffer* next = nullptr;      // registry link; buffers are reused, never freed
+  trace::CompactEventState compact;  // the last allocation or release in this chunk
   alignas(8) unsigned char data[kBufferBytes];
 };
 
@@ -105,6 +109,7 @@ void write_chunk(ThreadBuffer* b, bool keep_used = false) noexcept {
   if (!keep_used) {
     b->used = 0;
     b->written = 0;
+    b->compact = {};  // the next chunk decodes on its own
   }
 }
 
@@ -249,8 +254,6 @@ bool TraceWriter::open(const char* dir, char* error, size_t error_bytes) noexcep
 }
 
 namespace {
-// Copies `head` then `tail` then zero padding (up to `bytes` in all) into the calling thread's
-// buffer, as one record.
 // One record as a chunk of its own, written at once without any buffer: for a thread that already
 // holds its buffer (it was interrupted inside an append). Async-signal-safe.
 void write_record_alone(const void* head, size_t head_bytes, const void* tail, size_t tail_bytes,
@@ -274,11 +277,16 @@ void write_record_alone(const void* head, size_t head_bytes, const void* tail, s
   (void)ignored;
 }
 
-void append_parts(const void* head, size_t head_bytes, const void* tail, size_t tail_bytes, size_t bytes) noexcept {
+// Holds the calling thread's buffer with room for `max_bytes` and lets `fill(out, buffer)` write
+// one record there, returning its size. Everything that can go wrong before (no trace, no buffer,
+// a handler that interrupted this thread's own append) is handled here; `alone` writes the record
+// without the buffer in that last case.
+template <typename Fill, typename Alone>
+void append_record(size_t max_bytes, Fill fill, Alone alone) noexcept {
   WriterState& s = state();
   if (s.open_pending.load(std::memory_order_acquire) != kNothingPending) open_pending_trace(false);
   if (!s.enabled.load(std::memory_order_relaxed)) return;
-  if (bytes > kBufferBytes || bytes > trace::kMaxRecordBytes) {
+  if (max_bytes > kBufferBytes || max_bytes > trace::kMaxRecordBytes) {
     s.dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -288,16 +296,13 @@ void append_parts(const void* head, size_t head_bytes, const void* tail, size_t 
     return;
   }
   if (tls_appending) {  // re-entered from a handler that interrupted this thread's append
-    write_record_alone(head, head_bytes, tail, tail_bytes, bytes);
+    alone();
     return;
   }
   lock(b);
   tls_appending = true;
-  if (b->used + bytes > kBufferBytes) write_chunk(b);
-  unsigned char* out = b->data + b->used;
-  memcpy(out, head, head_bytes);
-  if (tail_bytes) memcpy(out + head_bytes, tail, tail_bytes);
-  memset(out + head_bytes + tail_bytes, 0, bytes - head_bytes - tail_bytes);
+  if (b->used + max_bytes > kBufferBytes) write_chunk(b);
+  const size_t bytes = fill(b->data + b->used, b);
 #ifdef CUAUDIT_TEST_HOOKS
   if (auto hook = g_inside_append_hook) {  // a signal arriving here, with the record half done
     g_inside_append_hook = nullptr;
@@ -310,7 +315,42 @@ void append_parts(const void* head, size_t head_bytes, const void* tail, size_t 
   tls_appending = false;
   unlock(b);
 }
+
+// Copies `head` then `tail` then zero padding (up to `bytes` in all) into the calling thread's
+// buffer, as one record.
+void append_parts(const void* head, size_t head_bytes, const void* tail, size_t tail_bytes, size_t bytes) noexcept {
+  append_record(
+      bytes,
+      [&](unsigned char* out, ThreadBuffer*) {
+        memcpy(out, head, head_bytes);
+        if (tail_bytes) memcpy(out + head_bytes, tail, tail_bytes);
+        memset(out + head_bytes + tail_bytes, 0, bytes - head_bytes - tail_bytes);
+        return bytes;
+      },
+      [&] { write_record_alone(head, head_bytes, tail, tail_bytes, bytes); });
+}
 }  // namespace
+
+void TraceWriter::append_memory_event(bool alloc, const trace::ApiEventRecord& r) noexcept {
+  auto full = [&](unsigned char* out) {
+    trace::RecordHeader header =
+        alloc ? trace::header_for<trace::AllocRecord>(sizeof r) : trace::header_for<trace::FreeRecord>(sizeof r);
+    memcpy(out, &r, sizeof r);
+    memcpy(out, &header, sizeof header);
+    return sizeof r;
+  };
+  append_record(
+      std::max(trace::kMaxCompactEventBytes, sizeof r),
+      [&](unsigned char* out, ThreadBuffer* b) {
+        const size_t bytes = r.tid == b->tid ? trace::encode_compact_event(b->compact, alloc, r, out) : 0;
+        return bytes ? bytes : full(out);
+      },
+      [&] {
+        alignas(8) unsigned char record[sizeof r];
+        full(record);
+        write_record_alone(record, sizeof r, nullptr, 0, sizeof r);
+      });
+}
 
 void TraceWriter::append_bytes(const void* record, size_t bytes) noexcept {
   append_parts(record, bytes, nullptr, 0, bytes);

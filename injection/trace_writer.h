@@ -36,6 +36,10 @@ class TraceWriter {
     append_with_tail_bytes(&record, sizeof record, tail, tail_bytes);
   }
 
+  // Appends an allocation (`alloc`) or release, as a compact event relative to the thread's
+  // previous one (compact_event.h), or as a full record where it cannot be said that way.
+  void append_memory_event(bool alloc, const trace::ApiEventRecord& r) noexcept;
+
   // Writes every thread's buffer to the file.
   void flush_all() noexcept;
 

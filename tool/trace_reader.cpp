@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "compact_event.h"
 #include "trace_format.h"
 
 namespace cuaudit {
@@ -83,6 +84,15 @@ class TraceBuilder {
 
   bool parse(const AllocRecord& r, Tail) { return add_memory_event(EventKind::Alloc, r); }
   bool parse(const FreeRecord& r, Tail) { return add_memory_event(EventKind::Free, r); }
+  bool parse(const CompactEventRecord& r, Tail tail) {
+    ApiEventRecord event;
+    bool alloc = false;
+    if (!decode_compact_event(compact_[chunk_tid_], r.header, tail.data, tail.bytes, chunk_tid_, event, alloc)) {
+      ++undecodable_;  // relative to an event of a chunk that was lost: not a malformed chunk
+      return true;
+    }
+    return add_memory_event(alloc ? EventKind::Alloc : EventKind::Free, event);
+  }
   bool parse(const ContextCreatedRecord& r, Tail) { return add_context_change(EventKind::ContextCreated, r); }
   bool parse(const ContextDestroyedRecord& r, Tail) { return add_context_change(EventKind::ContextDestroyed, r); }
 
@@ -235,6 +245,11 @@ class TraceBuilder {
     return true;
   }
 
+  // The thread whose chunk the next records come from (compact events are relative to its previous one).
+  void start_chunk(uint32_t tid) { chunk_tid_ = tid; }
+  // A chunk that could not be read: the next compact event of its thread cannot follow on from it.
+  void lose_chunk(uint32_t tid) { compact_.erase(tid); }
+  size_t undecodable() const { return undecodable_; }
   size_t unknown_apis() const { return unknown_apis_; }
   size_t unknown_records() const { return unknown_records_; }
   void count_unknown_record() { ++unknown_records_; }
@@ -298,6 +313,9 @@ class TraceBuilder {
   ProcessTrace& out_;
   size_t unknown_apis_ = 0;
   size_t unknown_records_ = 0;
+  size_t undecodable_ = 0;
+  uint32_t chunk_tid_ = 0;
+  std::unordered_map<uint32_t, CompactEventState> compact_;                   // per thread: its previous compact event
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> alloc_python_;  // seq -> (Python stack, launches)
 };
 
@@ -393,16 +411,19 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
         chunk_checksum(bytes.data() + payload, chunk.payload_bytes) != chunk.checksum) {
       ++damaged_chunks;  // its records cannot be trusted: none is read
       damaged_bytes += chunk.payload_bytes;
+      parser.lose_chunk(chunk.tid);
       pos = end;
       continue;
     }
     size_t complete = 0;
+    parser.start_chunk(chunk.tid);
     for (size_t r = payload; r < end;) {
       const size_t left = end - r;
       const auto rh = left >= sizeof(RecordHeader) ? load<RecordHeader>(bytes.data() + r) : RecordHeader{};
       if (truncated && (left < sizeof(RecordHeader) || rh.size > left)) break;  // the record the cut went through
       if (rh.size < sizeof(RecordHeader) || rh.size > left || !parse_any_record(parser, bytes.data() + r, rh.size)) {
         ++bad_records;
+        parser.lose_chunk(chunk.tid);
         break;
       }
       ++complete;
@@ -429,6 +450,11 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
     out.problems.push_back(
         fmt::format("{} record(s) of a type this cuaudit does not know were skipped (a newer cuaudit wrote them)",
                     parser.unknown_records()));
+  }
+  if (parser.undecodable()) {
+    out.problems.push_back(fmt::format(
+        "{} allocation(s) or release(s) could not be decoded: each follows on from an event in a damaged chunk",
+        parser.undecodable()));
   }
   if (parser.unknown_apis()) {
     out.problems.push_back(

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "api_table.h"
+#include "compact_event.h"
 #include "trace_format.h"
 
 namespace {
@@ -42,8 +43,17 @@ class Writer {
     b.resize(b.size() + (padded - sizeof r - tail_bytes), '\0');
   }
 
+  // An allocation or release as the injection writes it: compact, relative to the thread's last.
+  void add_event(size_t thread, bool alloc, const ApiEventRecord& r) {
+    uint8_t out[kMaxCompactEventBytes];
+    if (buffers_[thread].size() + kMaxCompactEventBytes > kChunkBytes) flush(thread);  // a new chunk starts afresh
+    const size_t bytes = encode_compact_event(compact_[thread], alloc, r, out);
+    buffers_[thread].append(reinterpret_cast<const char*>(out), bytes);
+  }
+
   void flush(size_t thread) {
     std::string& b = buffers_[thread];
+    compact_[thread] = {};
     if (b.empty()) return;
     const ChunkHeader h{kChunkMagic, static_cast<uint32_t>(b.size()), static_cast<uint32_t>(1000 + thread),
                         chunk_checksum(b.data(), b.size())};
@@ -59,6 +69,7 @@ class Writer {
  private:
   FILE* f_;
   std::vector<std::string> buffers_;
+  std::vector<CompactEventState> compact_ = std::vector<CompactEventState>(buffers_.size());
 };
 
 uint64_t arg(int argc, char** argv, int i, uint64_t fallback) {
@@ -142,11 +153,7 @@ int main(int argc, char** argv) {
     r.context_uid = 1;
     r.device = 0;
     r.api = static_cast<uint16_t>(alloc ? Api::cudaMalloc : Api::cudaFree);
-    if (alloc) {
-      w.add(thread, AllocRecord{r});
-    } else {
-      w.add(thread, FreeRecord{r});
-    }
+    w.add_event(thread, alloc, r);
   };
 
   const uint64_t base = 0x7f00'0000'0000ull;

@@ -161,6 +161,7 @@ TEST_CASE("many threads: no event is lost and every stack is readable") {
   const ProcessTrace t = read_back();
   const auto events = events_with_key_in(t, 0x1000000, 0x2000000);
   CHECK(events.size() == kThreads * kPairs * 2);
+  CHECK(t.problems.empty());
   for (const auto& e : events) CHECK(t.stacks.count(e.stack_id) == 1);
   ProcessTrace mine;
   mine.events = events;
