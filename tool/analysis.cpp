@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "allocation_spans.h"
+#include "churn_findings.h"
 #include "error_findings.h"
 #include "growth_findings.h"
 #include "launch_findings.h"
@@ -16,6 +17,7 @@
 #include "oom_findings.h"
 #include "release_findings.h"
 #include "replay.h"
+#include "run_bounds.h"
 #include "run_dir.h"
 #include "shared_memory_findings.h"
 #include "stack_resolver.h"
@@ -111,6 +113,74 @@ bool kernel_selected(const std::string& kernel, const AnalysisOptions& options) 
   return (options.kernels.empty() || options.kernels.matches(kernel)) && !options.kernels_excluded.matches(kernel);
 }
 
+// What one process's single replay found.
+struct ProcessAnalysis {
+  const ProcessTrace* trace = nullptr;
+  std::vector<report::Finding> findings;  // all but those that need the other processes
+  SharedMemoryUse shared_memory;
+  bool call_sites_recorded = false;
+};
+
+// Reads the process's events once, as a stream, and runs every check on that one replay: the
+// replay and the checks' observers keep what is live and per-site counts; `trace.events` keeps the
+// few events the checks look back at afterwards (all but the successful allocations and releases,
+// which are the bulk of a trace).
+ProcessAnalysis analyze_process(TraceFile& file, const std::optional<RunInfo>& run, const AnalysisOptions& options,
+                                Symbolizer& symbolizer, CallSiteJudge& judge, report::Report& report) {
+  ProcessTrace& trace = file.metadata();
+  ProcessAnalysis out;
+  out.trace = &trace;
+  StackResolver stacks(trace, symbolizer);
+  ObserverList observers;
+  TimelineObserver timeline(trace, report.timeline);
+  if (!trace.samples.empty()) observers.add(&timeline);
+  ChurnCounter churn;
+  OomObserver oom;
+  GrowthObserver growth(trace);
+  RunBounds bounds;
+  SharedMemoryObserver shared(trace);
+  MemoryCallSites memory_call_sites;
+  SpanCollector spans(trace, stacks, options.allocation_spans, report);
+  for (ReplayObserver* o : std::initializer_list<ReplayObserver*>{&churn, &oom, &growth, &bounds, &shared}) {
+    observers.add(o);
+  }
+  if (options.check_api_results) observers.add(&memory_call_sites);
+  if (options.allocation_spans) observers.add(&spans);
+
+  Replayer replayer(trace, &observers);
+  trace.events.clear();
+  file.play([&](const Event& e) {
+    replayer.apply(e);
+    const bool bulk = e.is_memory() && e.memory().result == 0;
+    if (!bulk) trace.events.push_back(e);
+    out.call_sites_recorded |= e.kind == EventKind::CallSite;
+  });
+  const ReplayResult result = replayer.finish();
+  out.shared_memory = shared.use();
+  report.processes.push_back(describe_process(trace, run, result));
+  if (!trace.tracked) return out;
+
+  if (!trace.samples.empty()) timeline.finish(stacks);
+  if (options.allocation_spans) spans.finish(result.leaks);
+  std::vector<report::Finding>& found = out.findings;
+  found = release_findings(result.release_findings, trace.pid, stacks);
+  std::set<uint64_t> explained;
+  for (const auto& p : result.release_findings) explained.insert(p.release.seq);
+  FailureJudge failures(trace, stacks, judge);
+  for (auto& f : oom_findings(trace, oom, stacks, failures, explained)) found.push_back(std::move(f));
+  for (auto& f : churn_findings(trace, churn, bounds.run_ns(trace), stacks, options.churn))
+    found.push_back(std::move(f));
+  for (auto& f :
+       error_findings(trace, explained, stacks, failures, {options.check_api_results}, memory_call_sites.sites()))
+    found.push_back(std::move(f));
+  for (auto& f : launch_findings(trace, result.launch_params, stacks)) found.push_back(std::move(f));
+  if (options.check_leaks) {
+    for (auto& f : leak_findings(trace, result, stacks)) found.push_back(std::move(f));
+    for (auto& f : growth_findings(trace, growth, bounds, result.leaks, stacks)) found.push_back(std::move(f));
+  }
+  return out;
+}
+
 }  // namespace
 
 report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& options) {
@@ -155,11 +225,12 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
   // The process the launcher started first, then the others in the order they started.
   // One unreadable trace (a child killed before its header was written, a foreign file) costs that
   // process, not the run: the others are reported and the report says it is incomplete.
-  std::vector<ProcessTrace> loaded;
+  // Opening a trace reads all but its events; each process's events are read once, below.
+  std::vector<TraceFile> loaded;
   std::vector<std::string> unreadable;
   for (const std::string& file : traces) {
     try {
-      loaded.push_back(read_trace_file(file));
+      loaded.push_back(TraceFile::open(file));
     } catch (const TraceError& e) {
       unreadable.push_back(e.what());
     }
@@ -167,44 +238,38 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
   if (loaded.empty() && !unreadable.empty()) throw std::runtime_error(unreadable.front());
   for (const std::string& why : unreadable) report.notes.push_back(why + "; that process is not in this report");
   if (!unreadable.empty()) report.incomplete = true;
-  for (const ProcessTrace& trace : loaded) report.incomplete |= !trace.problems.empty();
-  std::stable_sort(loaded.begin(), loaded.end(), [&](const ProcessTrace& a, const ProcessTrace& b) {
+  for (const TraceFile& file : loaded) report.incomplete |= !file.metadata().problems.empty();
+  std::stable_sort(loaded.begin(), loaded.end(), [&](const TraceFile& x, const TraceFile& y) {
+    const ProcessTrace& a = x.metadata();
+    const ProcessTrace& b = y.metadata();
     const bool a_root = run && a.pid == run->pid, b_root = run && b.pid == run->pid;
     if (a_root != b_root) return a_root;
     return a.start_realtime_ns < b.start_realtime_ns;
   });
 
-  const SharedMemoryImports imports(loaded);
   size_t tracked = 0;
   size_t filtered_out = 0;
-  for (const ProcessTrace& trace : loaded) {
+  std::vector<ProcessAnalysis> analyzed;
+  for (TraceFile& file : loaded) {
+    const ProcessTrace& trace = file.metadata();
     if (!options.processes.empty() && !process_selected(trace, options.processes)) {
       ++filtered_out;
       continue;
     }
-    const ReplayResult result = replay(trace);
-    report.processes.push_back(describe_process(trace, run, result));
-    if (!trace.tracked) continue;
-    ++tracked;
-    StackResolver stacks(trace, symbolizer);
-    build_timeline(trace, stacks, report.timeline);
-    if (options.allocation_spans) collect_allocation_spans(trace, stacks, options.allocation_spans, report);
-    std::vector<report::Finding> found = release_findings(result.release_findings, trace.pid, stacks);
-    std::set<uint64_t> explained;
-    for (const auto& p : result.release_findings) explained.insert(p.release.seq);
-    FailureJudge failures(trace, stacks, judge);
-    for (auto& f : oom_findings(trace, stacks, failures, explained)) found.push_back(std::move(f));
-    for (auto& f : churn_findings(trace, stacks, options.churn)) found.push_back(std::move(f));
-    for (auto& f : error_findings(trace, explained, stacks, failures, {options.check_api_results}))
-      found.push_back(std::move(f));
-    for (auto& f : launch_findings(trace, result.launch_params, stacks)) found.push_back(std::move(f));
-    for (auto& f : shared_memory_findings(trace, imports, stacks)) found.push_back(std::move(f));
-    for (const Event& e : trace.events) call_sites_recorded |= e.kind == EventKind::CallSite;
-    if (options.check_leaks) {
-      for (auto& f : leak_findings(trace, result.leaks, stacks)) found.push_back(std::move(f));
-      for (auto& f : growth_findings(trace, result.leaks, stacks)) found.push_back(std::move(f));
-    }
-    for (auto& f : found) {
+    analyzed.push_back(analyze_process(file, run, options, symbolizer, judge, report));
+    ProcessAnalysis& a = analyzed.back();
+    call_sites_recorded |= a.call_sites_recorded;
+    if (trace.tracked) ++tracked;
+  }
+  // Memory shared between processes is judged once every process's replay has been seen.
+  std::vector<SharedMemoryUse> shared;
+  for (const ProcessAnalysis& a : analyzed) shared.push_back(a.shared_memory);
+  const SharedMemoryImports imports(shared);
+  for (ProcessAnalysis& a : analyzed) {
+    if (!a.trace->tracked) continue;
+    StackResolver stacks(*a.trace, symbolizer);
+    for (auto& f : shared_memory_findings(a.shared_memory, imports, stacks)) a.findings.push_back(std::move(f));
+    for (auto& f : a.findings) {
       if (f.parameter && !kernel_selected(f.parameter->kernel, options)) continue;
       if (options.num_callers && f.stack.size() > options.num_callers) {
         f.omitted_frames = f.stack.size() - options.num_callers;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "replay.h"
+#include "run_bounds.h"
 
 namespace cuaudit {
 namespace {
@@ -14,41 +15,39 @@ namespace {
 // second one after is kept (a deterministic thinning), so memory stays bounded.
 constexpr size_t kMaxLifetimes = 1 << 15;
 
-struct Site {
-  uint64_t stack_id = 0;
-  Api api = Api::Count;
-  Api release_api = Api::Count;
-  uint64_t pairs = 0;
-  uint64_t bytes = 0;
-  uint64_t call_ns = 0;
-  std::vector<uint64_t> lifetimes;
-  uint64_t stride = 1;
-  int32_t device = trace::kUnknownDevice;
-};
+using Site = ChurnCounter::Site;
 
-class ChurnObserver : public ReplayObserver {
- public:
-  void on_released(const MemoryEvent& a, const MemoryEvent& r) override {
-    // Graph memory comes and goes at every launch by design (no allocator call), and handles are
-    // not memory: neither is churn.
-    const MemoryFamily family = api_info(a.api).family;
-    if (family == MemoryFamily::GraphMemory || is_resource(family)) return;
-    Site& s = sites_[{a.stack_id, a.api}];
-    s.stack_id = a.stack_id, s.api = a.api, s.release_api = r.api, s.device = a.device;
-    ++s.pairs;
-    s.bytes += a.bytes;
-    s.call_ns += a.call_ns + r.call_ns;
-    if (s.pairs % s.stride == 0) {
-      s.lifetimes.push_back(r.time_ns > a.time_ns ? r.time_ns - a.time_ns : 0);
-      if (s.lifetimes.size() == kMaxLifetimes) {
-        for (size_t i = 0; i < kMaxLifetimes / 2; ++i) s.lifetimes[i] = s.lifetimes[2 * i + 1];
-        s.lifetimes.resize(kMaxLifetimes / 2);
-        s.stride *= 2;
-      }
+}  // namespace
+
+void ChurnCounter::on_released(const MemoryEvent& a, const MemoryEvent& r) {
+  // Graph memory comes and goes at every launch by design (no allocator call), and handles are
+  // not memory: neither is churn.
+  const MemoryFamily family = api_info(a.api).family;
+  if (family == MemoryFamily::GraphMemory || is_resource(family)) return;
+  Site& s = sites_[{a.stack_id, a.api}];
+  s.stack_id = a.stack_id, s.api = a.api, s.release_api = r.api, s.device = a.device;
+  ++s.pairs;
+  s.bytes += a.bytes;
+  s.call_ns += a.call_ns + r.call_ns;
+  if (s.pairs % s.stride == 0) {
+    s.lifetimes.push_back(r.time_ns > a.time_ns ? r.time_ns - a.time_ns : 0);
+    if (s.lifetimes.size() == kMaxLifetimes) {
+      for (size_t i = 0; i < kMaxLifetimes / 2; ++i) s.lifetimes[i] = s.lifetimes[2 * i + 1];
+      s.lifetimes.resize(kMaxLifetimes / 2);
+      s.stride *= 2;
     }
   }
-  std::map<std::pair<uint64_t, Api>, Site> sites_;
-};
+}
+
+std::vector<const ChurnCounter::Site*> ChurnCounter::sites() const {
+  std::vector<const Site*> out;
+  for (const auto& [key, site] : sites_) out.push_back(&site);
+  std::sort(out.begin(), out.end(),
+            [](const Site* a, const Site* b) { return std::tie(a->stack_id, a->api) < std::tie(b->stack_id, b->api); });
+  return out;
+}
+
+namespace {
 
 uint64_t median(std::vector<uint64_t> v) {
   if (v.empty()) return 0;
@@ -79,28 +78,25 @@ const char* advice(MemoryFamily family) {
   }
 }
 
-// From the process's first fact to its last: the time the shares are of.
-uint64_t run_ns(const ProcessTrace& trace) {
-  uint64_t first = trace.start_monotonic_ns, last = 0;
-  for (const Event& e : trace.events) {
-    if (!first || e.time_ns < first) first = e.time_ns;
-    last = std::max(last, e.time_ns);
-  }
-  for (const MemorySample& s : trace.samples) last = std::max(last, s.time_ns);
-  return last > first ? last - first : 0;
-}
-
 }  // namespace
 
 std::vector<report::Finding> churn_findings(const ProcessTrace& trace, StackResolver& stacks,
                                             const ChurnOptions& options) {
-  ChurnObserver observer;
-  replay(trace, &observer);
-  const uint64_t run = run_ns(trace);
+  ObserverList both;
+  ChurnCounter counter;
+  RunBounds bounds;
+  both.add(&counter);
+  both.add(&bounds);
+  replay(trace, &both);
+  return churn_findings(trace, counter, bounds.run_ns(trace), stacks, options);
+}
+
+std::vector<report::Finding> churn_findings(const ProcessTrace& trace, const ChurnCounter& counter, uint64_t run,
+                                            StackResolver& stacks, const ChurnOptions& options) {
   std::vector<const Site*> churning;
-  for (const auto& [key, s] : observer.sites_) {
-    const double per_second = run ? static_cast<double>(s.pairs) * 1e9 / static_cast<double>(run) : 0;
-    if (s.pairs >= options.min_pairs && per_second >= options.min_pairs_per_second) churning.push_back(&s);
+  for (const Site* s : counter.sites()) {
+    const double per_second = run ? static_cast<double>(s->pairs) * 1e9 / static_cast<double>(run) : 0;
+    if (s->pairs >= options.min_pairs && per_second >= options.min_pairs_per_second) churning.push_back(s);
   }
   std::sort(churning.begin(), churning.end(), [](const Site* a, const Site* b) {
     return std::tie(a->call_ns, a->pairs) > std::tie(b->call_ns, b->pairs);

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
+#include "replay.h"
 #include "report_model.h"
 #include "stack_resolver.h"
 #include "trace_model.h"
@@ -14,11 +16,43 @@
 namespace cuaudit {
 
 struct ChurnOptions {
-  uint64_t min_pairs = 1000;            // fewer released allocations at a site: not churn
-  double min_pairs_per_second = 10;     // ... nor fewer per second of the run
-  std::optional<double> warn_percent;   // --churn-threshold: a warning from this share of the run on
+  uint64_t min_pairs = 1000;           // fewer released allocations at a site: not churn
+  double min_pairs_per_second = 10;    // ... nor fewer per second of the run
+  std::optional<double> warn_percent;  // --churn-threshold: a warning from this share of the run on
 };
 
+// Released allocations per site (stack, API), counted during the replay.
+class ChurnCounter : public ReplayObserver {
+ public:
+  struct Site {
+    uint64_t stack_id = 0;
+    Api api = Api::Count;
+    Api release_api = Api::Count;
+    uint64_t pairs = 0;
+    uint64_t bytes = 0;
+    uint64_t call_ns = 0;
+    std::vector<uint64_t> lifetimes;  // thinned: every `stride`th pair
+    uint64_t stride = 1;
+    int32_t device = trace::kUnknownDevice;
+  };
+  void on_released(const MemoryEvent& allocation, const MemoryEvent& release) override;
+  // By (stack, API), in stack order.
+  std::vector<const Site*> sites() const;
+
+ private:
+  struct KeyHash {
+    size_t operator()(const std::pair<uint64_t, Api>& k) const {
+      return std::hash<uint64_t>()(k.first * 31 + static_cast<uint64_t>(k.second));
+    }
+  };
+  // Hashed: every release of a run looks its site up.
+  std::unordered_map<std::pair<uint64_t, Api>, Site, KeyHash> sites_;
+};
+
+// `run`: the run's length in ns (RunBounds::run_ns), which the calls' share is of.
+std::vector<report::Finding> churn_findings(const ProcessTrace& trace, const ChurnCounter& counter, uint64_t run,
+                                            StackResolver& stacks, const ChurnOptions& options);
+// The same, replaying `trace` (all its events in memory) for the counts.
 std::vector<report::Finding> churn_findings(const ProcessTrace& trace, StackResolver& stacks,
                                             const ChurnOptions& options);
 

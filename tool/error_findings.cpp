@@ -153,6 +153,17 @@ ErrorHandling decide_error_handling(bool launch, bool runtime_api, ResultUse cal
 std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std::set<uint64_t>& explained,
                                             StackResolver& stacks, FailureJudge& failures,
                                             const ErrorCheckOptions& options) {
+  MemoryCallSites sites;
+  if (options.check_api_results) {
+    for (const Event& e : trace.events) sites.on_event(e);
+  }
+  return error_findings(trace, explained, stacks, failures, options, sites.sites());
+}
+
+std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std::set<uint64_t>& explained,
+                                            StackResolver& stacks, FailureJudge& failures,
+                                            const ErrorCheckOptions& options,
+                                            const std::map<uint64_t, Api>& memory_call_sites) {
   // Same outcome, same API, same error, same stack: one finding with a count, in first-seen order.
   std::map<std::tuple<int, std::string, int32_t, uint64_t>, std::pair<Judged, uint64_t>> groups;
   std::vector<decltype(groups)::key_type> order;
@@ -164,13 +175,16 @@ std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std
   };
 
   std::map<uint64_t, std::string> lint_sites;  // stack -> api, for --check-api-results
+  if (options.check_api_results) {
+    for (const auto& [stack_id, api] : memory_call_sites) {
+      lint_sites.emplace(stack_id, api_info(stacks.api_called(stack_id, api)).name);
+    }
+  }
   for (const Event& e : trace.events) {
     std::string api = event_api_name(trace, e);
     if (e.is_memory()) api = api_info(stacks.api_called(e.stack_id, e.memory().api)).name;
-    if (options.check_api_results && !is_launch(api) &&
-        (e.kind == EventKind::CallSite || (e.is_memory() && e.memory().result == 0))) {
+    if (options.check_api_results && !is_launch(api) && e.kind == EventKind::CallSite)
       lint_sites.emplace(e.stack_id, api);
-    }
     if (!is_failure(e) || explained.count(e.seq)) continue;
     add({&e, api, failures.handling(e, api), failures.replaced(e), garbage_use(trace, e, stacks)});
   }

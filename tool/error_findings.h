@@ -3,11 +3,13 @@
 // result even on success (warnings).
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "replay.h"
 #include "report_model.h"
 #include "result_use.h"
 #include "stack_resolver.h"
@@ -57,8 +59,27 @@ std::string garbage_pointer_use(const ProcessTrace& trace, const Event& failed_a
 // `explained`: sequence numbers of failures already reported otherwise (a double free's refused
 // cudaFree is that finding, not also an unchecked error).
 // `failures`: the trace's judge, the one the out-of-memory check used too.
+// `memory_call_sites`: stack -> API of the successful allocations and releases (for
+// --check-api-results), which `trace.events` need not hold.
+std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std::set<uint64_t>& explained,
+                                            StackResolver& stacks, FailureJudge& failures,
+                                            const ErrorCheckOptions& options,
+                                            const std::map<uint64_t, Api>& memory_call_sites);
+// The same, over a trace with all its events in memory.
 std::vector<report::Finding> error_findings(const ProcessTrace& trace, const std::set<uint64_t>& explained,
                                             StackResolver& stacks, FailureJudge& failures,
                                             const ErrorCheckOptions& options);
+
+// The call sites of successful allocations and releases, collected during the replay.
+class MemoryCallSites : public ReplayObserver {
+ public:
+  void on_event(const Event& e) override {
+    if (e.is_memory() && e.memory().result == 0) sites_.emplace(e.stack_id, e.memory().api);
+  }
+  const std::map<uint64_t, Api>& sites() const { return sites_; }
+
+ private:
+  std::map<uint64_t, Api> sites_;  // stack -> the API first called there
+};
 
 }  // namespace cuaudit

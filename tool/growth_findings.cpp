@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "python_frames.h"
+#include "replay.h"
 
 namespace cuaudit {
 namespace {
@@ -16,20 +17,6 @@ struct Site {
   uint64_t bytes = 0;
   std::vector<report::Frame> python;  // the first allocation's Python stack
   size_t user = 0;                    // its user frame
-};
-
-// The allocations live at one memory sample (the replay's state then).
-class LiveAt : public ReplayObserver {
- public:
-  explicit LiveAt(uint64_t seq) : seq_(seq) {}
-  void on_sample(const MemorySample& s, const DeviceHoldings&,
-                 const std::function<void(const std::function<void(const MemoryEvent&)>&)>& live) override {
-    if (s.seq == seq_) live([&](const MemoryEvent& a) { live_.push_back(a); });
-  }
-  std::vector<MemoryEvent> live_;
-
- private:
-  uint64_t seq_;
 };
 
 // Kernel launches before an allocation: its own count when it has one (allocations from Python
@@ -43,25 +30,40 @@ uint64_t launches_before(const ProcessTrace& trace, const MemoryEvent& a) {
 
 }  // namespace
 
+GrowthObserver::GrowthObserver(const ProcessTrace& trace) : python_(!trace.python_stacks.empty()) {
+  // The end of the work, if the samples saw it: the first sample that saw their last launch count.
+  for (const MemorySample& s : trace.samples) {
+    if (s.launches > sample_launches_) sample_launches_ = s.launches, end_of_work_seq_ = s.seq;
+  }
+}
+
+void GrowthObserver::on_sample(const MemorySample& s, const DeviceHoldings&, const LiveVisitor& live) {
+  if (python_ && sample_launches_ && s.seq == end_of_work_seq_) {
+    live([&](const MemoryEvent& a) { at_end_of_work_.push_back(a); });
+  }
+}
+
 std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& at_exit,
                                              StackResolver& stacks) {
-  uint64_t end_ns = 0, end_launches = 0;
-  for (const Event& e : trace.events) {
-    end_ns = std::max(end_ns, e.time_ns);
-    if (e.is_memory()) end_launches = std::max(end_launches, e.memory().launches);
-  }
-  for (const MemorySample& s : trace.samples)
-    end_ns = std::max(end_ns, s.time_ns), end_launches = std::max(end_launches, s.launches);
+  GrowthObserver observer(trace);
+  ObserverList both;
+  RunBounds bounds;
+  both.add(&observer);
+  both.add(&bounds);
+  replay(trace, &both);
+  return growth_findings(trace, observer, bounds, at_exit, stacks);
+}
 
-  // The end of the work: the first sample that saw the last launch count.
+std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const GrowthObserver& observer,
+                                             const RunBounds& bounds, const std::vector<LeakedAllocation>& at_exit,
+                                             StackResolver& stacks) {
+  if (trace.python_stacks.empty()) return {};  // only a Python line says where growth comes from
+  const uint64_t end_ns = bounds.last_ns(trace);
+  const uint64_t end_launches = std::max(observer.sample_launches(), bounds.max_allocation_launches());
+  // Live at the end of the work (the last launch), or at exit when no sample saw the last launch.
   std::vector<MemoryEvent> held;
-  const auto end_of_work = std::find_if(trace.samples.begin(), trace.samples.end(), [&](const MemorySample& s) {
-    return end_launches && s.launches == end_launches;
-  });
-  if (end_of_work != trace.samples.end()) {
-    LiveAt observer(end_of_work->seq);
-    replay(trace, &observer);
-    held = std::move(observer.live_);
+  if (end_launches && observer.sample_launches() == end_launches) {
+    held = observer.at_end_of_work();
   } else {
     for (const LeakedAllocation& leak : at_exit) held.push_back(leak.allocation);
   }

@@ -17,13 +17,33 @@
 
 #include "replay.h"
 #include "report_model.h"
+#include "run_bounds.h"
 #include "stack_resolver.h"
 
 namespace cuaudit {
 
 inline constexpr uint64_t kMinGrowthAllocations = 4;
 
+// What the growth check needs of the replay: the allocations live at the end of the work (the first
+// sample that saw the last launch count), in a Python process.
+class GrowthObserver : public ReplayObserver {
+ public:
+  explicit GrowthObserver(const ProcessTrace& trace);
+  void on_sample(const MemorySample& s, const DeviceHoldings& held, const LiveVisitor& live) override;
+  uint64_t sample_launches() const { return sample_launches_; }
+  const std::vector<MemoryEvent>& at_end_of_work() const { return at_end_of_work_; }
+
+ private:
+  bool python_;
+  uint64_t sample_launches_ = 0, end_of_work_seq_ = 0;
+  std::vector<MemoryEvent> at_end_of_work_;
+};
+
 // `at_exit`: what was live at exit (used when the trace has no launch-counting samples).
+std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const GrowthObserver& observer,
+                                             const RunBounds& bounds, const std::vector<LeakedAllocation>& at_exit,
+                                             StackResolver& stacks);
+// The same, replaying `trace` (all its events in memory).
 std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& at_exit,
                                              StackResolver& stacks);
 

@@ -42,8 +42,10 @@ std::vector<std::string> end_notes(LeakEnd end) {
 
 }  // namespace
 
-std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& leaks,
+std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const ReplayResult& replayed,
                                            StackResolver& stacks) {
+  const std::vector<LeakedAllocation>& leaks = replayed.leaks;
+  const std::vector<MemoryEvent>& failed_releases = replayed.failed_releases;
   const uint64_t pid = trace.pid;
   // Allocations from different Python lines through one native path (PyTorch's allocator) are
   // different sites.
@@ -51,10 +53,12 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const std:
   for (const LeakedAllocation& leak : leaks) {
     const MemoryEvent& a = leak.allocation;
     const Api api = stacks.api_called(a.stack_id, a.api);
-    const uint64_t failed_site = leak.failed_release ? leak.failed_release->stack_id : 0;
+    std::optional<MemoryEvent> failed_release;
+    if (leak.failed_release >= 0) failed_release = failed_releases.at(static_cast<size_t>(leak.failed_release));
+    const uint64_t failed_site = failed_release ? failed_release->stack_id : 0;
     auto [it, inserted] = groups.try_emplace(
         {a.stack_id, a.python_stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end), failed_site},
-        Group{api, leak.end, a.stack_id, a.python_stack_id, leak.failed_release});
+        Group{api, leak.end, a.stack_id, a.python_stack_id, failed_release});
     Group& g = it->second;
     g.bytes += a.bytes;
     ++g.count;

@@ -11,7 +11,7 @@ namespace cuaudit {
 
 // One finding per (allocation stack, Python stack, API, how the allocation's life ended), biggest
 // first.
-std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& leaks,
+std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const ReplayResult& replayed,
                                            StackResolver& stacks);
 
 }  // namespace cuaudit

@@ -16,42 +16,30 @@ namespace {
 constexpr int32_t kOutOfMemory = 2;
 constexpr size_t kHolderSites = 3;
 
-struct Holder {
-  uint64_t stack_id = 0;
-  Api api = Api::Count;
-  uint64_t bytes = 0;
-  uint64_t count = 0;
-  uint64_t first_ns = UINT64_MAX, last_ns = 0;
-};
+using Holder = OomObserver::Holder;
+using Moment = OomObserver::Moment;
 
-// What the replay knew at the first failure of each site.
-struct Moment {
-  MemoryEvent failure;
-  DeviceHoldings held;
-  std::vector<Holder> holders;  // biggest first
-};
+}  // namespace
 
-class FailureObserver : public ReplayObserver {
- public:
-  void on_failed_allocation(const MemoryEvent& e, const DeviceHoldings& held, const LiveVisitor& live) override {
-    // The first failure of each site is described; the replay's live set is visited once per site.
-    if (e.result != kOutOfMemory || moments_.count({e.stack_id, e.api})) return;
-    Moment m{e, held, {}};
-    std::map<std::pair<uint64_t, Api>, Holder> sites;
-    live([&](const MemoryEvent& a) {
-      if (a.device != e.device || !owns_memory(api_info(a.api).family)) return;
-      Holder& h = sites[{a.stack_id, a.api}];
-      h.stack_id = a.stack_id, h.api = a.api;
-      h.bytes += a.bytes, ++h.count;
-      h.first_ns = std::min(h.first_ns, a.time_ns), h.last_ns = std::max(h.last_ns, a.time_ns);
-    });
-    for (auto& [key, h] : sites) m.holders.push_back(h);
-    std::sort(m.holders.begin(), m.holders.end(), [](const Holder& a, const Holder& b) { return a.bytes > b.bytes; });
-    if (m.holders.size() > kHolderSites) m.holders.resize(kHolderSites);
-    moments_.emplace(std::make_pair(e.stack_id, e.api), std::move(m));
-  }
-  std::map<std::pair<uint64_t, Api>, Moment> moments_;  // (stack, API) -> its first failure
-};
+void OomObserver::on_failed_allocation(const MemoryEvent& e, const DeviceHoldings& held, const LiveVisitor& live) {
+  // The first failure of each site is described; the replay's live set is visited once per site.
+  if (e.result != kOutOfMemory || moments_.count({e.stack_id, e.api})) return;
+  Moment m{e, held, {}};
+  std::map<std::pair<uint64_t, Api>, Holder> sites;
+  live([&](const MemoryEvent& a) {
+    if (a.device != e.device || !owns_memory(api_info(a.api).family)) return;
+    Holder& h = sites[{a.stack_id, a.api}];
+    h.stack_id = a.stack_id, h.api = a.api;
+    h.bytes += a.bytes, ++h.count;
+    h.first_ns = std::min(h.first_ns, a.time_ns), h.last_ns = std::max(h.last_ns, a.time_ns);
+  });
+  for (auto& [key, h] : sites) m.holders.push_back(h);
+  std::sort(m.holders.begin(), m.holders.end(), [](const Holder& a, const Holder& b) { return a.bytes > b.bytes; });
+  if (m.holders.size() > kHolderSites) m.holders.resize(kHolderSites);
+  moments_.emplace(std::make_pair(e.stack_id, e.api), std::move(m));
+}
+
+namespace {
 
 // The sample taken right after the failure on its device (the injection takes one), else the
 // last one before it.
@@ -105,8 +93,8 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
   f.result = result_name(e.api, e.result);
   f.at = trace.seconds_since_start(e.time_ns);
   const std::string times = count > 1 ? fmt::format(" ({} times)", count) : std::string();
-  f.headline = fmt::format("Out of memory: {} of {} failed{}: {}; at:", api, report::human_bytes(e.bytes), times,
-                           o.verdict);
+  f.headline =
+      fmt::format("Out of memory: {} of {} failed{}: {}; at:", api, report::human_bytes(e.bytes), times, o.verdict);
   f.message = fmt::format("{} could not allocate {}: {}", api, report::human_bytes(e.bytes), o.verdict);
   f.stack = stacks.user_stack(e.stack_id);
   f.out_of_memory = o;
@@ -121,11 +109,11 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
                                   report::human_bytes(*o.pool_reserved - std::min(*o.pool_reserved, *o.pool_used))));
   }
   if (e.device >= 0) {
-    f.notes.push_back(o.other_processes
-                          ? fmt::format("other processes held {} of the device (NVML)",
-                                        report::human_bytes(*o.other_processes))
-                          : std::string("other processes' memory on the device is unknown (NVML not available "
-                                        "or not permitted)"));
+    f.notes.push_back(
+        o.other_processes
+            ? fmt::format("other processes held {} of the device (NVML)", report::human_bytes(*o.other_processes))
+            : std::string("other processes' memory on the device is unknown (NVML not available "
+                          "or not permitted)"));
   }
   f.notes.push_back(handling == ErrorHandling::Unchecked
                         ? "the program never looked at the failure: the pointer it got is not memory"
@@ -165,11 +153,13 @@ std::string oom_verdict(const OomFacts& x) {
 
 std::vector<report::Finding> oom_findings(const ProcessTrace& trace, StackResolver& stacks, FailureJudge& failures,
                                           std::set<uint64_t>& explained) {
-  bool any = false;
-  for (const Event& e : trace.events) any |= e.kind == EventKind::Alloc && e.memory().result == kOutOfMemory;
-  if (!any) return {};
-  FailureObserver observer;
+  OomObserver observer;
   replay(trace, &observer);
+  return oom_findings(trace, observer, stacks, failures, explained);
+}
+
+std::vector<report::Finding> oom_findings(const ProcessTrace& trace, const OomObserver& observer, StackResolver& stacks,
+                                          FailureJudge& failures, std::set<uint64_t>& explained) {
   // One finding per (site, API, handling), at its first failure, counting the rest.
   struct Group {
     const Moment* moment;
@@ -183,7 +173,7 @@ std::vector<report::Finding> oom_findings(const ProcessTrace& trace, StackResolv
     const std::string api(api_info(stacks.api_called(e.stack_id, e.memory().api)).name);
     const ErrorHandling handling = failures.handling(e, api);
     const auto key = std::make_tuple(e.stack_id, api, static_cast<int>(handling));
-    auto [it, inserted] = groups.try_emplace(key, Group{&observer.moments_.at({e.stack_id, e.memory().api}), &e});
+    auto [it, inserted] = groups.try_emplace(key, Group{&observer.moments().at({e.stack_id, e.memory().api}), &e});
     if (inserted) order.push_back(key);
     ++it->second.count;
     explained.insert(e.seq);

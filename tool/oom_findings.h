@@ -4,17 +4,47 @@
 // error when the program never looked at the failure, a warning when it handled it.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "error_findings.h"
+#include "replay.h"
 #include "report_model.h"
 #include "stack_resolver.h"
 #include "trace_model.h"
 
 namespace cuaudit {
 
+// The replay's state at the first out-of-memory failure of each site (stack, API).
+class OomObserver : public ReplayObserver {
+ public:
+  struct Holder {
+    uint64_t stack_id = 0;
+    Api api = Api::Count;
+    uint64_t bytes = 0;
+    uint64_t count = 0;
+    uint64_t first_ns = UINT64_MAX, last_ns = 0;
+  };
+  struct Moment {
+    MemoryEvent failure;
+    DeviceHoldings held;
+    std::vector<Holder> holders;  // biggest first
+  };
+  void on_failed_allocation(const MemoryEvent& e, const DeviceHoldings& held, const LiveVisitor& live) override;
+  const std::map<std::pair<uint64_t, Api>, Moment>& moments() const { return moments_; }
+
+ private:
+  std::map<std::pair<uint64_t, Api>, Moment> moments_;
+};
+
+// `trace.events` needs the failed allocations only (the replay's observer saw the rest).
 // Failures it reports are added to `explained`: the error check does not report them again.
+std::vector<report::Finding> oom_findings(const ProcessTrace& trace, const OomObserver& observer, StackResolver& stacks,
+                                          FailureJudge& failures, std::set<uint64_t>& explained);
+// The same, replaying `trace` (all its events in memory).
 std::vector<report::Finding> oom_findings(const ProcessTrace& trace, StackResolver& stacks, FailureJudge& failures,
                                           std::set<uint64_t>& explained);
 

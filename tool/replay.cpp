@@ -185,10 +185,17 @@ class AllocationTable {
     live.erase(it);
   }
 
+  // Each live allocation moves to the leaks as it leaves the table: the two are never both whole
+  // in memory (a million live allocations are a few hundred MB).
   void finish(LeakEnd end) {
+    size_t count = 0;
+    for (const auto& live : live_) count += live.size();
+    result_.leaks.reserve(result_.leaks.size() + count);
     for (auto& live : live_) {
-      for (auto& [key, allocation] : live) result_.leaks.push_back(leaked(allocation, end));
-      live.clear();
+      while (!live.empty()) {
+        auto node = live.extract(live.begin());
+        result_.leaks.push_back(leaked(node.mapped(), end));
+      }
     }
   }
 
@@ -206,12 +213,14 @@ class AllocationTable {
 
   // Memory the program holds per device: what the timeline compares with the driver's view.
   void remember(const MemoryEvent& e) {
+    if (observer_) observer_->on_live(e);
     if (e.device < 0 || !owns_memory(family_of(e))) return;
     DeviceHoldings& h = device_bytes_[e.device];
     h.total += e.bytes;
     h.by_family[static_cast<size_t>(family_of(e))] += e.bytes;
   }
   void forget(const MemoryEvent& e) {
+    if (observer_) observer_->on_gone(e);
     if (e.device < 0 || !owns_memory(family_of(e))) return;
     DeviceHoldings& h = device_bytes_[e.device];
     h.total -= e.bytes;
@@ -242,8 +251,11 @@ class AllocationTable {
   }
 
   LeakedAllocation leaked(const MemoryEvent& allocation, LeakEnd end) const {
-    LeakedAllocation l{allocation, end, {}};
-    if (auto f = failed_releases_.find(allocation.seq); f != failed_releases_.end()) l.failed_release = f->second;
+    LeakedAllocation l{allocation, end, -1};
+    if (auto f = failed_releases_.find(allocation.seq); f != failed_releases_.end()) {
+      l.failed_release = static_cast<int32_t>(result_.failed_releases.size());
+      result_.failed_releases.push_back(f->second);
+    }
     return l;
   }
 
@@ -349,57 +361,75 @@ class GraphMemory {
 
 }  // namespace
 
-ReplayResult replay(const ProcessTrace& trace, ReplayObserver* observer) {
-  ReplayResult result;
-  AllocationTable table(result, observer);
-  GraphMemory graphs(table);
-  const LiveVisitor live = [&](const std::function<void(const MemoryEvent&)>& visit) { table.for_each_live(visit); };
-  auto sample = trace.samples.begin();
-  auto observe_until = [&](uint64_t seq) {  // the samples taken before event `seq`
-    for (; observer && sample != trace.samples.end() && sample->seq < seq; ++sample) {
-      observer->on_sample(*sample, table.holdings(sample->device), live);
-    }
-  };
-  for (const Event& e : trace.events) {
-    observe_until(e.seq);
-    switch (e.kind) {
-      case EventKind::Alloc:
-        if (observer && e.memory().result != 0) {
-          observer->on_failed_allocation(e.memory(), table.holdings(e.memory().device), live);
-        }
-        table.allocate(e.memory());
-        break;
-      case EventKind::Free:
-        table.release(e.memory());
-        break;
-      case EventKind::ContextDestroyed:
-        table.destroy_context(e.context().context_uid);
-        break;
-      case EventKind::LaunchParam:
-        table.judge_launch_param(e, graphs.contains(e.launch_param().value));
-        break;
-      case EventKind::GraphMemNode:
-        graphs.add_node(e);
-        break;
-      case EventKind::GraphChange:
-        graphs.change(e.graph_change());
-        break;
-      case EventKind::GraphLaunch:
-        graphs.launch(e);
-        break;
-      case EventKind::ContextCreated:
-      case EventKind::ProcessEnd:
-      case EventKind::FailedCall:
-      case EventKind::LastError:
-      case EventKind::CallSite:
-      case EventKind::Signal:
-      case EventKind::ExitCall:
-        break;
-    }
+struct Replayer::State {
+  State(ReplayResult& result, ReplayObserver* observer) : table(result, observer), graphs(table) {}
+  AllocationTable table;
+  GraphMemory graphs;
+};
+
+Replayer::Replayer(const ProcessTrace& trace, ReplayObserver* observer)
+    : trace_(trace), observer_(observer), state_(std::make_unique<State>(result_, observer)) {
+  live_ = [this](const std::function<void(const MemoryEvent&)>& visit) { state_->table.for_each_live(visit); };
+}
+Replayer::~Replayer() = default;
+
+void Replayer::observe_samples_before(uint64_t seq) {
+  for (; sample_ < trace_.samples.size() && trace_.samples[sample_].seq < seq; ++sample_) {
+    const MemorySample& s = trace_.samples[sample_];
+    if (observer_) observer_->on_sample(s, state_->table.holdings(s.device), live_);
   }
-  observe_until(UINT64_MAX);
-  table.finish(trace.reached_exit ? LeakEnd::ProcessExit : LeakEnd::ProcessDied);
-  return result;
+}
+
+void Replayer::apply(const Event& e) {
+  observe_samples_before(e.seq);
+  AllocationTable& table = state_->table;
+  if (observer_) observer_->on_event(e);
+  switch (e.kind) {
+    case EventKind::Alloc:
+      if (observer_ && e.memory().result != 0) {
+        observer_->on_failed_allocation(e.memory(), table.holdings(e.memory().device), live_);
+      }
+      table.allocate(e.memory());
+      break;
+    case EventKind::Free:
+      table.release(e.memory());
+      break;
+    case EventKind::ContextDestroyed:
+      table.destroy_context(e.context().context_uid);
+      break;
+    case EventKind::LaunchParam:
+      table.judge_launch_param(e, state_->graphs.contains(e.launch_param().value));
+      break;
+    case EventKind::GraphMemNode:
+      state_->graphs.add_node(e);
+      break;
+    case EventKind::GraphChange:
+      state_->graphs.change(e.graph_change());
+      break;
+    case EventKind::GraphLaunch:
+      state_->graphs.launch(e);
+      break;
+    case EventKind::ContextCreated:
+    case EventKind::ProcessEnd:
+    case EventKind::FailedCall:
+    case EventKind::LastError:
+    case EventKind::CallSite:
+    case EventKind::Signal:
+    case EventKind::ExitCall:
+      break;
+  }
+}
+
+ReplayResult Replayer::finish(std::optional<LeakEnd> end) {
+  observe_samples_before(UINT64_MAX);
+  state_->table.finish(end ? *end : trace_.reached_exit ? LeakEnd::ProcessExit : LeakEnd::ProcessDied);
+  return std::move(result_);
+}
+
+ReplayResult replay(const ProcessTrace& trace, ReplayObserver* observer) {
+  Replayer replayer(trace, observer);
+  for (const Event& e : trace.events) replayer.apply(e);
+  return replayer.finish();
 }
 
 }  // namespace cuaudit

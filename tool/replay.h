@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -22,7 +23,8 @@ enum class LeakEnd : uint8_t {
 struct LeakedAllocation {
   MemoryEvent allocation;  // the allocation that made it live
   LeakEnd end;
-  std::optional<MemoryEvent> failed_release;  // a mismatched release that did not release it
+  // A mismatched release that did not release it: its index in ReplayResult::failed_releases, or -1.
+  int32_t failed_release = -1;
 };
 
 enum class ReleaseProblem : uint8_t {
@@ -50,6 +52,7 @@ struct LaunchParamJudgement {
 
 struct ReplayResult {
   std::vector<LeakedAllocation> leaks;
+  std::vector<MemoryEvent> failed_releases;  // what LeakedAllocation::failed_release points to
   std::vector<ReleaseFinding> release_findings;
   uint64_t allocations = 0;  // successful allocation calls
   uint64_t releases = 0;     // successful release calls
@@ -83,8 +86,63 @@ class ReplayObserver {
   virtual void on_failed_allocation(const MemoryEvent&, const DeviceHoldings& /*held*/, const LiveVisitor&) {}
   // A live allocation released by the program (not by a context reset, not refused).
   virtual void on_released(const MemoryEvent& /*allocation*/, const MemoryEvent& /*release*/) {}
+  // Every event, in order, before the replay applies it.
+  virtual void on_event(const Event&) {}
+  // An allocation became live, or stopped being live before the end (released, reclaimed with its
+  // context, replaced by a new allocation at its address): the live set's changes, one by one.
+  virtual void on_live(const MemoryEvent&) {}
+  virtual void on_gone(const MemoryEvent&) {}
 };
 
+// Several observers of one replay, each seeing every hook in the order they were added.
+class ObserverList : public ReplayObserver {
+ public:
+  void add(ReplayObserver* o) { list_.push_back(o); }
+  void on_sample(const MemorySample& s, const DeviceHoldings& held, const LiveVisitor& live) override {
+    for (auto* o : list_) o->on_sample(s, held, live);
+  }
+  void on_failed_allocation(const MemoryEvent& e, const DeviceHoldings& held, const LiveVisitor& live) override {
+    for (auto* o : list_) o->on_failed_allocation(e, held, live);
+  }
+  void on_released(const MemoryEvent& a, const MemoryEvent& r) override {
+    for (auto* o : list_) o->on_released(a, r);
+  }
+  void on_event(const Event& e) override {
+    for (auto* o : list_) o->on_event(e);
+  }
+  void on_live(const MemoryEvent& a) override {
+    for (auto* o : list_) o->on_live(a);
+  }
+  void on_gone(const MemoryEvent& a) override {
+    for (auto* o : list_) o->on_gone(a);
+  }
+
+ private:
+  std::vector<ReplayObserver*> list_;
+};
+
+// The replay as it goes, one event at a time (the events of a trace too large to hold, as they
+// are read). The samples come from trace.samples, each before the first event after it.
+class Replayer {
+ public:
+  Replayer(const ProcessTrace& trace, ReplayObserver* observer);
+  ~Replayer();
+  void apply(const Event& e);
+  // After the last event: what is live then leaked, as `end` says (by default, as the trace says).
+  ReplayResult finish(std::optional<LeakEnd> end = std::nullopt);
+
+ private:
+  struct State;
+  void observe_samples_before(uint64_t seq);
+  const ProcessTrace& trace_;
+  ReplayObserver* observer_;
+  ReplayResult result_;
+  std::unique_ptr<State> state_;
+  LiveVisitor live_;
+  size_t sample_ = 0;
+};
+
+// The whole replay of a trace whose events are all in memory.
 ReplayResult replay(const ProcessTrace& trace, ReplayObserver* observer = nullptr);
 
 }  // namespace cuaudit

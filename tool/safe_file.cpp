@@ -25,9 +25,9 @@ bool write_all(int fd, const std::string& contents) {
 
 }  // namespace
 
-bool read_regular_file(const std::string& path, size_t max_bytes, std::string& out, std::string& error) {
+bool open_regular_file(const std::string& path, int& fd, size_t& size, std::string& error) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     error = fmt::format("cannot read {}: {}", path, strerror(errno));
     return false;
@@ -36,14 +36,23 @@ bool read_regular_file(const std::string& path, size_t max_bytes, std::string& o
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     error = fmt::format("{} is not a regular file", path);
     close(fd);
+    fd = -1;
     return false;
   }
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+  size = static_cast<size_t>(st.st_size);
+  return true;
+}
+
+bool read_regular_file(const std::string& path, size_t max_bytes, std::string& out, std::string& error) {
+  int fd = -1;
+  size_t size = 0;
+  if (!open_regular_file(path, fd, size, error)) return false;
+  if (size > max_bytes) {
     error = fmt::format("{} is larger than {} bytes", path, max_bytes);
     close(fd);
     return false;
   }
-  out.resize(static_cast<size_t>(st.st_size));
+  out.resize(size);
   size_t done = 0;
   while (done < out.size()) {
     const ssize_t n = read(fd, out.data() + done, out.size() - done);

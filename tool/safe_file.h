@@ -13,6 +13,10 @@ namespace cuaudit {
 // why: missing, not a regular file, larger than `max_bytes`, unreadable.
 bool read_regular_file(const std::string& path, size_t max_bytes, std::string& out, std::string& error);
 
+// Opens the regular file at `path` for reading: its descriptor and its size now. False with `error`
+// saying why, as read_regular_file.
+bool open_regular_file(const std::string& path, int& fd, size_t& size, std::string& error);
+
 // Replaces the file at `path` with `contents`: written to a new file beside it, then renamed over it.
 bool replace_file(const std::string& path, const std::string& contents, std::string& error);
 

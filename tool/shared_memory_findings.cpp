@@ -7,44 +7,71 @@
 namespace cuaudit {
 namespace {
 
-// The first event at or after `seq` (events are sorted by seq).
-std::vector<Event>::const_iterator first_from(const ProcessTrace& trace, uint64_t seq) {
-  return std::lower_bound(trace.events.begin(), trace.events.end(), seq,
-                          [](const Event& e, uint64_t s) { return e.seq < s; });
-}
-
-// The first successful release of `key` after `seq`, or null.
-const Event* release_after(const ProcessTrace& trace, uint64_t key, uint64_t seq) {
-  for (auto it = first_from(trace, seq + 1); it != trace.events.end(); ++it) {
-    if (it->kind == EventKind::Free && it->memory().key == key && it->memory().result == 0) return &*it;
-  }
-  return nullptr;
-}
-
-const Event* event_at(const ProcessTrace& trace, uint64_t seq) {
-  const auto it = first_from(trace, seq);
-  return it != trace.events.end() && it->seq == seq ? &*it : nullptr;
-}
-
 double seconds(uint64_t later, uint64_t earlier) {
   return later > earlier ? static_cast<double>(later - earlier) / 1e9 : 0.0;
 }
 
 }  // namespace
 
-SharedMemoryImports::SharedMemoryImports(const std::vector<ProcessTrace>& traces) {
-  for (const ProcessTrace& trace : traces) {
-    for (const SharedMemoryFact& s : trace.shared_memory) {
-      if (s.role != trace::SharedRole::Import) continue;
-      const Event* open = event_at(trace, s.seq);
-      if (!open || !open->is_memory()) continue;
+SharedMemoryObserver::SharedMemoryObserver(const ProcessTrace& trace) {
+  use_.pid = trace.pid;
+  for (const SharedMemoryFact& s : trace.shared_memory) {
+    const bool import = s.role == trace::SharedRole::Import;
+    const size_t index = import ? use_.imports.size() : use_.exports.size();
+    if (import) {
+      use_.imports.push_back({s, Api::Count, 0});
+      import_by_seq_.emplace(s.seq, index);
+    } else {
+      use_.exports.push_back({s, {}});
+    }
+    waiting_.emplace(s.pointer, std::make_pair(index, import));
+  }
+}
+
+void SharedMemoryObserver::on_event(const Event& e) {
+  use_.end_ns = std::max(use_.end_ns, e.time_ns);
+  if (waiting_.empty() && import_by_seq_.empty()) return;
+  if (e.kind == EventKind::Alloc) {
+    auto [first, last] = import_by_seq_.equal_range(e.seq);
+    for (auto it = first; it != last; ++it) use_.imports[it->second].api = e.memory().api;
+    return;
+  }
+  if (e.kind != EventKind::Free || e.memory().result != 0) return;
+  // The first successful release of the pointer after the fact closes an import, releases an export.
+  auto [first, last] = waiting_.equal_range(e.memory().key);
+  for (auto it = first; it != last;) {
+    const auto [index, import] = it->second;
+    const SharedMemoryFact& fact = import ? use_.imports[index].fact : use_.exports[index].fact;
+    if (fact.seq >= e.seq) {
+      ++it;
+      continue;
+    }
+    if (import) {
+      use_.imports[index].closed_ns = e.time_ns;
+    } else {
+      use_.exports[index].release = e.memory();
+    }
+    it = waiting_.erase(it);
+  }
+}
+
+SharedMemoryUse shared_memory_use(const ProcessTrace& trace) {
+  SharedMemoryObserver observer(trace);
+  replay(trace, &observer);
+  return observer.use();
+}
+
+SharedMemoryImports::SharedMemoryImports(const std::vector<SharedMemoryUse>& processes) {
+  for (const SharedMemoryUse& p : processes) {
+    for (const SharedMemoryUse::Import& i : p.imports) {
+      if (i.api == Api::Count) continue;  // its allocation was never seen
       Mapping m;
-      m.pid = trace.pid;
-      m.api = open->memory().api;
-      m.opened_ns = s.time_ns;
-      if (const Event* close = release_after(trace, s.pointer, s.seq)) m.closed_ns = close->time_ns;
-      m.end_ns = trace.events.empty() ? s.time_ns : trace.events.back().time_ns;
-      imports_[s.handle_hash].push_back(m);
+      m.pid = p.pid;
+      m.api = i.api;
+      m.opened_ns = i.fact.time_ns;
+      m.closed_ns = i.closed_ns;
+      m.end_ns = p.end_ns ? p.end_ns : i.fact.time_ns;
+      imports_[i.fact.handle_hash].push_back(m);
     }
   }
 }
@@ -54,22 +81,19 @@ const std::vector<SharedMemoryImports::Mapping>* SharedMemoryImports::of(uint64_
   return it == imports_.end() ? nullptr : &it->second;
 }
 
-std::vector<report::Finding> shared_memory_findings(const ProcessTrace& exporter, const SharedMemoryImports& imports,
+std::vector<report::Finding> shared_memory_findings(const SharedMemoryUse& exporter, const SharedMemoryImports& imports,
                                                     StackResolver& stacks) {
   std::vector<report::Finding> findings;
   if (imports.empty()) return findings;
-  for (const SharedMemoryFact& s : exporter.shared_memory) {
-    if (s.role != trace::SharedRole::Export) continue;
-    const auto* mappings = imports.of(s.handle_hash);
-    if (!mappings) continue;
-    const Event* release = release_after(exporter, s.pointer, s.seq);
-    if (!release) continue;
-    const uint64_t released_ns = release->time_ns;
+  for (const SharedMemoryUse::Export& x : exporter.exports) {
+    const auto* mappings = imports.of(x.fact.handle_hash);
+    if (!mappings || !x.release) continue;
+    const MemoryEvent& r = *x.release;
+    const uint64_t released_ns = r.time_ns;
     for (const auto& m : *mappings) {
       if (m.pid == exporter.pid) continue;
       const uint64_t until = m.closed_ns ? m.closed_ns : m.end_ns;
       if (m.opened_ns > released_ns || until <= released_ns) continue;
-      const MemoryEvent& r = release->memory();
       report::Finding f;
       f.kind = report::FindingKind::FreedWhileImported;
       f.severity = report::Severity::Warning;
@@ -89,7 +113,7 @@ std::vector<report::Finding> shared_memory_findings(const ProcessTrace& exporter
           "process {} opened it {:.3f} s before this release and {}", m.pid, seconds(released_ns, m.opened_ns),
           m.closed_ns ? fmt::format("closed it {:.3f} s after", seconds(m.closed_ns, released_ns))
                       : std::string("never closed it")));
-      f.stack = stacks.user_stack(release->stack_id);
+      f.stack = stacks.user_stack(r.stack_id);
       findings.push_back(std::move(f));
     }
   }

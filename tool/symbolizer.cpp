@@ -97,7 +97,13 @@ std::vector<report::Frame> Symbolizer::symbolize(uint64_t return_address, const 
 
   // A return address points after the call; the call itself is one byte before.
   const uint64_t offset = return_address - 1 - module->load_bias;
-  auto& by_offset = cache_[module_cache_key(*module)];
+  // The same module_cache_key as the last lookup's, without building the string.
+  if (!last_cache_ || module->build_id != last_build_id_ || (module->build_id.empty() && module->path != last_path_)) {
+    last_cache_ = &cache_[module_cache_key(*module)];
+    last_build_id_ = module->build_id;
+    last_path_ = module->path;
+  }
+  auto& by_offset = *last_cache_;
   auto cached = by_offset.find(offset);
   if (cached == by_offset.end()) {
     std::vector<SourceLocation> locations;

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "report_model.h"
@@ -47,7 +48,12 @@ class Symbolizer {
   struct ModuleState;
   ModuleState* module_state(const ModuleInfo& module);
 
-  std::map<std::string, std::map<uint64_t, std::vector<SourceLocation>>> cache_;  // module key -> offset
+  // module key -> offset -> locations (hashed: a large run looks up millions of frames)
+  std::map<std::string, std::unordered_map<uint64_t, std::vector<SourceLocation>>> cache_;
+  // The module asked about last and its cache: frames of one stack, and stacks in a row, mostly
+  // share a module, and its key is a string built per lookup.
+  std::string last_build_id_, last_path_;
+  std::unordered_map<uint64_t, std::vector<SourceLocation>>* last_cache_ = nullptr;
   std::map<std::string, std::unique_ptr<ModuleState>> states_;
 };
 

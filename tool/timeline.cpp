@@ -7,101 +7,99 @@
 #include "replay.h"
 
 namespace cuaudit {
-namespace {
 
-// Pass 1: each sample with the tracked bytes, and which sample is each device's peak.
-class SampleCollector : public ReplayObserver {
- public:
-  explicit SampleCollector(const ProcessTrace& trace, report::Timeline& timeline)
-      : trace_(trace), timeline_(timeline), state_(trace.device_states.begin()) {}
-  void on_sample(const MemorySample& s, const DeviceHoldings& held,
-                 const std::function<void(const std::function<void(const MemoryEvent&)>&)>&) override {
-    report::TimelineSample out;
-    out.t = trace_.seconds_since_start(s.time_ns);
-    out.pid = trace_.pid;
-    out.device = s.device;
-    out.used = s.total_bytes > s.free_bytes ? s.total_bytes - s.free_bytes : 0;
-    out.free = s.free_bytes;
-    out.tracked = held.total;
-    for (size_t f = 0; f < kMemoryFamilies; ++f) {
-      if (held.by_family[f]) out.families.emplace_back(family_key(static_cast<MemoryFamily>(f)), held.by_family[f]);
-    }
-    // The sampler writes the device's pool right after its sample (once the program uses pools).
-    for (; state_ != trace_.device_states.end() && state_->seq < s.seq; ++state_) {
-    }
-    for (auto d = state_; d != trace_.device_states.end() && d->seq <= s.seq + 2; ++d) {
-      if (d->device == s.device && d->pool_reserved && !d->at_failed_allocation) {
-        out.pool_reserved = d->pool_reserved;
-        out.pool_used = d->pool_used;
-        out.pool_reserved_high = d->pool_reserved_high;
-        out.pool_used_high = d->pool_used_high;
-        break;
-      }
-    }
-    timeline_.samples.push_back(out);
-    auto& peak = peaks_[s.device];
-    if (!peak.first || out.used > peak.second.used) peak = {s.seq, out};
+TimelineObserver::TimelineObserver(const ProcessTrace& trace, report::Timeline& timeline)
+    : trace_(trace), timeline_(timeline) {}
+
+void TimelineObserver::on_live(const MemoryEvent& a) {
+  if (a.device < 0 || !owns_memory(api_info(a.api).family)) return;
+  Held& h = sites_[a.device][{a.stack_id, static_cast<uint16_t>(a.api)}];
+  h.bytes += a.bytes;
+  ++h.count;
+}
+
+void TimelineObserver::on_gone(const MemoryEvent& a) {
+  if (a.device < 0 || !owns_memory(api_info(a.api).family)) return;
+  auto& device = sites_[a.device];
+  auto it = device.find({a.stack_id, static_cast<uint16_t>(a.api)});
+  if (it == device.end()) return;
+  it->second.bytes -= std::min(it->second.bytes, a.bytes);
+  if (--it->second.count == 0) device.erase(it);
+}
+
+void TimelineObserver::on_sample(const MemorySample& s, const DeviceHoldings& held, const LiveVisitor&) {
+  report::TimelineSample out;
+  out.t = trace_.seconds_since_start(s.time_ns);
+  out.pid = trace_.pid;
+  out.device = s.device;
+  out.used = s.total_bytes > s.free_bytes ? s.total_bytes - s.free_bytes : 0;
+  out.free = s.free_bytes;
+  out.tracked = held.total;
+  for (size_t f = 0; f < kMemoryFamilies; ++f) {
+    if (held.by_family[f]) out.families.emplace_back(family_key(static_cast<MemoryFamily>(f)), held.by_family[f]);
   }
-  std::map<int, std::pair<uint64_t, report::TimelineSample>> peaks_;  // device -> (sample seq, sample)
-
- private:
-  const ProcessTrace& trace_;
-  report::Timeline& timeline_;
-  std::vector<DeviceState>::const_iterator state_;
-};
-
-// Pass 2: at each peak sample, the live allocations on that device, by site.
-class PeakSites : public ReplayObserver {
- public:
-  explicit PeakSites(const std::map<int, std::pair<uint64_t, report::TimelineSample>>& peaks) : peaks_(peaks) {}
-  void on_sample(const MemorySample& s, const DeviceHoldings&,
-                 const std::function<void(const std::function<void(const MemoryEvent&)>&)>& live) override {
-    auto peak = peaks_.find(s.device);
-    if (peak == peaks_.end() || peak->second.first != s.seq) return;
-    auto& sites = sites_[s.device];
-    live([&](const MemoryEvent& a) {
-      if (a.device != s.device || !owns_memory(api_info(a.api).family)) return;
-      auto& site = sites[{a.stack_id, static_cast<uint16_t>(a.api)}];
-      site.first += a.bytes;
-      ++site.second;
-    });
+  // The sampler writes the device's pool right after its sample (once the program uses pools).
+  const auto& states = trace_.device_states;
+  for (; state_ < states.size() && states[state_].seq < s.seq; ++state_) {
   }
-  // device -> (stack, api) -> (bytes, count)
-  std::map<int, std::map<std::pair<uint64_t, uint16_t>, std::pair<uint64_t, uint64_t>>> sites_;
+  for (size_t d = state_; d < states.size() && states[d].seq <= s.seq + 2; ++d) {
+    if (states[d].device == s.device && states[d].pool_reserved && !states[d].at_failed_allocation) {
+      out.pool_reserved = states[d].pool_reserved;
+      out.pool_used = states[d].pool_used;
+      out.pool_reserved_high = states[d].pool_reserved_high;
+      out.pool_used_high = states[d].pool_used_high;
+      break;
+    }
+  }
+  timeline_.samples.push_back(out);
+  Peak& peak = peaks_[s.device];
+  if (!peak.seen || out.used > peak.sample.used) {
+    peak.seen = true;
+    peak.sample = out;
+    // The sites are copied at a new peak only when it is higher than the copied one by more than
+    // 1/256: a program whose memory climbs sets a new peak at every sample, and copying every time
+    // would cost a pass over its sites per sample. The sites shown are then those of a sample at
+    // most 0.4% below the peak.
+    if (!peak.sites_taken || out.used - peak.sites_used > peak.sites_used / 256) {
+      peak.sites = sites_[s.device];
+      peak.sites_used = out.used;
+      peak.sites_taken = true;
+    }
+  }
+}
 
- private:
-  const std::map<int, std::pair<uint64_t, report::TimelineSample>>& peaks_;
-};
-
-}  // namespace
-
-void build_timeline(const ProcessTrace& trace, StackResolver& stacks, report::Timeline& timeline, size_t top_sites) {
-  if (trace.samples.empty()) return;
-  SampleCollector collector(trace, timeline);
-  replay(trace, &collector);
-  PeakSites at_peak(collector.peaks_);
-  replay(trace, &at_peak);
-  for (const auto& [device, peak] : collector.peaks_) {
+void TimelineObserver::finish(StackResolver& stacks, size_t top_sites) {
+  for (const auto& [device, peak] : peaks_) {
     report::DevicePeak p;
-    p.pid = trace.pid;
+    p.pid = trace_.pid;
     p.device = device;
-    p.t = peak.second.t;
-    p.used = peak.second.used;
-    p.tracked = peak.second.tracked;
-    p.families = peak.second.families;
-    for (const auto& [key, held] : at_peak.sites_[device]) {
+    p.t = peak.sample.t;
+    p.used = peak.sample.used;
+    p.tracked = peak.sample.tracked;
+    p.families = peak.sample.families;
+    // The biggest sites, whose stacks alone are resolved.
+    std::vector<std::pair<SiteKey, Held>> biggest(peak.sites.begin(), peak.sites.end());
+    std::sort(biggest.begin(), biggest.end(),
+              [](const auto& a, const auto& b) { return a.second.bytes > b.second.bytes; });
+    if (biggest.size() > top_sites) biggest.resize(top_sites);
+    for (const auto& [key, held] : biggest) {
       report::PeakSite site;
       const Api api = stacks.api_called(key.first, static_cast<Api>(key.second));
       site.api = std::string(api_info(api).name);
-      site.bytes = held.first;
-      site.count = held.second;
+      site.bytes = held.bytes;
+      site.count = held.count;
       site.stack = stacks.user_stack(key.first);
       p.sites.push_back(std::move(site));
     }
-    std::sort(p.sites.begin(), p.sites.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
-    if (p.sites.size() > top_sites) p.sites.resize(top_sites);
-    timeline.peaks.push_back(std::move(p));
+    timeline_.peaks.push_back(std::move(p));
   }
+}
+
+void build_timeline(const ProcessTrace& trace, StackResolver& stacks, report::Timeline& timeline, size_t top_sites) {
+  if (trace.samples.empty()) return;
+  TimelineObserver observer(trace, timeline);
+  replay(trace, &observer);
+  observer.finish(stacks, top_sites);
 }
 
 }  // namespace cuaudit

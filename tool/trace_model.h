@@ -44,22 +44,24 @@ enum class EventKind : uint8_t {
 
 // An allocation or release by a tracked API (Alloc, Free): complete on its own, since the replay
 // keeps it as the live allocation and as the release a later finding points back to.
+// Its fields are ordered by size: the live set holds one per live allocation, a million at times.
 struct MemoryEvent {
   uint64_t seq = 0;
   uint64_t time_ns = 0;
   uint64_t stack_id = 0;
-  uint32_t tid = 0;
-  Api api = Api::Count;
   uint64_t key = 0;  // pointer or handle (KeySpace of the API)
   uint64_t bytes = 0;
+  uint64_t python_stack_id = 0;  // Alloc: the Python stack it was made from (0: none)
+  uint64_t launches = 0;         // Alloc from Python: kernel launches before it
+  uint64_t graph_launches = 0;   // graph memory: launches of its graph so far (this one included)
+  uint32_t tid = 0;
   uint32_t context_uid = 0;
   int32_t device = trace::kUnknownDevice;  // or trace::kHostDevice
   int32_t result = 0;                      // what the call returned to the program
-  uint64_t python_stack_id = 0;            // Alloc: the Python stack it was made from (0: none)
-  uint64_t launches = 0;                   // Alloc from Python: kernel launches before it
   uint32_t call_ns = 0;                    // time inside the call (saturated); 0: not measured
-  uint64_t graph_launches = 0;             // graph memory: launches of its graph so far (this one included)
+  Api api = Api::Count;
 };
+static_assert(sizeof(MemoryEvent) == 88, "MemoryEvent grew: the live set grows with it");
 
 // A context was created or destroyed (its allocations die with it).
 struct ContextChange {

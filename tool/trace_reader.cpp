@@ -2,10 +2,14 @@
 
 #include "safe_file.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -254,17 +258,14 @@ class TraceBuilder {
   size_t unknown_records() const { return unknown_records_; }
   void count_unknown_record() { ++unknown_records_; }
 
-  // Allocations made from Python get the id of the stack that follows them in the trace.
-  void attach_python_stacks(std::vector<Event>& events) const {
-    if (alloc_python_.empty()) return;
-    for (Event& e : events) {
-      if (e.kind != EventKind::Alloc) continue;
-      if (auto it = alloc_python_.find(e.seq); it != alloc_python_.end()) {
-        e.memory().python_stack_id = it->second.first;
-        e.memory().launches = it->second.second;
-      }
-    }
+  // seq of an allocation made from Python -> (its Python stack, launches before it).
+  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> take_alloc_python() { return std::move(alloc_python_); }
+
+  CompactEventState compact_state(uint32_t tid) const {
+    auto it = compact_.find(tid);
+    return it == compact_.end() ? CompactEventState{} : it->second;
   }
+  void set_compact_state(uint32_t tid, const CompactEventState& state) { compact_[tid] = state; }
 
  private:
   template <typename Payload>
@@ -365,14 +366,116 @@ std::string runtime_call_name(const ProcessTrace& trace, uint32_t cbid) {
   return name;
 }
 
-ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
-  if (bytes.size() < sizeof(FileHeader) || memcmp(bytes.data(), kFileMagic, sizeof kFileMagic) != 0) {
+// Where a trace's bytes come from: a file read piece by piece (a trace larger than memory is
+// never read whole), or bytes already in memory (tests, the fuzzer).
+class TraceBytes {
+ public:
+  virtual ~TraceBytes() = default;
+  virtual size_t size() const = 0;
+  // `n` bytes at `offset` (within size()), valid until the next call.
+  virtual const char* read(size_t offset, size_t n) = 0;
+};
+
+namespace {
+
+class MemoryBytes : public TraceBytes {
+ public:
+  explicit MemoryBytes(std::string bytes) : bytes_(std::move(bytes)) {}
+  size_t size() const override { return bytes_.size(); }
+  const char* read(size_t offset, size_t) override { return bytes_.data() + offset; }
+
+ private:
+  std::string bytes_;
+};
+
+class FileBytes : public TraceBytes {
+ public:
+  explicit FileBytes(const std::string& path) {
+    std::string error;
+    // Regular files only: a trace replaced by a FIFO or a link to /dev/zero must not hang the report.
+    if (!open_regular_file(path, fd_, size_, error)) throw TraceError(error);
+  }
+  ~FileBytes() override { ::close(fd_); }
+  size_t size() const override { return size_; }
+  const char* read(size_t offset, size_t n) override {
+    buffer_.resize(n);
+    size_t done = 0;
+    while (done < n) {
+      const ssize_t got = pread(fd_, buffer_.data() + done, n - done, static_cast<off_t>(offset + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) break;  // the file shrank: what is missing reads as zeros, and fails its checksum
+      done += static_cast<size_t>(got);
+    }
+    std::fill(buffer_.begin() + static_cast<std::ptrdiff_t>(done), buffer_.end(), '\0');
+    return buffer_.data();
+  }
+
+ private:
+  int fd_ = -1;
+  size_t size_ = 0;
+  std::string buffer_;
+};
+
+bool is_event_record(uint16_t type) {
+  switch (static_cast<RecordType>(type)) {
+    case RecordType::Alloc:
+    case RecordType::Free:
+    case RecordType::CompactEvent:
+    case RecordType::ContextCreated:
+    case RecordType::ContextDestroyed:
+    case RecordType::ProcessEnd:
+    case RecordType::FailedCall:
+    case RecordType::LastError:
+    case RecordType::CallSite:
+    case RecordType::Signal:
+    case RecordType::ExitCall:
+    case RecordType::LaunchParam:
+    case RecordType::GraphMemNode:
+    case RecordType::GraphChange:
+    case RecordType::GraphLaunch:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+// A chunk that holds events: where its complete records are, and what its thread's compact events
+// followed on from when it began.
+struct TraceFile::Chunk {
+  size_t begin = 0, end = 0;  // payload bytes [begin, end)
+  uint32_t tid = 0;
+  uint64_t first_seq = 0;
+  size_t file_index = 0;  // order in the file: ties in seq go to the earlier chunk
+  CompactEventState compact;
+};
+
+TraceFile::TraceFile(std::unique_ptr<TraceBytes> bytes, const std::string& name) : bytes_(std::move(bytes)) {
+  index(name);
+}
+TraceFile::~TraceFile() = default;
+TraceFile::TraceFile(TraceFile&&) noexcept = default;
+TraceFile& TraceFile::operator=(TraceFile&&) noexcept = default;
+
+TraceFile TraceFile::open(const std::string& path) { return TraceFile(std::make_unique<FileBytes>(path), path); }
+
+TraceFile TraceFile::from_bytes(std::string bytes, const std::string& name) {
+  return TraceFile(std::make_unique<MemoryBytes>(std::move(bytes)), name);
+}
+
+// Pass 1: every record is read once; what is not an event is kept (modules, stacks, names, memory
+// samples, ...), events are only counted per chunk, for the merge.
+void TraceFile::index(const std::string& name) {
+  TraceBytes& bytes = *bytes_;
+  if (bytes.size() < sizeof(FileHeader) ||
+      memcmp(bytes.read(0, sizeof(FileHeader)), kFileMagic, sizeof kFileMagic) != 0) {
     throw TraceError(
         fmt::format("{} is not a cuaudit trace (no CUAUDTRC header); give `cuaudit report` "
                     "the directory a `cuaudit --save DIR` run wrote",
                     name));
   }
-  const auto header = load<FileHeader>(bytes.data());
+  const auto header = load<FileHeader>(bytes.read(0, sizeof(FileHeader)));
   if (header.version < kOldestReadableVersion || header.version > kTraceVersion) {
     throw TraceError(
         fmt::format("{} has trace format version {}, this cuaudit reads version {}; analyze it "
@@ -383,45 +486,52 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
     throw TraceError(fmt::format("{} has a damaged header", name));
   }
 
-  ProcessTrace out;
+  ProcessTrace& out = metadata_;
   out.file = name;
   out.pid = header.pid;
   TraceBuilder parser(out);
+  const size_t size = bytes.size();
   size_t pos = header.header_size;
   size_t bad_records = 0, damaged_chunks = 0, damaged_bytes = 0;
-  while (pos < bytes.size()) {
-    if (bytes.size() - pos < sizeof(ChunkHeader)) {
+  while (pos < size) {
+    if (size - pos < sizeof(ChunkHeader)) {
       out.problems.push_back(
           fmt::format("the trace ends inside a chunk header ({} stray bytes at the end): "
                       "the process was probably killed while writing",
-                      bytes.size() - pos));
+                      size - pos));
       break;
     }
-    const auto chunk = load<ChunkHeader>(bytes.data() + pos);
+    const auto chunk = load<ChunkHeader>(bytes.read(pos, sizeof(ChunkHeader)));
     if (chunk.magic != kChunkMagic) {
       out.problems.push_back(
-          fmt::format("damaged chunk at offset {}; the {} bytes after it were not read", pos, bytes.size() - pos));
+          fmt::format("damaged chunk at offset {}; the {} bytes after it were not read", pos, size - pos));
       break;
     }
     const size_t payload = pos + sizeof chunk;
     // A chunk cut short (the process was killed while writing it) still holds complete records.
-    const bool truncated = chunk.payload_bytes > bytes.size() - payload;
-    const size_t end = truncated ? bytes.size() : payload + chunk.payload_bytes;
-    if (!truncated && header.version >= 2 &&
-        chunk_checksum(bytes.data() + payload, chunk.payload_bytes) != chunk.checksum) {
+    const bool truncated = chunk.payload_bytes > size - payload;
+    const size_t end = truncated ? size : payload + chunk.payload_bytes;
+    const char* data = bytes.read(payload, end - payload);
+    if (!truncated && header.version >= 2 && chunk_checksum(data, chunk.payload_bytes) != chunk.checksum) {
       ++damaged_chunks;  // its records cannot be trusted: none is read
       damaged_bytes += chunk.payload_bytes;
       parser.lose_chunk(chunk.tid);
       pos = end;
       continue;
     }
+    Chunk info;
+    info.begin = payload;
+    info.tid = chunk.tid;
+    info.file_index = chunks_.size();
+    info.compact = parser.compact_state(chunk.tid);
     size_t complete = 0;
     parser.start_chunk(chunk.tid);
-    for (size_t r = payload; r < end;) {
-      const size_t left = end - r;
-      const auto rh = left >= sizeof(RecordHeader) ? load<RecordHeader>(bytes.data() + r) : RecordHeader{};
+    size_t r = 0;
+    while (r < end - payload) {
+      const size_t left = end - payload - r;
+      const auto rh = left >= sizeof(RecordHeader) ? load<RecordHeader>(data + r) : RecordHeader{};
       if (truncated && (left < sizeof(RecordHeader) || rh.size > left)) break;  // the record the cut went through
-      if (rh.size < sizeof(RecordHeader) || rh.size > left || !parse_any_record(parser, bytes.data() + r, rh.size)) {
+      if (rh.size < sizeof(RecordHeader) || rh.size > left || !parse_any_record(parser, data + r, rh.size)) {
         ++bad_records;
         parser.lose_chunk(chunk.tid);
         break;
@@ -429,15 +539,24 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
       ++complete;
       r += rh.size;
     }
+    info.end = payload + r;
+    if (!out.events.empty()) {  // counted, not kept: the merge reads them again (pass 2)
+      info.first_seq = UINT64_MAX;
+      for (const Event& e : out.events) info.first_seq = std::min(info.first_seq, e.seq);
+      event_count_ += out.events.size();
+      out.events.clear();
+      chunks_.push_back(info);
+    }
     if (truncated) {
       out.problems.push_back(
           fmt::format("the last chunk is truncated ({} of {} bytes): the process was probably killed while writing; "
                       "its {} complete record(s) were read, the rest is lost",
-                      bytes.size() - payload, chunk.payload_bytes, complete));
+                      size - payload, chunk.payload_bytes, complete));
       break;
     }
     pos = payload + chunk.payload_bytes;
   }
+  out.events.shrink_to_fit();
   if (bad_records)
     out.problems.push_back(fmt::format("{} chunk(s) held a malformed record and were cut short", bad_records));
   if (damaged_chunks) {
@@ -446,34 +565,122 @@ ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
                     "was written); their records were not read",
                     damaged_chunks, damaged_bytes));
   }
-  if (parser.unknown_records()) {
-    out.problems.push_back(
-        fmt::format("{} record(s) of a type this cuaudit does not know were skipped (a newer cuaudit wrote them)",
-                    parser.unknown_records()));
-  }
   if (parser.undecodable()) {
     out.problems.push_back(fmt::format(
         "{} allocation(s) or release(s) could not be decoded: each follows on from an event in a damaged chunk",
         parser.undecodable()));
   }
+  if (parser.unknown_records()) {
+    out.problems.push_back(
+        fmt::format("{} record(s) of a type this cuaudit does not know were skipped (a newer cuaudit wrote them)",
+                    parser.unknown_records()));
+  }
   if (parser.unknown_apis()) {
     out.problems.push_back(
         fmt::format("{} event(s) name an API this cuaudit does not know; they were skipped", parser.unknown_apis()));
   }
-  std::stable_sort(out.events.begin(), out.events.end(), [](const Event& a, const Event& b) { return a.seq < b.seq; });
-  parser.attach_python_stacks(out.events);
+  alloc_python_ = parser.take_alloc_python();
   std::stable_sort(out.samples.begin(), out.samples.end(),
                    [](const MemorySample& a, const MemorySample& b) { return a.seq < b.seq; });
   std::stable_sort(out.device_states.begin(), out.device_states.end(),
                    [](const DeviceState& a, const DeviceState& b) { return a.seq < b.seq; });
+  std::stable_sort(chunks_.begin(), chunks_.end(), [](const Chunk& a, const Chunk& b) {
+    return std::tie(a.first_seq, a.file_index) < std::tie(b.first_seq, b.file_index);
+  });
+}
+
+// Pass 2: the chunks' events merged by sequence number. A chunk is decoded when the merge reaches
+// its first event, and dropped when its last has been handed on: only chunks whose events overlap
+// in time (one per busy thread) are in memory at once.
+void TraceFile::play(const std::function<void(const Event&)>& sink) const {
+  struct Loaded {
+    std::vector<Event> events;  // sorted by seq
+    size_t next = 0;
+    size_t file_index = 0;
+  };
+  std::vector<std::unique_ptr<Loaded>> loaded;
+  auto later = [&](size_t a, size_t b) {  // the heap's order: smallest (seq, file order) on top
+    const Loaded& x = *loaded[a];
+    const Loaded& y = *loaded[b];
+    return std::tie(x.events[x.next].seq, x.file_index) > std::tie(y.events[y.next].seq, y.file_index);
+  };
+  std::vector<size_t> heap, free_slots;
+  ProcessTrace scratch;  // what the builder makes of the events' records
+  auto load_chunk = [&](const Chunk& c) {
+    scratch.events.clear();
+    TraceBuilder builder(scratch);
+    builder.start_chunk(c.tid);
+    builder.set_compact_state(c.tid, c.compact);
+    const char* data = bytes_->read(c.begin, c.end - c.begin);
+    for (size_t r = 0; r < c.end - c.begin;) {
+      const auto rh = load<RecordHeader>(data + r);
+      if (is_event_record(rh.type)) parse_any_record(builder, data + r, rh.size);
+      r += rh.size;
+    }
+    if (scratch.events.empty()) return;
+    auto chunk = std::make_unique<Loaded>();
+    chunk->events = std::move(scratch.events);
+    chunk->file_index = c.file_index;
+    std::stable_sort(chunk->events.begin(), chunk->events.end(),
+                     [](const Event& a, const Event& b) { return a.seq < b.seq; });
+    attach_python_stacks(chunk->events);
+    size_t slot;
+    if (free_slots.empty()) {
+      slot = loaded.size();
+      loaded.push_back(std::move(chunk));
+    } else {
+      slot = free_slots.back();
+      free_slots.pop_back();
+      loaded[slot] = std::move(chunk);
+    }
+    heap.push_back(slot);
+    std::push_heap(heap.begin(), heap.end(), later);
+  };
+  size_t pending = 0;
+  for (;;) {
+    while (
+        pending < chunks_.size() &&
+        (heap.empty() || chunks_[pending].first_seq <= loaded[heap.front()]->events[loaded[heap.front()]->next].seq)) {
+      load_chunk(chunks_[pending++]);
+    }
+    if (heap.empty()) break;
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const size_t slot = heap.back();
+    Loaded& chunk = *loaded[slot];
+    sink(chunk.events[chunk.next]);
+    if (++chunk.next < chunk.events.size()) {
+      std::push_heap(heap.begin(), heap.end(), later);
+    } else {
+      heap.pop_back();
+      loaded[slot].reset();
+      free_slots.push_back(slot);
+    }
+  }
+}
+
+// Allocations made from Python get the id of the stack recorded with them.
+void TraceFile::attach_python_stacks(std::vector<Event>& events) const {
+  if (alloc_python_.empty()) return;
+  for (Event& e : events) {
+    if (e.kind != EventKind::Alloc) continue;
+    if (auto it = alloc_python_.find(e.seq); it != alloc_python_.end()) {
+      e.memory().python_stack_id = it->second.first;
+      e.memory().launches = it->second.second;
+    }
+  }
+}
+
+ProcessTrace TraceFile::materialize() const {
+  ProcessTrace out = metadata_;
+  out.events.reserve(event_count_);
+  play([&](const Event& e) { out.events.push_back(e); });
   return out;
 }
 
-ProcessTrace read_trace_file(const std::string& path) {
-  std::string contents, error;
-  // Regular files only: a trace replaced by a FIFO or a link to /dev/zero must not hang the report.
-  if (!read_regular_file(path, SIZE_MAX, contents, error)) throw TraceError(error);
-  return parse_trace(contents, path);
+ProcessTrace parse_trace(const std::string& bytes, const std::string& name) {
+  return TraceFile::from_bytes(bytes, name).materialize();
 }
+
+ProcessTrace read_trace_file(const std::string& path) { return TraceFile::open(path).materialize(); }
 
 }  // namespace cuaudit

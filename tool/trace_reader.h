@@ -1,6 +1,8 @@
 // Reads trace-<pid>.cutrace files written by the injection (see injection/trace_format.h).
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -12,6 +14,44 @@ namespace cuaudit {
 class TraceError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+class TraceBytes;
+
+// One trace file, read in two passes so that memory follows what the program held, not how many
+// events it made: opening it reads every record once and keeps all but the events (modules,
+// stacks, names, memory samples, ...: ProcessTrace with `events` empty); play() then reads the
+// events again and hands them on one by one in sequence order, decoding only the chunks whose
+// events are due.
+class TraceFile {
+ public:
+  // Throws TraceError for a file that is not a trace, or of a version this build cannot read.
+  static TraceFile open(const std::string& path);
+  static TraceFile from_bytes(std::string bytes, const std::string& name);
+  TraceFile(TraceFile&&) noexcept;
+  TraceFile& operator=(TraceFile&&) noexcept;
+  ~TraceFile();
+
+  // Everything but the events (samples and device states sorted by seq), and the damage found.
+  const ProcessTrace& metadata() const { return metadata_; }
+  ProcessTrace& metadata() { return metadata_; }
+  size_t event_count() const { return event_count_; }
+  // Every event in sequence order (ties in file order), each complete (Python stacks attached).
+  void play(const std::function<void(const Event&)>& sink) const;
+  // The metadata with every event in `events`: for small traces and tests.
+  ProcessTrace materialize() const;
+
+ private:
+  struct Chunk;
+  TraceFile(std::unique_ptr<TraceBytes> bytes, const std::string& name);
+  void index(const std::string& name);
+  void attach_python_stacks(std::vector<Event>& events) const;
+
+  std::unique_ptr<TraceBytes> bytes_;
+  ProcessTrace metadata_;
+  std::vector<Chunk> chunks_;  // chunks holding events, by their first seq
+  size_t event_count_ = 0;
+  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> alloc_python_;  // seq -> (Python stack, launches)
 };
 
 // Damage inside an otherwise valid trace (a truncated last chunk, an unknown API id) is not an

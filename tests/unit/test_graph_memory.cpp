@@ -21,7 +21,7 @@ constexpr uint64_t kGraph = 0x7000, kExec = 0x8000, kAddr = 0x7f0000000000;
 std::vector<report::Finding> leaks_of(const ProcessTrace& trace) {
   Symbolizer symbolizer;
   StackResolver stacks(trace, symbolizer);
-  return leak_findings(trace, replay(trace).leaks, stacks);
+  return leak_findings(trace, replay(trace), stacks);
 }
 
 bool has_note(const report::Finding& f, const std::string& text) {
@@ -188,8 +188,8 @@ TEST_CASE("an exporter releasing memory another traced process still has open is
   const ProcessTrace& ex = exporter.end().trace();
   StackResolver stacks(ex, symbolizer);
   {
-    const SharedMemoryImports imports({ex, importer.end().trace()});
-    const auto findings = shared_memory_findings(ex, imports, stacks);
+    const SharedMemoryImports imports({shared_memory_use(ex), shared_memory_use(importer.end().trace())});
+    const auto findings = shared_memory_findings(shared_memory_use(ex), imports, stacks);
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].kind == report::FindingKind::FreedWhileImported);
     CHECK(findings[0].severity == report::Severity::Warning);
@@ -197,6 +197,6 @@ TEST_CASE("an exporter releasing memory another traced process still has open is
     CHECK(findings[0].api == "cudaFree");
     CHECK(findings[0].message.find("process 200 had opened it with cudaIpcOpenMemHandle") != std::string::npos);
   }
-  const SharedMemoryImports closed_first({ex, early_closer.end().trace()});
-  CHECK(shared_memory_findings(ex, closed_first, stacks).empty());
+  const SharedMemoryImports closed_first({shared_memory_use(ex), shared_memory_use(early_closer.end().trace())});
+  CHECK(shared_memory_findings(shared_memory_use(ex), closed_first, stacks).empty());
 }
