@@ -60,6 +60,15 @@ json churn_json(const std::optional<ChurnStats>& c) {
           {"run_share", c->run_share}};
 }
 
+json growth_json(const std::optional<GrowthStats>& g) {
+  if (!g) return nullptr;
+  return {{"bytes_per_hour", g->bytes_per_hour},
+          {"start", g->start},
+          {"end", g->end},
+          {"start_bytes", g->start_bytes},
+          {"end_bytes", g->end_bytes}};
+}
+
 json finding_json(const Finding& f) {
   json related = json::array();
   for (const RelatedStack& r : f.related) {
@@ -96,7 +105,8 @@ json finding_json(const Finding& f) {
               {"parameter", parameter},
               {"at", f.at ? json(*f.at) : json(nullptr)},
               {"out_of_memory", out_of_memory_json(f.out_of_memory)},
-              {"churn", churn_json(f.churn)}};
+              {"churn", churn_json(f.churn)},
+              {"growth", growth_json(f.growth)}};
   if (!f.ranks.empty()) out["ranks"] = f.ranks;  // merged reports only
   if (!f.pids.empty()) out["pids"] = f.pids;
   return out;
@@ -153,7 +163,15 @@ json timeline_json(const Timeline& timeline) {
                      {"families", families_json(p.families)},
                      {"sites", sites}});
   }
-  return {{"samples", samples}, {"peaks", peaks}};
+  json series = json::array();
+  for (const SiteSeries& s : timeline.site_series) {
+    json sites = json::array();
+    for (const SeriesSite& site : s.sites) {
+      sites.push_back({{"api", site.api}, {"bytes", site.bytes}, {"stack", stack_json(site.stack)}});
+    }
+    series.push_back({{"pid", s.pid}, {"device", s.device}, {"t", s.t}, {"sites", sites}, {"other", s.other}});
+  }
+  return {{"samples", samples}, {"peaks", peaks}, {"site_series", series}};
 }
 
 // --- reading --------------------------------------------------------------------------------
@@ -357,6 +375,17 @@ Finding finding_from(const json& j, const std::string& where) {
     c.run_share = get_number<double>(churn, "run_share", at);
     f.churn = c;
   }
+  // Reports written before growth rates were recorded have no "growth".
+  if (const auto it = j.find("growth"); it != j.end() && !it->is_null()) {
+    const std::string at = where + ".growth";
+    GrowthStats g;
+    g.bytes_per_hour = get_number<double>(*it, "bytes_per_hour", at);
+    g.start = get_number<double>(*it, "start", at);
+    g.end = get_number<double>(*it, "end", at);
+    g.start_bytes = get_number<uint64_t>(*it, "start_bytes", at);
+    g.end_bytes = get_number<uint64_t>(*it, "end_bytes", at);
+    f.growth = g;
+  }
   for (const json& r : get_array(j, "ranks", where)) {
     const int rank = number_of<int>(r, where + ".ranks");
     if (rank < 0) bad(where + ".ranks", "expected rank numbers");
@@ -432,6 +461,29 @@ Timeline timeline_from(const json& doc) {
       p.sites.push_back(std::move(site));
     }
     out.peaks.push_back(std::move(p));
+  }
+  // Reports written before the stacked chart have no "site_series".
+  if (const auto it = timeline.find("site_series"); it != timeline.end()) {
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& x = (*it)[i];
+      const std::string at = fmt::format("timeline.site_series[{}]", i);
+      SiteSeries s;
+      s.pid = get_number<uint64_t>(x, "pid", at);
+      s.device = get_number<int>(x, "device", at);
+      for (const json& t : get_array(x, "t", at)) s.t.push_back(number_of<double>(t, at + ".t"));
+      for (const json& v : get_array(x, "other", at)) s.other.push_back(number_of<uint64_t>(v, at + ".other"));
+      const json& sites = get_array(x, "sites", at);
+      for (size_t k = 0; k < sites.size(); ++k) {
+        const std::string site_at = fmt::format("{}.sites[{}]", at, k);
+        SeriesSite site;
+        site.api = get_text(sites[k], "api", site_at);
+        for (const json& v : get_array(sites[k], "bytes", site_at))
+          site.bytes.push_back(number_of<uint64_t>(v, site_at + ".bytes"));
+        site.stack = stack_from(sites[k], "stack", site_at);
+        s.sites.push_back(std::move(site));
+      }
+      out.site_series.push_back(std::move(s));
+    }
   }
   return out;
 }

@@ -104,6 +104,13 @@ struct ChurnStats {
   double run_share = 0;             // call_ns / the process's run time
 };
 
+// A site whose live memory kept rising (native growth): how fast, between when and when.
+struct GrowthStats {
+  double bytes_per_hour = 0;  // the slope over the second half of the run
+  double start = 0, end = 0;  // seconds since the process started
+  uint64_t start_bytes = 0, end_bytes = 0;
+};
+
 struct Finding {
   FindingKind kind = FindingKind::Leak;
   Severity severity = Severity::Error;
@@ -126,6 +133,7 @@ struct Finding {
   std::optional<double> at;  // seconds since its process started (out of memory: the moment, on the timeline)
   std::optional<OutOfMemoryState> out_of_memory;
   std::optional<ChurnStats> churn;
+  std::optional<GrowthStats> growth;
   // `cuaudit merge` only: the ranks (input reports) and pids the same finding came from.
   std::vector<int> ranks;
   std::vector<uint64_t> pids;
@@ -200,9 +208,25 @@ struct DevicePeak {
   std::vector<PeakSite> sites;                             // biggest first
 };
 
+// Live memory of one device's biggest sites over the run (the stacked chart): each site's bytes at
+// the end of each time bucket, and what all the other sites held together.
+struct SeriesSite {
+  std::string api;
+  std::vector<uint64_t> bytes;  // one per bucket
+  std::vector<Frame> stack;
+};
+struct SiteSeries {
+  uint64_t pid = 0;
+  int device = 0;
+  std::vector<double> t;  // each bucket's end, seconds since the process started
+  std::vector<SeriesSite> sites;
+  std::vector<uint64_t> other;
+};
+
 struct Timeline {
   std::vector<TimelineSample> samples;  // every process, in time order per process
   std::vector<DevicePeak> peaks;
+  std::vector<SiteSeries> site_series;
 };
 
 // What --baseline found: only new findings gate.

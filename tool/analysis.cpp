@@ -20,6 +20,8 @@
 #include "run_bounds.h"
 #include "run_dir.h"
 #include "shared_memory_findings.h"
+#include "site_growth_findings.h"
+#include "site_history.h"
 #include "stack_resolver.h"
 #include "symbolizer.h"
 #include "text_helpers.h"
@@ -41,11 +43,26 @@ void apply_run_info(const RunInfo& run, report::Process& p) {
 
 // How a process ended, from the launcher's account (authoritative for the process it started)
 // or from the trace's own facts: a fatal signal, an exit call, exit processing, or nothing.
-void describe_end(const ProcessTrace& trace, const std::optional<RunInfo>& run, report::Process& p) {
-  if (run && run->pid == trace.pid) apply_run_info(*run, p);
-  const Event* last = nullptr;  // the last of the ending facts
+// The last of the facts that say how a process ended (a signal, an exit call, exit processing).
+const Event* ending_fact(const ProcessTrace& trace) {
+  const Event* last = nullptr;
   for (const Event& e : trace.events) {
     if (e.kind == EventKind::Signal || e.kind == EventKind::ExitCall || e.kind == EventKind::ProcessEnd) last = &e;
+  }
+  return last;
+}
+
+void describe_end(const ProcessTrace& trace, const std::optional<RunInfo>& run, bool snapshot, uint64_t last_ns,
+                  report::Process& p) {
+  if (run && run->pid == trace.pid) apply_run_info(*run, p);
+  const Event* last = ending_fact(trace);
+  if (!last && snapshot) {
+    p.notes.push_back(fmt::format(
+        "still running when this snapshot was taken, {:.1f} s after it started (events of its last {} ms may not "
+        "be written yet): what it holds is live, not leaked",
+        trace.seconds_since_start(last_ns),
+        trace.flush_interval_ms ? std::to_string(trace.flush_interval_ms) : std::string("100")));
+    return;
   }
   if (!last) {
     if (trace.tracked) {
@@ -73,7 +90,8 @@ void describe_end(const ProcessTrace& trace, const std::optional<RunInfo>& run, 
   }
 }
 
-report::Process describe_process(const ProcessTrace& trace, const std::optional<RunInfo>& run, const ReplayResult& r) {
+report::Process describe_process(const ProcessTrace& trace, const std::optional<RunInfo>& run, bool snapshot,
+                                 uint64_t last_ns, const ReplayResult& r) {
   report::Process p;
   p.pid = trace.pid;
   p.parent_pid = trace.parent_pid;
@@ -82,7 +100,7 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
   p.allocations = r.allocations;
   p.releases = r.releases;
   for (const auto& [ordinal, device] : trace.devices) p.devices.push_back({ordinal, device.name, device.total_bytes});
-  describe_end(trace, run, p);
+  describe_end(trace, run, snapshot, last_ns, p);
   for (const auto& notice : trace.notices) p.notes.push_back(notice);
   for (const auto& problem : trace.problems)
     p.notes.push_back(fmt::format("damaged trace {}: {}", trace.file, problem));
@@ -132,7 +150,9 @@ ProcessAnalysis analyze_process(TraceFile& file, const std::optional<RunInfo>& r
   out.trace = &trace;
   StackResolver stacks(trace, symbolizer);
   ObserverList observers;
-  TimelineObserver timeline(trace, report.timeline);
+  SiteHistory history(trace);
+  observers.add(&history);  // first: the timeline reads what it holds
+  TimelineObserver timeline(trace, history, report.timeline);
   if (!trace.samples.empty()) observers.add(&timeline);
   ChurnCounter churn;
   OomObserver oom;
@@ -155,12 +175,15 @@ ProcessAnalysis analyze_process(TraceFile& file, const std::optional<RunInfo>& r
     if (!bulk) trace.events.push_back(e);
     out.call_sites_recorded |= e.kind == EventKind::CallSite;
   });
-  const ReplayResult result = replayer.finish();
+  const bool running = options.snapshot && !ending_fact(trace);
+  const ReplayResult result = replayer.finish(running ? std::optional(LeakEnd::StillRunning) : std::nullopt);
+  history.finish();
   out.shared_memory = shared.use();
-  report.processes.push_back(describe_process(trace, run, result));
+  report.processes.push_back(describe_process(trace, run, options.snapshot, bounds.last_ns(trace), result));
   if (!trace.tracked) return out;
 
   if (!trace.samples.empty()) timeline.finish(stacks);
+  add_site_series(trace, history, stacks, report.timeline);
   if (options.allocation_spans) spans.finish(result.leaks);
   std::vector<report::Finding>& found = out.findings;
   found = release_findings(result.release_findings, trace.pid, stacks);
@@ -177,6 +200,7 @@ ProcessAnalysis analyze_process(TraceFile& file, const std::optional<RunInfo>& r
   if (options.check_leaks) {
     for (auto& f : leak_findings(trace, result, stacks)) found.push_back(std::move(f));
     for (auto& f : growth_findings(trace, growth, bounds, result.leaks, stacks)) found.push_back(std::move(f));
+    for (auto& f : site_growth_findings(trace, history, stacks)) found.push_back(std::move(f));
   }
   return out;
 }
@@ -238,7 +262,16 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
   if (loaded.empty() && !unreadable.empty()) throw std::runtime_error(unreadable.front());
   for (const std::string& why : unreadable) report.notes.push_back(why + "; that process is not in this report");
   if (!unreadable.empty()) report.incomplete = true;
-  for (const TraceFile& file : loaded) report.incomplete |= !file.metadata().problems.empty();
+  for (TraceFile& file : loaded) {
+    ProcessTrace& trace = file.metadata();
+    // A snapshot reads the traces while they are written: a process that has not reached its end
+    // is in the middle of writing its last chunk, which is not damage.
+    if (options.snapshot && !trace.reached_exit && trace.cut_short_problem) {
+      trace.problems.erase(trace.problems.begin() + static_cast<std::ptrdiff_t>(*trace.cut_short_problem));
+      trace.cut_short_problem.reset();
+    }
+    report.incomplete |= !trace.problems.empty();
+  }
   std::stable_sort(loaded.begin(), loaded.end(), [&](const TraceFile& x, const TraceFile& y) {
     const ProcessTrace& a = x.metadata();
     const ProcessTrace& b = y.metadata();
@@ -279,6 +312,11 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     }
   }
 
+  if (options.snapshot) {
+    report.notes.push_back(
+        "a snapshot: read while the program may still be running; what a running process holds is reported as "
+        "live, not as leaked");
+  }
   if (filtered_out) {
     report.notes.push_back(
         fmt::format("{} process(es) not reported: their names do not match --target-processes-filter", filtered_out));

@@ -22,6 +22,10 @@ struct AnalysisOptions {
   NameFilter kernels, kernels_excluded;  // --kernel-name, --kernel-name-exclude: launch findings
   NameFilter processes;                  // --target-processes-filter: executable names reported
   size_t allocation_spans = 0;           // --perfetto: keep up to this many allocations' lives (0: none)
+  // `cuaudit snapshot`, --snapshot-interval: the program may still be running. A process whose trace
+  // has no end yet is reported as of now: what it holds is `live`, not leaked, and a last chunk cut
+  // short is the one being written, not damage.
+  bool snapshot = false;
 };
 
 // The report of a run directory (report.nothing_tracked: no process could be observed). Throws

@@ -7,10 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -178,7 +181,25 @@ RunInfo run_program(const LaunchRequest& request) {
   close(report_pipe[0]);
 
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  if (request.while_running_interval_ms && request.while_running) {
+    // Wait in steps, calling back at each interval until the program ends.
+    const auto interval = std::chrono::milliseconds(request.while_running_interval_ms);
+    auto next = std::chrono::steady_clock::now() + interval;
+    for (;;) {
+      const pid_t done = waitpid(pid, &status, WNOHANG);
+      if (done == pid || (done < 0 && errno != EINTR)) break;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= next) {
+        request.while_running(static_cast<uint64_t>(pid));
+        next = std::max(next + interval, std::chrono::steady_clock::now());
+        continue;
+      }
+      std::this_thread::sleep_for(
+          std::min<std::chrono::steady_clock::duration>(next - now, std::chrono::milliseconds(50)));
+    }
+  } else {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);

@@ -2,6 +2,8 @@
 // cuaudit that forks and execs.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -37,6 +39,9 @@ struct LaunchRequest {
   unsigned sample_interval_ms = 10;      // --sample-interval (0: no memory timeline)
   bool check_launch_params = true;       // --check-launch-params
   bool track_resources = false;          // --track-resources
+  // --snapshot-interval: called every this many ms while the program runs, with its pid (0: never).
+  unsigned while_running_interval_ms = 0;
+  std::function<void(uint64_t pid)> while_running;
 };
 
 // libcuaudit-preload.so beside the injection library, or empty when it is not there.

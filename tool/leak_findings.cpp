@@ -36,6 +36,8 @@ std::vector<std::string> end_notes(LeakEnd end) {
           "cuCtxDestroy)"};
     case LeakEnd::ProcessDied:
       return {"still live when the process ended abruptly (it never reached exit processing)"};
+    case LeakEnd::StillRunning:
+      return {"live when the snapshot was taken: the program is still running and may release it yet"};
   }
   return {};
 }
@@ -104,6 +106,14 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
           fmt::format("Leak of {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
       f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were never released", g.bytes,
                               family_description(info.family), g.count, info.name);
+    }
+    if (g.end == LeakEnd::StillRunning) {  // a snapshot: what is live now, not what leaked
+      f.kind = report::FindingKind::Live;
+      f.severity = report::Severity::Info;
+      f.headline =
+          fmt::format("Live: {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
+      f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were live when the snapshot was taken",
+                              g.bytes, family_description(info.family), g.count, info.name);
     }
     f.notes = end_notes(g.end);
     if (info.family == MemoryFamily::GraphMemory) {

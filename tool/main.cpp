@@ -22,6 +22,8 @@
 #include "options.h"
 #include "output_path.h"
 #include "run_dir.h"
+#include "running_process.h"
+#include "safe_file.h"
 #include "sarif_report.h"
 #include "suppressions.h"
 #include "text_report.h"
@@ -183,6 +185,41 @@ void remove_run_dir(const std::string& dir) {
   rmdir(dir.c_str());
 }
 
+// One interim report of the running program (--snapshot-interval): JSON, and HTML with --html, next
+// to the final one with the snapshot's number before the extension (report.snapshot-3.json); without
+// --json, in the --save directory, or in the working directory for a temporary run.
+void write_snapshot(const Options& o, const AnalysisOptions& analysis, const std::string& run_dir, bool temporary,
+                    uint64_t pid, size_t number) {
+  AnalysisOptions options = analysis;
+  options.snapshot = true;
+  report::Report r;
+  try {
+    r = analyze_run_dir(run_dir, options);
+  } catch (const std::exception& e) {
+    std::cerr << "cuaudit: warning: snapshot " << number << " failed: " << e.what() << '\n';
+    return;
+  }
+  record_options(o, r);
+  const std::string tag = fmt::format("snapshot-{}", number);
+  const std::string json = !o.json_file.empty() ? numbered_path(expand_output_path(o.json_file, pid), tag)
+                           : !temporary         ? fmt::format("{}/{}.json", run_dir, tag)
+                                                : fmt::format("cuaudit-{}.json", tag);
+  std::string error;
+  if (!write_whole_file(json, report::render_json(r), error)) {
+    std::cerr << "cuaudit: warning: " << error << '\n';
+    return;
+  }
+  if (!o.html_file.empty()) {
+    const std::string html = numbered_path(expand_output_path(o.html_file, pid), tag);
+    if (!write_whole_file(html, report::render_html(r, resolved_source_root(o)), error))
+      std::cerr << "cuaudit: warning: " << error << '\n';
+  }
+  if (number == 1) {
+    std::cerr << "cuaudit: interim reports every " << o.snapshot_interval_ms / 1000.0 << " s: " << json
+              << (o.html_file.empty() ? "" : " (and .html)") << ", numbered\n";
+  }
+}
+
 int run_command(Options o) {
 #ifdef CUAUDIT_TOOL_ONLY
   fail(kExitToolFailure,
@@ -213,10 +250,23 @@ int run_command(Options o) {
   bool temporary = false;
   const std::string run_dir = prepare_run_dir(o, temporary);
   RunInfo run;
+  LaunchRequest request{o.program,
+                        program_path,
+                        injection,
+                        find_preload_library(injection),
+                        run_dir,
+                        o.check_api_results,
+                        o.target_processes,
+                        o.sample_interval_ms,
+                        o.check_launch_params,
+                        o.track_resources};
+  size_t snapshots = 0;
+  if (o.snapshot_interval_ms) {
+    request.while_running_interval_ms = o.snapshot_interval_ms;
+    request.while_running = [&](uint64_t pid) { write_snapshot(o, analysis, run_dir, temporary, pid, ++snapshots); };
+  }
   try {
-    run =
-        run_program({o.program, program_path, injection, find_preload_library(injection), run_dir, o.check_api_results,
-                     o.target_processes, o.sample_interval_ms, o.check_launch_params, o.track_resources});
+    run = run_program(request);
   } catch (const LaunchError& e) {
     if (temporary) remove_run_dir(run_dir);
     fail(e.exit_code, e.what());
@@ -271,13 +321,32 @@ int diff_command(const Options& o) {
   return o.error_exitcode && after.summary.error_findings > 0 ? *o.error_exitcode : 0;
 }
 
-int report_command(const Options& o) {
+// `cuaudit snapshot PID`: the run directory of the program running under cuaudit.
+std::string snapshot_run_dir(const std::string& run_or_pid) {
+  struct stat st;
+  if (stat(run_or_pid.c_str(), &st) == 0 || run_or_pid.empty() ||
+      run_or_pid.find_first_not_of("0123456789") != std::string::npos) {
+    return run_or_pid;
+  }
+  try {
+    return run_dir_of_process(std::stoull(run_or_pid));
+  } catch (const std::exception& e) {
+    fail(kExitToolFailure, e.what());
+  }
+}
+
+int report_command(Options o) {
   refuse_unwritable_outputs(o);
   report::Report analysis;
   std::optional<RunInfo> run;
   const std::optional<report::Report> baseline = load_baseline(o);
+  AnalysisOptions options = analysis_options(o);
+  if (o.command == Command::Snapshot) {
+    options.snapshot = true;
+    o.run_dir = snapshot_run_dir(o.run_dir);
+  }
   try {
-    analysis = analyze_run_dir(o.run_dir, analysis_options(o));
+    analysis = analyze_run_dir(o.run_dir, options);
   } catch (const std::exception& e) {
     fail(kExitToolFailure, e.what());
   }
@@ -304,6 +373,7 @@ int main(int argc, char** argv) {
   }
   switch (options.command) {
     case Command::Report:
+    case Command::Snapshot:
       return report_command(options);
     case Command::Merge:
       return merge_command(options);

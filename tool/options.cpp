@@ -139,6 +139,17 @@ void add_run_options(CLI::App& app, Options& o) {
   app.add_flag("--track-resources", o.track_resources,
                "also record streams, events, graphs, executable graphs, modules, libraries, texture and surface "
                "objects, memory pools and external memory, and report those never destroyed (resource_leak)");
+  app.add_option_function<std::string>(
+         "--snapshot-interval",
+         [&o](const std::string& text) {
+           const auto ms = parse_duration_ms(text);
+           if (!ms || *ms == 0)
+             throw CLI::ValidationError("--snapshot-interval", "expected a duration such as 30s, 10m or 1h");
+           o.snapshot_interval_ms = static_cast<unsigned>(std::min<uint64_t>(*ms, UINT32_MAX));
+         },
+         "while the program runs, write an interim report every DURATION (30s, 10m, 1h): JSON, and HTML with "
+         "--html, numbered next to the final one (report.snapshot-1.json, ...); each is complete on its own")
+      ->type_name("DURATION");
   app.add_option("--sample-interval", o.sample_interval_ms,
                  "sample each device's memory use (cuMemGetInfo) every MS milliseconds for the timeline; "
                  "0: no timeline")
@@ -150,6 +161,7 @@ constexpr const char* kRunUsage =
     "Usage: cuaudit [options] [--] program [args...]\n"
     "       cuaudit run [options] [--] program [args...]\n"
     "       cuaudit report [options] RUN_DIR\n"
+    "       cuaudit snapshot [options] RUN_DIR|PID\n"
     "       cuaudit merge [options] REPORT...\n"
     "       cuaudit diff [options] OLD NEW\n";
 
@@ -157,6 +169,8 @@ constexpr const char* kRunFooter =
     "Commands:\n"
     "  run      run the program under cuaudit and report (the default)\n"
     "  report   analyze a run saved with --save or --output again (no GPU needed)\n"
+    "  snapshot the report as of now of a program still running under cuaudit (its run directory or pid),\n"
+    "           without stopping it: what is live by site, growth so far, the timeline so far\n"
     "  merge    one report from the per-rank reports of an MPI or Slurm job\n"
     "  diff     compare two JSON reports: new, still present and fixed findings\n"
     "Run `cuaudit COMMAND --help` for a command's options.\n\n"
@@ -216,28 +230,53 @@ std::string unknown_option_message(const CLI::App& app, const std::string& arg) 
 
 }  // namespace
 
+std::optional<uint64_t> parse_duration_ms(const std::string& text) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const std::string unit = text.substr(used);
+  static const std::map<std::string, double> kUnits = {{"", 1000},    {"ms", 1},       {"s", 1000},
+                                                       {"m", 60'000}, {"min", 60'000}, {"h", 3'600'000}};
+  const auto it = kUnits.find(unit);
+  if (it == kUnits.end() || !(value >= 0) || value * it->second > 1e15) return std::nullopt;
+  return static_cast<uint64_t>(value * it->second);
+}
+
 std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
-  const bool report = argc > 1 && strcmp(argv[1], "report") == 0;
+  const bool snapshot = argc > 1 && strcmp(argv[1], "snapshot") == 0;
+  const bool report = snapshot || (argc > 1 && strcmp(argv[1], "report") == 0);
   const bool merge = argc > 1 && strcmp(argv[1], "merge") == 0;
   const bool diff = argc > 1 && strcmp(argv[1], "diff") == 0;
   const bool explicit_run = argc > 1 && strcmp(argv[1], "run") == 0;
-  o.command = report ? Command::Report : merge ? Command::Merge : diff ? Command::Diff : Command::Run;
+  o.command = snapshot ? Command::Snapshot
+              : report ? Command::Report
+              : merge  ? Command::Merge
+              : diff   ? Command::Diff
+                       : Command::Run;
   const bool run = o.command == Command::Run;
 
-  CLI::App app(report  ? "cuaudit report: analyze a recorded run directory again (no GPU needed)"
-               : merge ? "cuaudit merge: one report from the per-rank reports of an MPI or Slurm job"
-               : diff  ? "cuaudit diff: compare two JSON reports: new, still present and fixed findings"
-                       : "cuaudit: find CUDA memory leaks and misuse in a program",
-               report  ? "cuaudit report"
-               : merge ? "cuaudit merge"
-               : diff  ? "cuaudit diff"
-                       : "cuaudit");
+  CLI::App app(snapshot ? "cuaudit snapshot: the report as of now of a program running under cuaudit, without "
+                          "stopping it"
+               : report ? "cuaudit report: analyze a recorded run directory again (no GPU needed)"
+               : merge  ? "cuaudit merge: one report from the per-rank reports of an MPI or Slurm job"
+               : diff   ? "cuaudit diff: compare two JSON reports: new, still present and fixed findings"
+                        : "cuaudit: find CUDA memory leaks and misuse in a program",
+               snapshot ? "cuaudit snapshot"
+               : report ? "cuaudit report"
+               : merge  ? "cuaudit merge"
+               : diff   ? "cuaudit diff"
+                        : "cuaudit");
   // An option given twice (once in CUAUDIT_OPTIONS, once on the command line) takes the last.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.formatter(std::make_shared<UsageFormatter>(report  ? "Usage: cuaudit report [options] RUN_DIR\n"
-                                                 : merge ? "Usage: cuaudit merge [options] REPORT...\n"
-                                                 : diff  ? "Usage: cuaudit diff [options] OLD NEW\n"
-                                                         : kRunUsage));
+  app.formatter(std::make_shared<UsageFormatter>(snapshot ? "Usage: cuaudit snapshot [options] RUN_DIR|PID\n"
+                                                 : report ? "Usage: cuaudit report [options] RUN_DIR\n"
+                                                 : merge  ? "Usage: cuaudit merge [options] REPORT...\n"
+                                                 : diff   ? "Usage: cuaudit diff [options] OLD NEW\n"
+                                                          : kRunUsage));
   app.footer(report ? kReportFooter : merge ? kMergeFooter : diff ? kDiffFooter : kRunFooter);
   app.set_version_flag("-V,--version", version_text());
   if (diff) {
@@ -257,7 +296,12 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   } else {
     add_output_options(app, o);
   }
-  if (report) {
+  if (snapshot) {
+    app.add_option("run", o.run_dir,
+                   "the run directory of a program running under cuaudit (--save DIR), or the pid of the program "
+                   "or of the cuaudit that runs it")
+        ->required();
+  } else if (report) {
     app.add_option("run_dir", o.run_dir, "a directory written by `cuaudit --save DIR`")->required();
   } else if (run) {
     add_run_options(app, o);

@@ -1,9 +1,11 @@
 // The command line, declared once: cuaudit [run] [options] [--] program [args...]
 //                                   cuaudit report [options] RUN_DIR
+//                                   cuaudit snapshot [options] RUN_DIR|PID
 //                                   cuaudit merge [options] REPORT...
 //                                   cuaudit diff [options] OLD NEW
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,7 +14,7 @@
 
 namespace cuaudit {
 
-enum class Command { Run, Report, Merge, Diff };
+enum class Command { Run, Report, Snapshot, Merge, Diff };
 
 struct Options {
   Command command = Command::Run;
@@ -54,8 +56,9 @@ struct Options {
   std::string target_processes = "all";
   unsigned sample_interval_ms = 10;
   bool check_launch_params = true;
-  bool track_resources = false;  // --track-resources
-  // report
+  bool track_resources = false;       // --track-resources
+  unsigned snapshot_interval_ms = 0;  // --snapshot-interval: interim reports while it runs (0: none)
+  // report, snapshot (a snapshot may name the process instead of its run directory)
   std::string run_dir;
   // What set the options, for the report ("options in effect"): CUAUDIT_OPTIONS's words, then the
   // command line's up to the program.
@@ -64,6 +67,9 @@ struct Options {
   // merge
   std::vector<std::string> merge_inputs;
 };
+
+// "30s", "10m", "1h", "500ms", "90" (seconds) in milliseconds; nullopt when it is none of these.
+std::optional<uint64_t> parse_duration_ms(const std::string& text);
 
 // Parses argv. On --help/--version or a usage error prints what is needed and returns the exit
 // status to end with; otherwise returns nullopt with `options` filled.

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <stdexcept>
 #include <iostream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -80,6 +80,15 @@ void write_file_or_fail(const std::string& path, const std::string& contents) {
     std::cerr << "cuaudit: error: " << error << '\n';
     std::exit(kExitToolFailure);
   }
+}
+
+std::string numbered_path(const std::string& path, const std::string& tag) {
+  const size_t slash = path.rfind('/');
+  const size_t dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == slash + 1) {
+    return path + "." + tag;
+  }
+  return path.substr(0, dot) + "." + tag + path.substr(dot);
 }
 
 }  // namespace cuaudit

@@ -14,6 +14,10 @@ std::string expand_output_path(const std::string& pattern, uint64_t pid);
 // `why` says what is wrong. %-sequences are checked through their directory only.
 bool output_path_writable(const std::string& pattern, std::string& why);
 
+// `path` with `tag` before its extension: ("out/report.json", "snapshot-2") -> "out/report.snapshot-2.json";
+// a name without an extension gets ".tag" at its end.
+std::string numbered_path(const std::string& path, const std::string& tag);
+
 // Writes `contents` to `path` or exits with kExitToolFailure.
 void write_file_or_fail(const std::string& path, const std::string& contents);
 

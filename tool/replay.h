@@ -18,6 +18,7 @@ enum class LeakEnd : uint8_t {
   ProcessExit,       // still live when the process exited
   ContextDestroyed,  // reclaimed by cudaDeviceReset / cuCtxDestroy, never released by the program
   ProcessDied,       // live when the trace ends and the process never reached exit processing
+  StillRunning,      // a snapshot: live when the trace was read, the process still running
 };
 
 struct LeakedAllocation {

@@ -8,24 +8,8 @@
 
 namespace cuaudit {
 
-TimelineObserver::TimelineObserver(const ProcessTrace& trace, report::Timeline& timeline)
-    : trace_(trace), timeline_(timeline) {}
-
-void TimelineObserver::on_live(const MemoryEvent& a) {
-  if (a.device < 0 || !owns_memory(api_info(a.api).family)) return;
-  Held& h = sites_[a.device][{a.stack_id, static_cast<uint16_t>(a.api)}];
-  h.bytes += a.bytes;
-  ++h.count;
-}
-
-void TimelineObserver::on_gone(const MemoryEvent& a) {
-  if (a.device < 0 || !owns_memory(api_info(a.api).family)) return;
-  auto& device = sites_[a.device];
-  auto it = device.find({a.stack_id, static_cast<uint16_t>(a.api)});
-  if (it == device.end()) return;
-  it->second.bytes -= std::min(it->second.bytes, a.bytes);
-  if (--it->second.count == 0) device.erase(it);
-}
+TimelineObserver::TimelineObserver(const ProcessTrace& trace, const SiteHistory& sites, report::Timeline& timeline)
+    : trace_(trace), sites_(sites), timeline_(timeline) {}
 
 void TimelineObserver::on_sample(const MemorySample& s, const DeviceHoldings& held, const LiveVisitor&) {
   report::TimelineSample out;
@@ -61,7 +45,10 @@ void TimelineObserver::on_sample(const MemorySample& s, const DeviceHoldings& he
     // would cost a pass over its sites per sample. The sites shown are then those of a sample at
     // most 0.4% below the peak.
     if (!peak.sites_taken || out.used - peak.sites_used > peak.sites_used / 256) {
-      peak.sites = sites_[s.device];
+      peak.sites.clear();
+      for (const auto& [key, site] : sites_.sites()) {
+        if (key.device == s.device && site.count) peak.sites.push_back({key, site.bytes, site.count});
+      }
       peak.sites_used = out.used;
       peak.sites_taken = true;
     }
@@ -78,28 +65,74 @@ void TimelineObserver::finish(StackResolver& stacks, size_t top_sites) {
     p.tracked = peak.sample.tracked;
     p.families = peak.sample.families;
     // The biggest sites, whose stacks alone are resolved.
-    std::vector<std::pair<SiteKey, Held>> biggest(peak.sites.begin(), peak.sites.end());
-    std::sort(biggest.begin(), biggest.end(),
-              [](const auto& a, const auto& b) { return a.second.bytes > b.second.bytes; });
+    std::vector<Held> biggest = peak.sites;
+    std::sort(biggest.begin(), biggest.end(), [](const Held& a, const Held& b) {
+      return std::tie(a.bytes, b.key.stack_id) > std::tie(b.bytes, a.key.stack_id);
+    });
     if (biggest.size() > top_sites) biggest.resize(top_sites);
-    for (const auto& [key, held] : biggest) {
+    for (const Held& held : biggest) {
       report::PeakSite site;
-      const Api api = stacks.api_called(key.first, static_cast<Api>(key.second));
+      const Api api = stacks.api_called(held.key.stack_id, held.key.api);
       site.api = std::string(api_info(api).name);
       site.bytes = held.bytes;
       site.count = held.count;
-      site.stack = stacks.user_stack(key.first);
+      site.stack = stacks.user_stack(held.key.stack_id);
       p.sites.push_back(std::move(site));
     }
     timeline_.peaks.push_back(std::move(p));
   }
 }
 
+void add_site_series(const ProcessTrace& trace, const SiteHistory& history, StackResolver& stacks,
+                     report::Timeline& timeline, size_t top_sites) {
+  if (history.buckets() < 2) return;
+  const double bucket_seconds = static_cast<double>(history.bucket_ns()) / 1e9;
+  const double offset = trace.seconds_since_start(history.start_ns());
+  struct Ranked {
+    const SiteHistory::Key* key;
+    std::vector<uint64_t> values;
+    uint64_t highest;
+  };
+  std::map<int32_t, std::vector<Ranked>> by_device;
+  for (const auto& [key, site] : history.sites()) {
+    std::vector<uint64_t> values = history.series(site);
+    const uint64_t highest = *std::max_element(values.begin(), values.end());
+    if (highest) by_device[key.device].push_back({&key, std::move(values), highest});
+  }
+  for (auto& [device, sites] : by_device) {
+    std::sort(sites.begin(), sites.end(), [](const Ranked& a, const Ranked& b) {
+      return std::tie(a.highest, b.key->stack_id) > std::tie(b.highest, a.key->stack_id);
+    });
+    report::SiteSeries out;
+    out.pid = trace.pid;
+    out.device = device;
+    for (size_t b = 0; b < history.buckets(); ++b)
+      out.t.push_back(offset + bucket_seconds * static_cast<double>(b + 1));
+    out.other.assign(history.buckets(), 0);
+    for (size_t i = 0; i < sites.size(); ++i) {
+      if (i < top_sites) {
+        report::SeriesSite site;
+        site.api = std::string(api_info(stacks.api_called(sites[i].key->stack_id, sites[i].key->api)).name);
+        site.bytes = sites[i].values;
+        site.stack = stacks.user_stack(sites[i].key->stack_id);
+        out.sites.push_back(std::move(site));
+      } else {
+        for (size_t b = 0; b < out.other.size(); ++b) out.other[b] += sites[i].values[b];
+      }
+    }
+    timeline.site_series.push_back(std::move(out));
+  }
+}
+
 void build_timeline(const ProcessTrace& trace, StackResolver& stacks, report::Timeline& timeline, size_t top_sites) {
   if (trace.samples.empty()) return;
-  TimelineObserver observer(trace, timeline);
-  replay(trace, &observer);
-  observer.finish(stacks, top_sites);
+  SiteHistory sites(trace);
+  TimelineObserver timeline_observer(trace, sites, timeline);
+  ObserverList observers;
+  observers.add(&sites);  // first: the timeline reads what it holds
+  observers.add(&timeline_observer);
+  replay(trace, &observers);
+  timeline_observer.finish(stacks, top_sites);
 }
 
 }  // namespace cuaudit

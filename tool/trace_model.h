@@ -220,6 +220,9 @@ struct ProcessTrace {
   bool reached_exit = false;          // a ProcessEnd record was seen
   uint32_t flush_interval_ms = 0;     // 0: unknown (a trace from before it was recorded)
   std::vector<std::string> problems;  // damage found while reading (truncation, ...)
+  // Which of the problems says the file ends inside a chunk: damage for a process that ended, the
+  // chunk being written for one still running (`cuaudit snapshot`).
+  std::optional<size_t> cut_short_problem;
 
   // Seconds from the process's start to monotonic time `ns`, as every report shows times. A trace
   // without its start time (written before it was recorded) counts from its first event or sample.

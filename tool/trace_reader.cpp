@@ -495,6 +495,7 @@ void TraceFile::index(const std::string& name) {
   size_t bad_records = 0, damaged_chunks = 0, damaged_bytes = 0;
   while (pos < size) {
     if (size - pos < sizeof(ChunkHeader)) {
+      out.cut_short_problem = out.problems.size();
       out.problems.push_back(
           fmt::format("the trace ends inside a chunk header ({} stray bytes at the end): "
                       "the process was probably killed while writing",
@@ -548,6 +549,7 @@ void TraceFile::index(const std::string& name) {
       chunks_.push_back(info);
     }
     if (truncated) {
+      out.cut_short_problem = out.problems.size();
       out.problems.push_back(
           fmt::format("the last chunk is truncated ({} of {} bytes): the process was probably killed while writing; "
                       "its {} complete record(s) were read, the rest is lost",

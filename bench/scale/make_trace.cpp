@@ -2,11 +2,20 @@
 // at scale without a GPU (issue 13): EVENTS allocation and release events over THREADS threads, of
 // which LIVE allocations are still live at exit, made from STACKS distinct call stacks.
 //
-// Usage: make_trace DIR [EVENTS] [LIVE] [STACKS] [THREADS]
-//   (defaults 10,000,000 / 1,000,000 / 100,000 / 64). Writes DIR/trace-4242.cutrace.
+// Usage: make_trace DIR [EVENTS] [LIVE] [STACKS] [THREADS] [SHAPE]
+//   (defaults 10,000,000 / 1,000,000 / 100,000 / 64 / warmup). Writes DIR/trace-4242.cutrace.
 //
-// The live allocations are made first, then allocate/release pairs fill up the events. Each thread
-// writes 64 KiB chunks, in sequence order within the thread, as the injection's buffers do.
+// SHAPE says when the live allocations are made:
+//   warmup   all first, then allocate/release pairs fill up the events (a steady program);
+//   grow     one every so many pairs, all from one extra stack, over a run of 10 us per event (a
+//            service keeping a buffer per request: its live memory climbs to the end);
+//   running  as warmup, but the process has not ended: no end record, and the last chunk is cut
+//            in the middle, as `cuaudit snapshot` finds the trace of a program still writing it.
+// Each thread writes 64 KiB chunks, in sequence order within the thread, as the injection's
+// buffers do.
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -87,6 +96,12 @@ int main(int argc, char** argv) {
   const uint64_t events = arg(argc, argv, 2, 10'000'000), live = arg(argc, argv, 3, 1'000'000);
   const uint64_t stacks = std::max<uint64_t>(1, arg(argc, argv, 4, 100'000));
   const size_t threads = std::max<uint64_t>(1, arg(argc, argv, 5, 64));
+  const std::string shape = argc > 6 ? argv[6] : "warmup";
+  if (shape != "warmup" && shape != "grow" && shape != "running") {
+    std::fprintf(stderr, "make_trace: SHAPE is warmup, grow or running, not %s\n", shape.c_str());
+    return 2;
+  }
+  const uint64_t step_ns = shape == "grow" ? 10'000 : 1'000;
   if (live > events) {
     std::fprintf(stderr, "make_trace: LIVE (%llu) cannot exceed EVENTS (%llu)\n", static_cast<unsigned long long>(live),
                  static_cast<unsigned long long>(events));
@@ -129,7 +144,7 @@ int main(int argc, char** argv) {
   w.add(0, context);
 
   // Every stack is written once, by the thread that first uses it (as the injection does per thread).
-  std::vector<std::vector<bool>> written(threads, std::vector<bool>(stacks, false));
+  std::vector<std::vector<bool>> written(threads, std::vector<bool>(stacks + 1, false));
   auto stack_id = [](uint64_t s) { return 0x5000'0000'0000ull + s; };
   auto use_stack = [&](size_t thread, uint64_t s) {
     if (written[thread][s]) return;
@@ -145,7 +160,7 @@ int main(int argc, char** argv) {
     use_stack(thread, s);
     ApiEventRecord r{};
     r.seq = seq++;
-    r.time_ns = now += 1000;
+    r.time_ns = now += step_ns;
     r.key = key;
     r.bytes = alloc ? 4096 : 0;
     r.stack_id = stack_id(s);
@@ -157,23 +172,41 @@ int main(int argc, char** argv) {
   };
 
   const uint64_t base = 0x7f00'0000'0000ull;
-  for (uint64_t i = 0; i < live; ++i) event(true, i % threads, base + i * 4096, i % stacks);
+  const bool grow = shape == "grow";
+  if (!grow) {
+    for (uint64_t i = 0; i < live; ++i) event(true, i % threads, base + i * 4096, i % stacks);
+  }
   // Pairs reuse one address per thread, as an allocator handing back the block it just took.
   const uint64_t pairs = (events - live) / 2;
+  const uint64_t grow_every = live ? std::max<uint64_t>(1, pairs / live) : 0;
+  uint64_t grown = 0;
   for (uint64_t i = 0; i < pairs; ++i) {
     const size_t t = i % threads;
     const uint64_t key = base + (live + t) * 4096;
     const uint64_t s = (i * 31) % stacks;
     event(true, t, key, s);
     event(false, t, key, s);
+    if (grow && grown < live && i % grow_every == 0) {
+      event(true, t, base + grown * 4096, stacks);  // the extra stack: the one that keeps what it allocates
+      ++grown;
+    }
   }
-  ProcessEndRecord end{};
-  end.seq = seq++;
-  end.time_ns = now;
-  w.add(0, end);
+  if (shape != "running") {
+    ProcessEndRecord end{};
+    end.seq = seq++;
+    end.time_ns = now;
+    w.add(0, end);
+  }
   w.flush_all();
-  const long bytes = std::ftell(f);
+  long bytes = std::ftell(f);
   std::fclose(f);
+  if (shape == "running") {  // the chunk being written when the snapshot reads the file
+    bytes -= 100;
+    if (truncate(path.c_str(), bytes) != 0) {
+      std::fprintf(stderr, "make_trace: cannot cut %s: %s\n", path.c_str(), std::strerror(errno));
+      return 1;
+    }
+  }
   std::printf(
       "make_trace: %s: %llu events (%llu live at exit), %llu stacks, %zu threads, %ld bytes (%.1f bytes per event)\n",
       path.c_str(), static_cast<unsigned long long>(live + 2 * pairs), static_cast<unsigned long long>(live),

@@ -1,0 +1,88 @@
+#include "site_history.h"
+
+#include <algorithm>
+
+namespace cuaudit {
+
+SiteHistory::SiteHistory(const ProcessTrace& trace) : start_ns_(trace.start_monotonic_ns) {}
+
+SiteHistory::Site* SiteHistory::site_of(const MemoryEvent& a) {
+  if (a.device < 0 || !owns_memory(api_info(a.api).family)) return nullptr;
+  Site& site = sites_[Key{a.device, a.stack_id, a.api}];
+  if (!site.dirty) {
+    site.dirty = true;
+    dirty_.push_back(&site);
+  }
+  return &site;
+}
+
+void SiteHistory::on_live(const MemoryEvent& a) {
+  if (Site* site = site_of(a)) {
+    site->bytes += a.bytes;
+    ++site->count;
+  }
+}
+
+void SiteHistory::on_gone(const MemoryEvent& a) {
+  if (Site* site = site_of(a)) {
+    site->bytes -= std::min(site->bytes, a.bytes);
+    if (site->count) --site->count;
+  }
+}
+
+void SiteHistory::on_event(const Event& e) { advance_to(e.time_ns); }
+
+void SiteHistory::finish() { close_bucket(); }
+
+void SiteHistory::close_bucket() {
+  for (Site* site : dirty_) {
+    site->dirty = false;
+    if (!site->points.empty() && site->points.back().bucket == current_) {
+      site->points.back().bytes = site->bytes;
+    } else {
+      site->points.push_back({static_cast<uint32_t>(current_), site->bytes});
+    }
+  }
+  dirty_.clear();
+}
+
+void SiteHistory::advance_to(uint64_t time_ns) {
+  if (start_ns_ == 0) start_ns_ = time_ns;  // a trace without its start time counts from its first event
+  if (time_ns < start_ns_) return;
+  size_t bucket = (time_ns - start_ns_) / width_ns_;
+  if (bucket <= current_) return;
+  close_bucket();
+  // Twice as wide when the run outgrows the buckets: a point moves to the merged bucket, and of
+  // two that meet there the later one (the value at the merged bucket's end) stays.
+  while (bucket >= kMaxBuckets) {
+    width_ns_ *= 2;
+    bucket = (time_ns - start_ns_) / width_ns_;
+    for (auto& [key, site] : sites_) {
+      std::vector<Point>& points = site.points;
+      size_t kept = 0;
+      for (size_t i = 0; i < points.size(); ++i) {
+        const Point merged{points[i].bucket / 2, points[i].bytes};
+        if (kept && points[kept - 1].bucket == merged.bucket) {
+          points[kept - 1] = merged;
+        } else {
+          points[kept++] = merged;
+        }
+      }
+      points.resize(kept);
+    }
+  }
+  current_ = bucket;
+}
+
+std::vector<uint64_t> SiteHistory::series(const Site& site) const {
+  std::vector<uint64_t> out(buckets(), 0);
+  uint64_t value = 0;
+  size_t next = 0;
+  for (size_t b = 0; b < out.size(); ++b) {
+    while (next < site.points.size() && site.points[next].bucket <= b) value = site.points[next++].bytes;
+    out[b] = value;
+  }
+  return out;
+}
+
+}  // namespace cuaudit
