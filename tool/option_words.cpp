@@ -1,6 +1,7 @@
 #include "option_words.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 namespace cuaudit {
@@ -71,6 +72,22 @@ std::optional<std::string> closest_word(const std::string& word, const std::vect
     }
   }
   return best;
+}
+
+std::optional<uint64_t> parse_duration_ms(const std::string& text) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const std::string unit = text.substr(used);
+  static const std::map<std::string, double> kUnits = {{"", 1000},    {"ms", 1},       {"s", 1000},
+                                                       {"m", 60'000}, {"min", 60'000}, {"h", 3'600'000}};
+  const auto it = kUnits.find(unit);
+  if (it == kUnits.end() || !(value >= 0) || value * it->second > 1e15) return std::nullopt;
+  return static_cast<uint64_t>(value * it->second);
 }
 
 }  // namespace cuaudit

@@ -230,22 +230,6 @@ std::string unknown_option_message(const CLI::App& app, const std::string& arg) 
 
 }  // namespace
 
-std::optional<uint64_t> parse_duration_ms(const std::string& text) {
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  const std::string unit = text.substr(used);
-  static const std::map<std::string, double> kUnits = {{"", 1000},    {"ms", 1},       {"s", 1000},
-                                                       {"m", 60'000}, {"min", 60'000}, {"h", 3'600'000}};
-  const auto it = kUnits.find(unit);
-  if (it == kUnits.end() || !(value >= 0) || value * it->second > 1e15) return std::nullopt;
-  return static_cast<uint64_t>(value * it->second);
-}
-
 std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   const bool snapshot = argc > 1 && strcmp(argv[1], "snapshot") == 0;
   const bool report = snapshot || (argc > 1 && strcmp(argv[1], "report") == 0);

@@ -5,7 +5,6 @@
 //                                   cuaudit diff [options] OLD NEW
 #pragma once
 
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,9 +66,6 @@ struct Options {
   // merge
   std::vector<std::string> merge_inputs;
 };
-
-// "30s", "10m", "1h", "500ms", "90" (seconds) in milliseconds; nullopt when it is none of these.
-std::optional<uint64_t> parse_duration_ms(const std::string& text);
 
 // Parses argv. On --help/--version or a usage error prints what is needed and returns the exit
 // status to end with; otherwise returns nullopt with `options` filled.

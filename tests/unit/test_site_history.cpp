@@ -1,0 +1,146 @@
+// Live memory by site over a run (SiteHistory), the native growth rule over its shapes, and what a
+// snapshot of a running program calls what it holds.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "leak_findings.h"
+#include "option_words.h"
+#include "output_path.h"
+#include "site_growth_findings.h"
+#include "site_history.h"
+#include "symbolizer.h"
+#include "synthetic_trace.h"
+
+using namespace cuaudit;
+using cuaudit::testing::SyntheticTrace;
+
+namespace {
+
+constexpr uint64_t MiB = 1 << 20;
+constexpr uint64_t kSecond = 1'000'000'000;
+
+std::vector<uint64_t> ramp(size_t n, uint64_t step, uint64_t base = 0) {
+  std::vector<uint64_t> v;
+  for (size_t i = 0; i < n; ++i) v.push_back(base + step * i);
+  return v;
+}
+
+// A service running `seconds`: every 100 ms a request allocates and frees a scratch buffer
+// (stack 1) and keeps `kept` bytes (stack 2, never released).
+SyntheticTrace service(int seconds, uint64_t kept) {
+  SyntheticTrace t;
+  uint64_t next_kept = 0x700000000000;
+  for (int request = 0; request < seconds * 10; ++request) {
+    t.alloc(Api::cudaMalloc, 0x100000000, 64 * MiB, 1).release(Api::cudaFree, 0x100000000);
+    if (kept) t.alloc(Api::cudaMalloc, next_kept += kept, kept, 2);
+    t.wait(100'000'000);
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("growth rule: a steady climb grows, at its rate") {
+  const GrowthShape s = judge_growth(ramp(40, 2 * MiB), 0.5);  // +2 MiB every 0.5 s
+  CHECK(s.growing);
+  CHECK(s.bytes_per_second == doctest::Approx(4.0 * MiB));
+}
+
+TEST_CASE("growth rule: warm-up, phases, noise and short histories are not growth") {
+  std::vector<uint64_t> warmup = ramp(10, 10 * MiB);
+  warmup.resize(40, warmup.back());  // grows in its first quarter, then level
+  CHECK_FALSE(judge_growth(warmup, 1).growing);
+  std::vector<uint64_t> phases;
+  for (int phase = 0; phase < 4; ++phase) {
+    for (uint64_t x : ramp(10, 10 * MiB, phase * MiB)) phases.push_back(x);  // each phase falls back to the start
+  }
+  CHECK_FALSE(judge_growth(phases, 1).growing);
+  CHECK_FALSE(judge_growth(ramp(40, 1000), 1).growing);  // 39 KB in all: not worth a finding
+  CHECK_FALSE(judge_growth(ramp(7, 10 * MiB), 1).growing);
+}
+
+TEST_CASE("the history keeps at most 128 buckets, doubling their width as the run goes on") {
+  SyntheticTrace run = service(60, MiB);
+  const ProcessTrace& t = run.end().trace();
+  SiteHistory h(t);
+  replay(t, &h);
+  h.finish();
+  CHECK(h.buckets() <= SiteHistory::kMaxBuckets);
+  CHECK(h.bucket_ns() == SiteHistory::kFirstBucketNs * 8);  // 60 s: 600 buckets of 100 ms -> 75 of 800 ms
+  REQUIRE(h.sites().size() == 2);
+  for (const auto& [key, site] : h.sites()) {
+    const std::vector<uint64_t> v = h.series(site);
+    if (key.stack_id == 2) {
+      CHECK(site.count == 600);
+      CHECK(v.back() == 600 * MiB);
+      CHECK(std::is_sorted(v.begin(), v.end()));
+    } else {
+      CHECK(site.count == 0);
+      CHECK(*std::max_element(v.begin(), v.end()) == 0);  // released within each request
+    }
+  }
+}
+
+TEST_CASE("a service keeping a buffer per request: one growth finding, at that site, with its rate") {
+  SyntheticTrace run = service(60, MiB);
+  const ProcessTrace& t = run.end().trace();
+  SiteHistory h(t);
+  replay(t, &h);
+  h.finish();
+  Symbolizer symbolizer;
+  StackResolver stacks(t, symbolizer);
+  const auto findings = site_growth_findings(t, h, stacks);
+  REQUIRE(findings.size() == 1);
+  const report::Finding& f = findings[0];
+  CHECK(f.kind == report::FindingKind::Growth);
+  CHECK(f.severity == report::Severity::Warning);
+  REQUIRE(f.growth);
+  CHECK(f.growth->bytes_per_hour == doctest::Approx(36000.0 * MiB).epsilon(0.02));  // 10 MiB a second
+  CHECK(f.headline.find("GiB per hour at one site (cudaMalloc): 600.0 MiB live in 600 allocation(s)") !=
+        std::string::npos);
+  CHECK(f.count == 600);
+
+  SyntheticTrace level_run = service(60, 0);
+  const ProcessTrace& level = level_run.end().trace();
+  SiteHistory flat(level);
+  replay(level, &flat);
+  flat.finish();
+  CHECK(site_growth_findings(level, flat, stacks).empty());
+
+  SyntheticTrace brief_run = service(10, MiB);  // 10 s: too short to call growth
+  const ProcessTrace& brief = brief_run.end().trace();
+  SiteHistory short_run(brief);
+  replay(brief, &short_run);
+  short_run.finish();
+  CHECK(site_growth_findings(brief, short_run, stacks).empty());
+}
+
+TEST_CASE("a snapshot of a running program: what it holds is live, not leaked") {
+  SyntheticTrace running;
+  const ProcessTrace& t = running.alloc(Api::cudaMalloc, 0x1000, 4096).trace();
+  Replayer replayer(t, nullptr);
+  for (const Event& e : t.events) replayer.apply(e);
+  const ReplayResult r = replayer.finish(LeakEnd::StillRunning);
+  Symbolizer symbolizer;
+  StackResolver stacks(t, symbolizer);
+  const auto findings = leak_findings(t, r, stacks);
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].kind == report::FindingKind::Live);
+  CHECK(findings[0].severity == report::Severity::Info);
+  CHECK(findings[0].headline.rfind("Live: 4096 byte(s) in 1 allocation(s) (cudaMalloc)", 0) == 0);
+}
+
+TEST_CASE("snapshot files are numbered before the extension; durations read as users write them") {
+  CHECK(numbered_path("out/report.json", "snapshot-2") == "out/report.snapshot-2.json");
+  CHECK(numbered_path("out.d/report", "snapshot-1") == "out.d/report.snapshot-1");
+  CHECK(numbered_path(".hidden", "snapshot-1") == ".hidden.snapshot-1");
+  CHECK(parse_duration_ms("10s") == 10'000u);
+  CHECK(parse_duration_ms("10m") == 600'000u);
+  CHECK(parse_duration_ms("1.5h") == 5'400'000u);
+  CHECK(parse_duration_ms("250ms") == 250u);
+  CHECK(parse_duration_ms("90") == 90'000u);
+  CHECK_FALSE(parse_duration_ms("ten minutes"));
+  CHECK_FALSE(parse_duration_ms("10 days"));
+  CHECK_FALSE(parse_duration_ms("-5s"));
+}
