@@ -102,6 +102,7 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
   const tickTexts = await page.locator("#timeline svg text.tick").allTextContents();
   check(tickTexts.includes("2.0 s") && tickTexts.includes("6.0 s") && tickTexts.some(t => t.endsWith("GiB")),
         `the axes have ticks with units (${tickTexts.join(", ")})`);
+  await page.locator("#timeline svg").scrollIntoViewIfNeeded();  // the churn table's clicks scrolled past it
   const box = await page.locator("#timeline svg").boundingBox();
   const xAt = t => box.x + (46 + (1000 - 46 - 10) * t / 8) * box.width / 1000;
   await page.mouse.move(xAt(6), box.y + 100);
@@ -117,6 +118,11 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
         `dragging from 5 s to 7 s zooms in (${zoomed.filter(t => t.endsWith("s")).join(", ")})`);
   await page.click("#timeline button.reset");
   check((await page.locator("#timeline svg text.tick").allTextContents()).includes("2.0 s"), "\"whole run\" zooms back out");
+  // The stacked chart: two sites and the others, each a band; the climbing one is named in the legend.
+  const bands = await page.locator("#site-series polygon.site-band").count();
+  const legendText = await page.locator("#site-series .legend").innerText();
+  check(bands === 3 && legendText.includes("cudaMalloc at phase_two phases.cu:42") && legendText.includes("all other sites"),
+        `the live memory by site is a stacked chart of 2 sites and the others (${bands} bands: ${legendText})`);
   await page.selectOption("#filter-kind", "out_of_memory");
   await page.locator("tr.finding").first().click();
   check(await page.locator("a.oom-link").getAttribute("href") === "#timeline-7-0", "the out-of-memory finding links to its timeline");

@@ -80,6 +80,27 @@ int main(int argc, char** argv) {
     site.stack = {fr};
     peak.sites.push_back(site);
     r.timeline.peaks.push_back(peak);
+    // The stacked chart: one site climbing through the run, one level, the rest together.
+    SiteSeries series;
+    series.pid = 7;
+    for (int b = 0; b < 80; ++b) {
+      series.t.push_back(0.1 * (b + 1));
+      series.other.push_back(static_cast<uint64_t>(64) << 20);
+    }
+    SeriesSite climbing, level;
+    climbing.api = "cudaMalloc";
+    climbing.stack = {fr};
+    level.api = "cudaMallocAsync";
+    Frame level_frame = fr;
+    level_frame.function = "steady(int)";
+    level_frame.line = 7;
+    level.stack = {level_frame};
+    for (int b = 0; b < 80; ++b) {
+      climbing.bytes.push_back(static_cast<uint64_t>(b) << 24);
+      level.bytes.push_back(static_cast<uint64_t>(512) << 20);
+    }
+    series.sites = {climbing, level};
+    r.timeline.site_series.push_back(series);
     // An allocation that failed at 6.5 s, and two churning sites (the churn table, biggest time first).
     Finding oom;
     oom.kind = FindingKind::OutOfMemory;
