@@ -110,6 +110,24 @@ rm -rf "$out/timeline-run"
 check python3 tests/gpu/check_timeline.py --cuaudit "$bin/cuaudit" --program "$bin/gpu_timeline_phases" \
   --source tests/gpu/timeline_phases.cu --keep-run "$out/timeline-run" --html "$out/timeline.html"
 
+say "== a long-running service: --snapshot-interval 10s, cuaudit snapshot PID, one growth finding (a minute)"
+check python3 tests/gpu/check_service.py --cuaudit "$bin/cuaudit" --program "$bin/service_requests" \
+  --source tests/gpu/service_requests.cu --keep "$out/service" --log "$log"
+rm -rf "$out/service/run"  # the reports stay; the trace is large
+
+say "== scale: 1,000,000 cudaMalloc/cudaFree pairs recorded, then reported (trace size, report time, peak memory)"
+rm -rf /tmp/cuaudit-pairs
+"$bin/cuaudit" --save /tmp/cuaudit-pairs --leak-check summary "$bin/bench_alloc_pairs" 1000000 nokernel >/dev/null 2>&1
+trace_bytes=$(stat -c %s /tmp/cuaudit-pairs/trace-*.cutrace | head -1)
+"$bin/cuaudit" report /tmp/cuaudit-pairs --json /tmp/cuaudit-pairs.json --log-file /dev/null >/dev/null 2>&1
+events=$(python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['processes'][0]; print(p['allocations'] + p['releases'])" /tmp/cuaudit-pairs.json)
+say "trace: $trace_bytes bytes for $events allocation and release events ($(awk "BEGIN {printf \"%.1f\", $trace_bytes / $events}") bytes per event)"
+for rep in 1 2 3; do
+  "$bin/bench_peak_rss" "$bin/cuaudit" report /tmp/cuaudit-pairs --log-file /dev/null 2>&1 >/dev/null | grep '^peak_rss' |
+    sed "s/^/report run $rep: /" | tee -a "$log"
+done
+rm -rf /tmp/cuaudit-pairs /tmp/cuaudit-pairs.json
+
 say "== demo run, kept as the golden trace"
 rm -rf "$out/demo-run"
 "$bin/cuaudit" --save "$out/demo-run" --json "$out/demo-report.json" "$bin/demo_leaks" 2>&1 | tee -a "$log"
