@@ -33,6 +33,19 @@ if(incomplete OR NOT live_count EQUAL 3000 OR NOT leak_count EQUAL 0)
   message(FATAL_ERROR "snapshot: expected 3000 live allocations, no leaks, a complete report; got ${live_count} live, "
                       "${leak_count} leaked, incomplete=${incomplete}")
 endif()
+# By pid, from outside: a process whose child runs with the run directory in its environment (as
+# `cuaudit ./app` and the program it starts).
+execute_process(
+  COMMAND sh -c "sh -c 'env CUAUDIT_TRACE_DIR=\"$0\" sleep 3 & wait' \"$1\" & parent=$!; sleep 1; \"$2\" snapshot $parent --json \"$3\" --log-file /dev/null; status=$?; wait; exit $status"
+          _ ${WORK_DIR}/running ${CUAUDIT} ${WORK_DIR}/by-pid.json
+  RESULT_VARIABLE status ERROR_VARIABLE said)
+if(NOT status EQUAL 0 OR NOT EXISTS ${WORK_DIR}/by-pid.json)
+  message(FATAL_ERROR "cuaudit snapshot PID (the parent of the traced process) failed (${status}): ${said}")
+endif()
+execute_process(COMMAND ${CUAUDIT} snapshot 999999999 RESULT_VARIABLE status ERROR_VARIABLE said)
+if(NOT status EQUAL 125 OR NOT said MATCHES "no process 999999999")
+  message(FATAL_ERROR "cuaudit snapshot of no process: expected exit 125 and a clear error, got ${status}: ${said}")
+endif()
 execute_process(COMMAND ${CUAUDIT} report ${WORK_DIR}/running --log-file ${WORK_DIR}/report.txt
                 RESULT_VARIABLE status)
 if(NOT status EQUAL 123)
