@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "background_thread.h"
@@ -29,9 +30,12 @@ ContextSlot g_slots[kMaxContexts];
 
 std::atomic<bool> g_enabled{false};
 std::atomic<bool> g_stopping{false};
-// Set by program threads after an allocation or release: the sampler takes a round within a
-// millisecond, so the timeline follows the program's changes closely without cuMemGetInfo (several
-// microseconds) in the program's own thread.
+// Set by program threads after an allocation or release: the sampler takes a round soon after, so
+// the timeline follows the program's changes closely without cuMemGetInfo (several microseconds) in
+// the program's own thread. "Soon" is within a millisecond in the process's first second and
+// stretches with its age (a thousandth of it) up to the sampling interval: a short program's curve
+// is sharp, and a service allocating all day is sampled once an interval, not a thousand times a
+// second (each sample is a record of the trace and a moment of contention in the driver).
 std::atomic<bool> g_change_pending{false};
 unsigned g_interval_ms = 10;
 // At exit: one more round of every device, so each timeline ends with what was held then (a
@@ -76,11 +80,15 @@ void sample_all_devices() noexcept {
 void* sampler_main(void*) {
   const timespec tick{0, 1000000L};
   unsigned since_round_ms = 0;
+  uint64_t age_ms = 0;  // since the sampler started (about the process's age)
   while (!g_stopping.load(std::memory_order_relaxed)) {
     nanosleep(&tick, nullptr);
     ++since_round_ms;
+    ++age_ms;
     const bool last = g_final_round.load();  // asked for before this round began
-    const bool changed = g_change_pending.load(std::memory_order_relaxed);
+    const unsigned change_gap_ms =
+        static_cast<unsigned>(std::min<uint64_t>(std::max<uint64_t>(age_ms / 1000, 1), g_interval_ms));
+    const bool changed = since_round_ms >= change_gap_ms && g_change_pending.load(std::memory_order_relaxed);
     if (since_round_ms < g_interval_ms && !changed && !last) continue;
     g_change_pending.store(false, std::memory_order_relaxed);
     since_round_ms = 0;

@@ -104,6 +104,12 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
   for (const auto& notice : trace.notices) p.notes.push_back(notice);
   for (const auto& problem : trace.problems)
     p.notes.push_back(fmt::format("damaged trace {}: {}", trace.file, problem));
+  if (trace.samples_thinned) {
+    p.notes.push_back(fmt::format(
+        "a long run: its memory timeline keeps {} of its {} samples (neighbouring samples merged, the higher use "
+        "kept, so peaks stay)",
+        trace.samples.size(), trace.samples.size() + trace.samples_thinned));
+  }
   if (r.unmatched_releases) {
     p.notes.push_back(
         fmt::format("{} successful release(s) of memory cuaudit did not see allocated (made before cuaudit "

@@ -197,6 +197,10 @@ struct DeviceInfo {
   uint64_t total_bytes = 0;
 };
 
+// The memory samples kept of one process (about 11 minutes of 100 a second): beyond, neighbouring
+// samples are merged two into one, the higher use kept (3 MB of memory, whatever the run's length).
+inline constexpr size_t kMaxSamples = 65536;
+
 struct ProcessTrace {
   std::string file;
   uint64_t pid = 0;
@@ -204,12 +208,13 @@ struct ProcessTrace {
   std::vector<std::string> command;
   uint64_t start_realtime_ns = 0;
   uint64_t start_monotonic_ns = 0;
-  std::vector<ModuleInfo> modules;                                           // in recording order
-  std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;                // id -> return addresses
-  std::vector<Event> events;                                                 // sorted by seq
-  std::vector<MemorySample> samples;                                         // sorted by seq
-  std::vector<DeviceState> device_states;                                    // sorted by seq
-  std::map<int32_t, DeviceInfo> devices;                                     // ordinal -> name and memory
+  std::vector<ModuleInfo> modules;                             // in recording order
+  std::unordered_map<uint64_t, std::vector<uint64_t>> stacks;  // id -> return addresses
+  std::vector<Event> events;                                   // sorted by seq
+  std::vector<MemorySample> samples;                           // sorted by seq
+  uint64_t samples_thinned = 0;            // samples dropped to keep a long run's timeline within kMaxSamples
+  std::vector<DeviceState> device_states;  // sorted by seq
+  std::map<int32_t, DeviceInfo> devices;   // ordinal -> name and memory
   std::unordered_map<uint32_t, std::string> runtime_names;                   // cbid -> "cudaMemcpy_v3020"
   std::unordered_map<uint32_t, std::string> kernels;                         // kernel id -> name as the driver gave it
   std::unordered_map<uint64_t, std::vector<PythonFrameInfo>> python_stacks;  // id -> frames

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "trace_format.h"
@@ -304,4 +305,26 @@ TEST_CASE("graph memory nodes, graph changes, graph launches and shared memory a
   REQUIRE(t.shared_memory.size() == 1);
   CHECK(t.shared_memory[0].role == SharedRole::Export);
   CHECK(t.shared_memory[0].handle_hash == 0x1234);
+}
+
+TEST_CASE("a long run's memory samples are thinned to a bound, its peak kept") {
+  std::string payload;
+  const size_t n = kMaxSamples + 5000;
+  for (size_t i = 0; i < n; ++i) {
+    MemorySampleRecord s{};
+    s.header = header_for<MemorySampleRecord>(sizeof s);
+    s.seq = i + 1;
+    s.time_ns = 1000 * (i + 1);
+    s.total_bytes = 1000000;
+    s.free_bytes = i == 12345 ? 1 : 500000;  // one sample sees the device almost full
+    s.launches = i;
+    put(payload, s);
+  }
+  const auto t = parse_trace(header() + chunk(payload), "t.cutrace");
+  CHECK(t.samples.size() < kMaxSamples);
+  CHECK(t.samples.size() + t.samples_thinned == n);
+  CHECK(std::is_sorted(t.samples.begin(), t.samples.end(),
+                       [](const MemorySample& a, const MemorySample& b) { return a.seq < b.seq; }));
+  CHECK(std::any_of(t.samples.begin(), t.samples.end(), [](const MemorySample& s) { return s.free_bytes == 1; }));
+  CHECK(t.samples.back().launches == n - 1);
 }
