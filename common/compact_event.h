@@ -78,6 +78,19 @@ inline bool get_varint(const uint8_t*& p, const uint8_t* end, uint64_t& v) {
   return false;
 }
 
+// What the next event of the thread is said relative to (`kind`: 1 an allocation, 0 a release).
+inline void remember(CompactEventState& state, unsigned kind, const ApiEventRecord& r) {
+  state.valid = true;
+  state.seq = r.seq;
+  state.time_ns = r.time_ns;
+  state.key = r.key;
+  state.stack_id = r.stack_id;
+  state.kind_stack[kind] = r.stack_id;
+  state.kind_bytes[kind] = r.bytes;
+  state.context_uid = r.context_uid;
+  state.device = r.device;
+}
+
 inline uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
 inline int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
 
@@ -133,15 +146,7 @@ inline size_t encode_compact_event(CompactEventState& state, bool alloc, const A
                  static_cast<uint32_t>(r.api) | static_cast<uint32_t>(flags) << 16};
   memcpy(out, &h, sizeof h);
 
-  state.valid = true;
-  state.seq = r.seq;
-  state.time_ns = r.time_ns;
-  state.key = r.key;
-  state.stack_id = r.stack_id;
-  state.kind_stack[kind] = r.stack_id;
-  state.kind_bytes[kind] = r.bytes;
-  state.context_uid = r.context_uid;
-  state.device = r.device;
+  compact_detail::remember(state, kind, r);
   return padded;
 }
 
@@ -208,15 +213,7 @@ inline bool decode_compact_event(CompactEventState& state, const RecordHeader& h
     if (!get_varint(in, end, v)) return false;
     out.call_ns = static_cast<uint32_t>(v);
   }
-  state.valid = true;
-  state.seq = out.seq;
-  state.time_ns = out.time_ns;
-  state.key = out.key;
-  state.stack_id = out.stack_id;
-  state.kind_stack[kind] = out.stack_id;
-  state.kind_bytes[kind] = out.bytes;
-  state.context_uid = out.context_uid;
-  state.device = out.device;
+  remember(state, kind, out);
   return true;
 }
 

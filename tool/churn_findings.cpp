@@ -12,9 +12,9 @@ namespace cuaudit {
 namespace {
 
 // Lifetimes kept per site for the median: when full, every other one is dropped and only every
-// second one after is kept (a deterministic thinning), so memory stays bounded: 2 KiB a site, in a
+// second one after is kept (a deterministic thinning), so memory stays bounded: 512 bytes a site, in a
 // run that may have a hundred thousand sites.
-constexpr size_t kMaxLifetimes = 256;
+constexpr size_t kMaxLifetimes = 64;
 
 using Site = ChurnCounter::Site;
 

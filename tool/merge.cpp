@@ -72,6 +72,7 @@ report::Report merge_reports(const std::vector<report::Report>& reports, const s
     const report::Timeline& t = reports[rank].timeline;
     merged.timeline.samples.insert(merged.timeline.samples.end(), t.samples.begin(), t.samples.end());
     merged.timeline.peaks.insert(merged.timeline.peaks.end(), t.peaks.begin(), t.peaks.end());
+    merged.timeline.site_series.insert(merged.timeline.site_series.end(), t.site_series.begin(), t.site_series.end());
   }
   merged.nothing_tracked = merged.processes.empty();
   merged.summary = report::summarize(merged.findings);

@@ -37,6 +37,10 @@ void SiteHistory::finish() { close_bucket(); }
 void SiteHistory::close_bucket() {
   for (Site* site : dirty_) {
     site->dirty = false;
+    // A site that allocated and released within the bucket ends it as it began: no point (the
+    // churning sites of a long run would otherwise fill their history with the same value).
+    const uint64_t before = site->points.empty() ? 0 : site->points.back().bytes;
+    if (site->bytes == before) continue;
     if (!site->points.empty() && site->points.back().bucket == current_) {
       site->points.back().bytes = site->bytes;
     } else {

@@ -106,8 +106,12 @@ std::vector<report::Frame> Symbolizer::symbolize(uint64_t return_address, const 
   auto& by_offset = *last_cache_;
   auto cached = by_offset.find(offset);
   if (cached == by_offset.end()) {
+    ModuleState* m = module_state(*module);
+    // A module that cannot be read here names nothing: nothing to remember per address (a large
+    // run has millions of them).
+    if (!m->state) return {base};
     std::vector<SourceLocation> locations;
-    if (ModuleState* m = module_state(*module); m->state) {
+    {
       const uint64_t address = offset + m->lookup_base;
       backtrace_pcinfo(m->state, address, collect_location, ignore_error, &locations);
       // DWARF names internal functions without their parameters ("step"); the symbol table's
