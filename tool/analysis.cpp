@@ -9,18 +9,12 @@
 #include <fmt/format.h>
 
 #include "allocation_spans.h"
-#include "churn_findings.h"
+#include "checks.h"
 #include "error_findings.h"
-#include "growth_findings.h"
-#include "launch_findings.h"
-#include "leak_findings.h"
-#include "oom_findings.h"
-#include "release_findings.h"
 #include "replay.h"
 #include "run_bounds.h"
 #include "run_dir.h"
 #include "shared_memory_findings.h"
-#include "site_growth_findings.h"
 #include "site_history.h"
 #include "stack_resolver.h"
 #include "symbolizer.h"
@@ -155,23 +149,22 @@ ProcessAnalysis analyze_process(TraceFile& file, const std::optional<RunInfo>& r
   ProcessAnalysis out;
   out.trace = &trace;
   StackResolver stacks(trace, symbolizer);
+  // What the report shows besides findings, and what several checks read.
   ObserverList observers;
   SiteHistory history(trace);
   observers.add(&history);  // first: the timeline reads what it holds
   TimelineObserver timeline(trace, history, report.timeline);
   if (!trace.samples.empty()) observers.add(&timeline);
-  ChurnCounter churn;
-  OomObserver oom;
-  GrowthObserver growth(trace);
   RunBounds bounds;
+  observers.add(&bounds);
   SharedMemoryObserver shared(trace);
-  MemoryCallSites memory_call_sites;
+  observers.add(&shared);
   SpanCollector spans(trace, stacks, options.allocation_spans, report);
-  for (ReplayObserver* o : std::initializer_list<ReplayObserver*>{&churn, &oom, &growth, &bounds, &shared}) {
-    observers.add(o);
-  }
-  if (options.check_api_results) observers.add(&memory_call_sites);
   if (options.allocation_spans) observers.add(&spans);
+  const std::vector<std::unique_ptr<Check>> checks = make_checks(trace, options);
+  for (const auto& check : checks) {
+    if (ReplayObserver* o = check->observer()) observers.add(o);
+  }
 
   Replayer replayer(trace, &observers);
   trace.events.clear();
@@ -191,22 +184,11 @@ ProcessAnalysis analyze_process(TraceFile& file, const std::optional<RunInfo>& r
   if (!trace.samples.empty()) timeline.finish(stacks);
   add_site_series(trace, history, stacks, report.timeline);
   if (options.allocation_spans) spans.finish(result.leaks);
-  std::vector<report::Finding>& found = out.findings;
-  found = release_findings(result.release_findings, trace.pid, stacks);
-  std::set<uint64_t> explained;
-  for (const auto& p : result.release_findings) explained.insert(p.release.seq);
   FailureJudge failures(trace, stacks, judge);
-  for (auto& f : oom_findings(trace, oom, stacks, failures, explained)) found.push_back(std::move(f));
-  for (auto& f : churn_findings(trace, churn, bounds.run_ns(trace), stacks, options.churn))
-    found.push_back(std::move(f));
-  for (auto& f :
-       error_findings(trace, explained, stacks, failures, {options.check_api_results}, memory_call_sites.sites()))
-    found.push_back(std::move(f));
-  for (auto& f : launch_findings(trace, result.launch_params, stacks)) found.push_back(std::move(f));
-  if (options.check_leaks) {
-    for (auto& f : leak_findings(trace, result, stacks)) found.push_back(std::move(f));
-    for (auto& f : growth_findings(trace, growth, bounds, result.leaks, stacks)) found.push_back(std::move(f));
-    for (auto& f : site_growth_findings(trace, history, stacks)) found.push_back(std::move(f));
+  std::set<uint64_t> explained;
+  CheckContext context{trace, result, stacks, failures, explained, bounds, history, options};
+  for (const auto& check : checks) {
+    for (auto& f : check->findings(context)) out.findings.push_back(std::move(f));
   }
   return out;
 }
