@@ -35,8 +35,6 @@ void apply_run_info(const RunInfo& run, report::Process& p) {
   if (run.signal) p.signal = signal_name(*run.signal);
 }
 
-// How a process ended, from the launcher's account (authoritative for the process it started)
-// or from the trace's own facts: a fatal signal, an exit call, exit processing, or nothing.
 // The last of the facts that say how a process ended (a signal, an exit call, exit processing).
 const Event* ending_fact(const ProcessTrace& trace) {
   const Event* last = nullptr;
@@ -46,6 +44,9 @@ const Event* ending_fact(const ProcessTrace& trace) {
   return last;
 }
 
+// How a process ended, from the launcher's account (authoritative for the process it started)
+// or from the trace's own facts: a fatal signal, an exit call, exit processing, or nothing; in a
+// snapshot, a process with none of these is still running.
 void describe_end(const ProcessTrace& trace, const std::optional<RunInfo>& run, bool snapshot, uint64_t last_ns,
                   report::Process& p) {
   if (run && run->pid == trace.pid) apply_run_info(*run, p);
