@@ -276,6 +276,17 @@ std::string render_text(const Report& report, const TextOptions& options) {
   }
   const std::string across =
       report.processes.size() > 1 ? fmt::format(" across {} processes", report.processes.size()) : std::string();
+  // A snapshot of a running program: what it holds now, by site, before what leaked.
+  uint64_t live_bytes = 0, live_allocations = 0, live_sites = 0;
+  for (const Finding& f : report.findings) {
+    if (f.suppressed || f.kind != FindingKind::Live) continue;
+    live_bytes += f.bytes, live_allocations += f.count, ++live_sites;
+  }
+  if (live_sites) {
+    w.line(fmt::format("LIVE SUMMARY: {} byte(s) live in {} allocation(s) from {} site(s){} (still running)",
+                       live_bytes, live_allocations, live_sites, across),
+           "1");
+  }
   if (options.leak_detail != LeakDetail::None) {
     size_t sites = 0;
     for (const Finding& f : report.findings) sites += !f.suppressed && f.kind == FindingKind::Leak;

@@ -11,6 +11,7 @@
 #include "site_history.h"
 #include "symbolizer.h"
 #include "synthetic_trace.h"
+#include "text_report.h"
 
 using namespace cuaudit;
 using cuaudit::testing::SyntheticTrace;
@@ -129,6 +130,16 @@ TEST_CASE("a snapshot of a running program: what it holds is live, not leaked") 
   CHECK(findings[0].kind == report::FindingKind::Live);
   CHECK(findings[0].severity == report::Severity::Info);
   CHECK(findings[0].headline.rfind("Live: 4096 byte(s) in 1 allocation(s) (cudaMalloc)", 0) == 0);
+  report::Report snapshot;
+  report::Process p;
+  p.pid = t.pid;
+  snapshot.processes.push_back(p);
+  snapshot.findings = findings;
+  snapshot.summary = report::summarize(snapshot.findings);
+  const std::string text = report::render_text(snapshot, {});
+  CHECK(text.find("LIVE SUMMARY: 4096 byte(s) live in 1 allocation(s) from 1 site(s) (still running)") !=
+        std::string::npos);
+  CHECK(text.find("LEAK SUMMARY: 0 byte(s) leaked") != std::string::npos);
 }
 
 TEST_CASE("snapshot files are numbered before the extension; durations read as users write them") {
