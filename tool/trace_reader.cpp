@@ -441,29 +441,6 @@ class FileBytes : public TraceBytes {
   std::string buffer_;
 };
 
-bool is_event_record(uint16_t type) {
-  switch (static_cast<RecordType>(type)) {
-    case RecordType::Alloc:
-    case RecordType::Free:
-    case RecordType::CompactEvent:
-    case RecordType::ContextCreated:
-    case RecordType::ContextDestroyed:
-    case RecordType::ProcessEnd:
-    case RecordType::FailedCall:
-    case RecordType::LastError:
-    case RecordType::CallSite:
-    case RecordType::Signal:
-    case RecordType::ExitCall:
-    case RecordType::LaunchParam:
-    case RecordType::GraphMemNode:
-    case RecordType::GraphChange:
-    case RecordType::GraphLaunch:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 // A chunk that holds events: where its complete records are, and what its thread's compact events
@@ -557,11 +534,13 @@ void TraceFile::index(const std::string& name) {
       const size_t left = end - payload - r;
       const auto rh = left >= sizeof(RecordHeader) ? load<RecordHeader>(data + r) : RecordHeader{};
       if (truncated && (left < sizeof(RecordHeader) || rh.size > left)) break;  // the record the cut went through
+      const size_t events_before = out.events.size();
       if (rh.size < sizeof(RecordHeader) || rh.size > left || !parse_any_record(parser, data + r, rh.size)) {
         ++bad_records;
         parser.lose_chunk(chunk.tid);
         break;
       }
+      if (out.events.size() > events_before) event_types_[rh.type] = true;
       ++complete;
       r += rh.size;
     }
@@ -641,7 +620,7 @@ void TraceFile::play(const std::function<void(const Event&)>& sink) const {
     const char* data = bytes_->read(c.begin, c.end - c.begin);
     for (size_t r = 0; r < c.end - c.begin;) {
       const auto rh = load<RecordHeader>(data + r);
-      if (is_event_record(rh.type)) parse_any_record(builder, data + r, rh.size);
+      if (event_types_[rh.type]) parse_any_record(builder, data + r, rh.size);
       r += rh.size;
     }
     if (scratch.events.empty()) return;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "trace_model.h"
 
@@ -51,6 +52,9 @@ class TraceFile {
   ProcessTrace metadata_;
   std::vector<Chunk> chunks_;  // chunks holding events, by their first seq
   size_t event_count_ = 0;
+  // The record types that made events in the first pass: the second parses only those (learned,
+  // not listed, so a new event record cannot be forgotten there).
+  std::vector<bool> event_types_ = std::vector<bool>(size_t{1} << 16, false);
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> alloc_python_;  // seq -> (Python stack, launches)
 };
 
