@@ -35,6 +35,11 @@ void apply_run_info(const RunInfo& run, report::Process& p) {
   if (run.signal) p.signal = signal_name(*run.signal);
 }
 
+// "100": the trace's flush interval in ms, what a process that ends abruptly may not have written.
+std::string flush_interval_text(const ProcessTrace& trace) {
+  return trace.flush_interval_ms ? std::to_string(trace.flush_interval_ms) : std::string("100");
+}
+
 // The last of the facts that say how a process ended (a signal, an exit call, exit processing).
 const Event* ending_fact(const ProcessTrace& trace) {
   const Event* last = nullptr;
@@ -55,8 +60,7 @@ void describe_end(const ProcessTrace& trace, const std::optional<RunInfo>& run, 
     p.notes.push_back(fmt::format(
         "still running when this snapshot was taken, {:.1f} s after it started (events of its last {} ms may not "
         "be written yet): what it holds is live, not leaked",
-        trace.seconds_since_start(last_ns),
-        trace.flush_interval_ms ? std::to_string(trace.flush_interval_ms) : std::string("100")));
+        trace.seconds_since_start(last_ns), flush_interval_text(trace)));
     return;
   }
   if (!last) {
@@ -64,7 +68,7 @@ void describe_end(const ProcessTrace& trace, const std::optional<RunInfo>& run, 
       p.notes.push_back(fmt::format(
           "the process ended without exit processing and without a signal cuaudit could catch (SIGKILL, or a "
           "handler of its own that ended it): events of its last {} ms may be missing",
-          trace.flush_interval_ms ? std::to_string(trace.flush_interval_ms) : std::string("100")));
+          flush_interval_text(trace)));
     }
     return;
   }
