@@ -50,8 +50,9 @@ enum class KeySpace : uint8_t {
   MemPool,
   ExternalMemory,
   ExternalSemaphore,
+  PoolBlock,  // blocks a pool handed out: addresses inside memory the pool itself allocated
 };
-inline constexpr size_t kKeySpaces = static_cast<size_t>(KeySpace::ExternalSemaphore) + 1;
+inline constexpr size_t kKeySpaces = static_cast<size_t>(KeySpace::PoolBlock) + 1;
 inline constexpr bool is_memory_space(KeySpace s) { return s <= KeySpace::VmmMapping; }
 
 enum class Api : uint16_t {
@@ -111,14 +112,21 @@ inline bool releases_family(Api release, MemoryFamily allocated) {
 }
 
 // Streams, events, graphs, modules and the other handles --track-resources records: not memory.
-inline bool is_resource(MemoryFamily f) { return f >= MemoryFamily::Stream; }
+inline bool is_resource(MemoryFamily f) { return f >= MemoryFamily::Stream && f != MemoryFamily::PoolBlock; }
+
+// Blocks a pool handed out of its own memory (NVTX regions, framework allocator blocks).
+inline bool is_pool_block(MemoryFamily f) { return f == MemoryFamily::PoolBlock; }
+
+// The release that ends every block of a pool at once (nvtxMemHeapUnregister, nvtxMemHeapReset).
+inline bool releases_whole_pool(Api api) { return api == Api::nvtxMemHeapUnregister || api == Api::nvtxMemHeapReset; }
 
 // Reservations and mappings are address space, not memory: they are leaks of their own,
 // but their bytes are not added to the leaked-bytes total (the physical handle carries them).
-// Memory another process owns (IPC mappings) is not this process's memory either.
+// Memory another process owns (IPC mappings) is not this process's memory either, and a pool's
+// blocks are memory the pool already holds.
 inline bool owns_memory(MemoryFamily f) {
   return f != MemoryFamily::VmmReservation && f != MemoryFamily::VmmMapping && f != MemoryFamily::IpcMapping &&
-         !is_resource(f);
+         !is_resource(f) && !is_pool_block(f);
 }
 
 }  // namespace cuaudit

@@ -392,6 +392,25 @@ struct SharedMemoryRecord {
   uint32_t reserved;
 };
 
+// A pool whose blocks the trace records (family PoolBlock; their records carry the pool's number
+// in ApiEventRecord::context_uid, since blocks belong to no context). Written once per pool, before
+// its first block. Followed by name_bytes of its name, no NUL.
+enum class PoolKind : uint32_t {
+  NvtxHeap = 1,      // nvtxMemHeapRegister: a program's own pool, annotated for tools
+  CupyPool = 2,      // CuPy's memory pool (its memory hook)
+  TorchCaching = 3,  // PyTorch's CUDA caching allocator (its memory history, read at exit)
+};
+struct PoolRecord {
+  RecordHeader header;
+  uint32_t pool;  // this process's number for it, from 1
+  uint32_t kind;  // PoolKind
+  uint64_t base;  // the range it hands blocks out of (0 and 0: not said)
+  uint64_t bytes;
+  uint64_t stack_id;  // where it was made; kNoStack when not known
+  int32_t device;     // ordinal or kUnknownDevice
+  uint32_t name_bytes;
+};
+
 constexpr size_t padded_record_size(size_t bytes) { return (bytes + 7) & ~size_t{7}; }
 
 // Every record type, from the one list: its number in RecordHeader::type and its struct.

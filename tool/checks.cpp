@@ -18,7 +18,7 @@ class ReleaseCheck : public Check {
  public:
   std::vector<report::Finding> findings(CheckContext& c) override {
     for (const auto& p : c.result.release_findings) c.explained.insert(p.release.seq);
-    return release_findings(c.result.release_findings, c.trace.pid, c.stacks);
+    return release_findings(c.result.release_findings, c.trace, c.stacks);
   }
 };
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "pool_names.h"
 #include "python_frames.h"
 #include "release_findings.h"
 
@@ -24,6 +25,7 @@ struct Group {
   int32_t device = trace::kUnknownDevice;
   bool mixed_devices = false;
   uint64_t graph_launches = 0;  // graph memory: launches of its graph by the last allocation
+  uint64_t pool = 0;            // pool blocks: their pool
 };
 
 std::vector<std::string> end_notes(LeakEnd end) {
@@ -38,6 +40,9 @@ std::vector<std::string> end_notes(LeakEnd end) {
       return {"still live when the process ended abruptly (it never reached exit processing)"};
     case LeakEnd::StillRunning:
       return {"live when the snapshot was taken: the program is still running and may release it yet"};
+    case LeakEnd::PoolReleased:
+      return {"still handed out when its pool was unregistered or reset (nvtxMemHeapUnregister, nvtxMemHeapReset): "
+              "the program never returned it"};
   }
   return {};
 }
@@ -51,20 +56,23 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
   const uint64_t pid = trace.pid;
   // Allocations from different Python lines through one native path (PyTorch's allocator) are
   // different sites.
-  std::map<std::tuple<uint64_t, uint64_t, uint16_t, uint8_t, uint64_t>, Group> groups;
+  // Blocks of different pools are different sites too.
+  std::map<std::tuple<uint64_t, uint64_t, uint16_t, uint8_t, uint64_t, uint64_t>, Group> groups;
   for (const LeakedAllocation& leak : leaks) {
     const MemoryEvent& a = leak.allocation;
     const Api api = stacks.api_called(a.stack_id, a.api);
     std::optional<MemoryEvent> failed_release;
     if (leak.failed_release >= 0) failed_release = failed_releases.at(static_cast<size_t>(leak.failed_release));
     const uint64_t failed_site = failed_release ? failed_release->stack_id : 0;
+    const uint64_t pool = is_pool_block(api_info(a.api).family) ? a.pool : 0;
     auto [it, inserted] = groups.try_emplace(
-        {a.stack_id, a.python_stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end), failed_site},
+        {a.stack_id, a.python_stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end), failed_site, pool},
         Group{api, leak.end, a.stack_id, a.python_stack_id, failed_release});
     Group& g = it->second;
     g.bytes += a.bytes;
     ++g.count;
-    g.graph_launches = std::max(g.graph_launches, a.graph_launches);
+    g.pool = pool;
+    if (!pool) g.graph_launches = std::max(g.graph_launches, a.graph_launches);
     if (inserted) {
       g.device = a.device;
     } else if (g.device != a.device) {
@@ -85,7 +93,7 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
     f.kind = report::FindingKind::Leak;
     f.severity = report::Severity::Error;
     f.api = std::string(info.name);
-    f.bytes = owns_memory(info.family) ? g.bytes : 0;
+    f.bytes = owns_memory(info.family) || is_pool_block(info.family) ? g.bytes : 0;
     f.count = g.count;
     f.pid = pid;
     if (!g.mixed_devices && g.device >= 0) f.device = g.device;
@@ -101,6 +109,12 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
           g.bytes, info.name);
       f.message =
           fmt::format("{} mapping(s) of another process's memory from {} were never closed", g.count, info.name);
+    } else if (is_pool_block(info.family)) {
+      const std::string pool = pool_description(trace.pools, g.pool);
+      f.headline = fmt::format("Leak of {} byte(s) in {} block(s) of {} ({}), never returned with {}, taken at:",
+                               g.bytes, g.count, pool, info.name, right_release_for(g.api));
+      f.message = fmt::format("{} byte(s) in {} block(s) of {} from {} were never returned to it", g.bytes, g.count,
+                              pool, info.name);
     } else {
       f.headline =
           fmt::format("Leak of {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
@@ -108,6 +122,7 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
                               family_description(info.family), g.count, info.name);
     }
     if (g.end == LeakEnd::StillRunning) {  // a snapshot: what is live now, not what leaked
+      f.notes.clear();
       f.kind = report::FindingKind::Live;
       f.severity = report::Severity::Info;
       f.headline =
@@ -115,7 +130,7 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
       f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were live when the snapshot was taken",
                               g.bytes, family_description(info.family), g.count, info.name);
     }
-    f.notes = end_notes(g.end);
+    for (std::string& note : end_notes(g.end)) f.notes.push_back(std::move(note));
     if (info.family == MemoryFamily::GraphMemory) {
       f.notes.push_back(fmt::format(
           "allocated when its graph runs: the graph was launched {} time(s) and nothing freed this memory after "

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "pool_names.h"
 #include "result_names.h"
 
 namespace cuaudit {
@@ -24,12 +25,19 @@ report::FindingKind kind_of(ReleaseProblem p) {
 
 bool is_libc(const MemoryEvent& e) { return api_info(e.api).family == MemoryFamily::HostHeap; }
 
-// " (returned cudaErrorInvalidValue)"; libc calls are recorded before they run: nothing to say.
+// Whether the release returned something to say: libc calls are recorded before they run, and a
+// pool's return of a block (an NVTX annotation, a framework's free) returns nothing.
+bool has_result(const MemoryEvent& release) { return !is_libc(release) && !is_pool_block(api_info(release.api).family); }
+
+// " (returned cudaErrorInvalidValue)"
 std::string returned(const MemoryEvent& release) {
-  return is_libc(release) ? std::string() : fmt::format(" (returned {})", result_name(release.api, release.result));
+  return has_result(release) ? fmt::format(" (returned {})", result_name(release.api, release.result)) : std::string();
 }
 
-std::string memory_of(const MemoryEvent& allocation) {
+std::string memory_of(const MemoryEvent& allocation, const std::map<uint32_t, PoolInfo>& pools) {
+  if (is_pool_block(api_info(allocation.api).family)) {
+    return fmt::format("a block of {} from {}", pool_description(pools, allocation.pool), api_info(allocation.api).name);
+  }
   return fmt::format("{} from {}", family_description(api_info(allocation.api).family), api_info(allocation.api).name);
 }
 
@@ -40,7 +48,7 @@ struct Group {
   uint64_t bytes = 0;
 };
 
-report::Finding describe(const Group& g, uint64_t pid, StackResolver& stacks) {
+report::Finding describe(const Group& g, const ProcessTrace& trace, StackResolver& stacks) {
   const ReleaseFinding& p = *g.first;
   const std::string_view release = api_info(p.release.api).name;
   report::Finding f;
@@ -49,9 +57,9 @@ report::Finding describe(const Group& g, uint64_t pid, StackResolver& stacks) {
   f.api = std::string(release);
   f.count = g.count;
   f.bytes = g.bytes;
-  f.pid = pid;
+  f.pid = trace.pid;
   f.address = p.release.key;
-  if (!is_libc(p.release)) f.result = result_name(p.release.api, p.release.result);
+  if (has_result(p.release)) f.result = result_name(p.release.api, p.release.result);
   if (p.release.device >= 0) f.device = p.release.device;
   f.stack = stacks.user_stack(p.release.stack_id);
 
@@ -73,16 +81,16 @@ report::Finding describe(const Group& g, uint64_t pid, StackResolver& stacks) {
       break;
     }
     case ReleaseProblem::Double:
-      f.headline = fmt::format("Double free: {} released again with {}{}{} at:", memory_of(*p.allocation), release,
+      f.headline = fmt::format("Double free: {} released again with {}{}{} at:", memory_of(*p.allocation, trace.pools), release,
                                returned(p.release), times);
-      f.message = fmt::format("{} was released twice: again with {} after {} had released it", memory_of(*p.allocation),
+      f.message = fmt::format("{} was released twice: again with {} after {} had released it", memory_of(*p.allocation, trace.pools),
                               release, api_info(p.first_release->api).name);
       break;
     case ReleaseProblem::Invalid:
       if (p.allocation) {
         f.headline = fmt::format(
             "Invalid free: {} of 0x{:x}, {} byte(s) inside a {}-byte allocation of {}{}{} at:", release, p.release.key,
-            p.offset, p.allocation->bytes, memory_of(*p.allocation), returned(p.release), times);
+            p.offset, p.allocation->bytes, memory_of(*p.allocation, trace.pools), returned(p.release), times);
         f.message =
             fmt::format("{} was given a pointer {} byte(s) inside an allocation, not its start", release, p.offset);
       } else {
@@ -109,6 +117,16 @@ report::Finding describe(const Group& g, uint64_t pid, StackResolver& stacks) {
 
 std::string_view right_release_for(Api allocation) {
   MemoryFamily family = api_info(allocation).family;
+  if (is_pool_block(family)) {  // each pool has its own way back
+    switch (allocation) {
+      case Api::cupyPoolMalloc:
+        return api_info(Api::cupyPoolFree).name;
+      case Api::torchBlockAlloc:
+        return api_info(Api::torchBlockFree).name;
+      default:
+        return api_info(Api::nvtxMemRegionsUnregister).name;
+    }
+  }
   // cudaFree / cuMemFree: managed memory, imported pool pointers and external buffers.
   if (family == MemoryFamily::Managed || family == MemoryFamily::ImportedPool || family == MemoryFamily::ExternalBuffer)
     family = MemoryFamily::Device;
@@ -122,7 +140,7 @@ std::string_view right_release_for(Api allocation) {
   return "the matching release API";
 }
 
-std::vector<report::Finding> release_findings(const std::vector<ReleaseFinding>& problems, uint64_t pid,
+std::vector<report::Finding> release_findings(const std::vector<ReleaseFinding>& problems, const ProcessTrace& trace,
                                               StackResolver& stacks) {
   // Same problem, same release site, same allocation site: one finding with a count.
   std::map<std::tuple<uint8_t, uint16_t, uint64_t, uint16_t, uint64_t, uint64_t>, Group> groups;
@@ -139,7 +157,7 @@ std::vector<report::Finding> release_findings(const std::vector<ReleaseFinding>&
     if (p.allocation) it->second.bytes += p.allocation->bytes;
   }
   std::vector<report::Finding> findings;
-  for (const auto& key : order) findings.push_back(describe(groups.at(key), pid, stacks));
+  for (const auto& key : order) findings.push_back(describe(groups.at(key), trace, stacks));
   return findings;
 }
 

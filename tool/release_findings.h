@@ -11,7 +11,7 @@
 namespace cuaudit {
 
 // One finding per (problem, release site, allocation site), with the number of times it happened.
-std::vector<report::Finding> release_findings(const std::vector<ReleaseFinding>& problems, uint64_t pid,
+std::vector<report::Finding> release_findings(const std::vector<ReleaseFinding>& problems, const ProcessTrace& trace,
                                               StackResolver& stacks);
 
 // The API that releases memory allocated by `allocation` ("cudaFreeHost" for cudaMallocHost,

@@ -69,6 +69,7 @@ class AllocationTable {
   }
 
   void release(const MemoryEvent& e) {
+    if (releases_whole_pool(e.api)) return release_pool(e);
     if (e.key == 0) return;  // cudaFree(nullptr) and friends are legal no-ops
     if (api_info(e.api).space == KeySpace::VmmMapping) return unmap(e);
     const bool shutdown = e.result == kShutdownResult && family_of(e) != MemoryFamily::HostHeap;
@@ -109,7 +110,7 @@ class AllocationTable {
     }
     if (family_of(e) == MemoryFamily::HostHeap) return;  // ordinary heap memory: not ours to judge
 
-    if (api_info(e.api).space == KeySpace::Address) {
+    if (api_info(e.api).space == KeySpace::Address || api_info(e.api).space == KeySpace::PoolBlock) {
       if (const MemoryEvent* inside = containing(live, e.key)) {
         result_.release_findings.push_back({ReleaseProblem::Invalid, e, *inside, {}, e.key - inside->key});
         return;
@@ -130,12 +131,13 @@ class AllocationTable {
     result_.release_findings.push_back({ReleaseProblem::Invalid, e, {}, {}, 0});
   }
 
-  // A pointer a launch was given: inside live memory (device, pinned, managed, pool, mapped), or
-  // inside memory that was released and not allocated again.
+  // A pointer a launch was given: inside live memory (a pool's block, device, pinned, managed, pool,
+  // mapped), or inside memory that was released and not allocated again.
   void judge_launch_param(const Event& e, bool in_graph_memory) {
     LaunchParamJudgement j{e, {}, {}, {}, 0};
     const uint64_t value = e.launch_param().value;
-    for (KeySpace space : {KeySpace::Address, KeySpace::VmmMapping}) {
+    // A pool's block first: the offset that matters is the one into the block the program was given.
+    for (KeySpace space : {KeySpace::PoolBlock, KeySpace::Address, KeySpace::VmmMapping}) {
       if (const MemoryEvent* inside = containing(live_[static_cast<size_t>(space)], value)) {
         j.live = *inside;
         j.offset = value - inside->key;
@@ -145,16 +147,17 @@ class AllocationTable {
     // Graph memory exists only while its graph runs: a kernel node given it was checked when the
     // memory was not there (the driver knows no memory at the address then).
     if (!j.live && in_graph_memory && e.launch_param().problem == trace::LaunchProblem::NotAccessible) return;
-    if (!j.live) {
-      const auto& released = released_[static_cast<size_t>(KeySpace::Address)];
-      auto it = released.upper_bound(value);
-      if (it != released.begin()) {
-        --it;
-        const Released& r = it->second;
-        if (value - it->first < std::max<uint64_t>(r.allocation.bytes, 1)) {
-          j.freed = r.allocation;
-          j.release = r.release;
-          j.offset = value - it->first;
+    // A block returned to its pool is stale although the pool's memory around it is still live.
+    const bool in_block = j.live && is_pool_block(family_of(*j.live));
+    if (!in_block) {
+      for (KeySpace space : {KeySpace::PoolBlock, KeySpace::Address}) {
+        if (space == KeySpace::Address && j.live) break;  // live memory, not a returned block
+        if (const Released* r = released_containing(space, value)) {
+          j.live.reset();
+          j.freed = r->allocation;
+          j.release = r->release;
+          j.offset = value - r->allocation.key;
+          break;
         }
       }
     }
@@ -185,6 +188,23 @@ class AllocationTable {
     live.erase(it);
   }
 
+  // nvtxMemHeapUnregister / nvtxMemHeapReset: the pool's blocks still handed out end with it, never
+  // returned by the program.
+  void release_pool(const MemoryEvent& e) {
+    auto& live = live_[static_cast<size_t>(KeySpace::PoolBlock)];
+    auto& released = released_[static_cast<size_t>(KeySpace::PoolBlock)];
+    for (auto it = live.begin(); it != live.end();) {
+      if (it->second.pool != e.pool) {
+        ++it;
+        continue;
+      }
+      result_.leaks.push_back(leaked(it->second, LeakEnd::PoolReleased));
+      forget(it->second);
+      released[it->first] = {it->second, e};
+      it = live.erase(it);
+    }
+  }
+
   // Each live allocation moves to the leaks as it leaves the table: the two are never both whole
   // in memory (a million live allocations are a few hundred MB).
   void finish(LeakEnd end) {
@@ -203,6 +223,14 @@ class AllocationTable {
   using Live = std::map<uint64_t, MemoryEvent>;
 
   static size_t space_index(Api api) { return static_cast<size_t>(api_info(api).space); }
+
+  const Released* released_containing(KeySpace space, uint64_t address) const {
+    const auto& released = released_[static_cast<size_t>(space)];
+    auto it = released.upper_bound(address);
+    if (it == released.begin()) return nullptr;
+    --it;
+    return address - it->first < std::max<uint64_t>(it->second.allocation.bytes, 1) ? &it->second : nullptr;
+  }
 
   static const MemoryEvent* containing(const Live& live, uint64_t address) {
     auto it = live.upper_bound(address);

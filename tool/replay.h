@@ -19,6 +19,7 @@ enum class LeakEnd : uint8_t {
   ContextDestroyed,  // reclaimed by cudaDeviceReset / cuCtxDestroy, never released by the program
   ProcessDied,       // live when the trace ends and the process never reached exit processing
   StillRunning,      // a snapshot: live when the trace was read, the process still running
+  PoolReleased,      // a pool block still handed out when its pool was unregistered or reset
 };
 
 struct LeakedAllocation {

@@ -53,7 +53,10 @@ struct MemoryEvent {
   uint64_t bytes = 0;
   uint64_t python_stack_id = 0;  // Alloc: the Python stack it was made from (0: none)
   uint64_t launches = 0;         // Alloc from Python: kernel launches before it
-  uint64_t graph_launches = 0;   // graph memory: launches of its graph so far (this one included)
+  union {
+    uint64_t graph_launches = 0;  // graph memory: launches of its graph so far (this one included)
+    uint64_t pool;                // pool blocks: the pool (ProcessTrace::pools) it came from
+  };
   uint32_t tid = 0;
   uint32_t context_uid = 0;
   int32_t device = trace::kUnknownDevice;  // or trace::kHostDevice
@@ -191,6 +194,16 @@ struct DeviceState {
   std::optional<uint64_t> other_processes_bytes;  // none: NVML could not say
 };
 
+// A pool whose blocks the trace records (an NVTX heap, a framework's allocator).
+struct PoolInfo {
+  trace::PoolKind kind = trace::PoolKind::NvtxHeap;
+  std::string name;  // as the program named it; may be empty
+  uint64_t base = 0;
+  uint64_t bytes = 0;
+  uint64_t stack_id = 0;
+  int32_t device = trace::kUnknownDevice;
+};
+
 // A device the process had a context on.
 struct DeviceInfo {
   std::string name;  // "NVIDIA H200"
@@ -220,6 +233,7 @@ struct ProcessTrace {
   std::unordered_map<uint64_t, std::vector<PythonFrameInfo>> python_stacks;  // id -> frames
   std::unordered_map<uint64_t, std::array<uint64_t, 2>> call_pointers;       // failed copy's seq -> its pointers
   std::vector<SharedMemoryFact> shared_memory;                               // IPC and pool exports and imports
+  std::map<uint32_t, PoolInfo> pools;                                        // pool number -> what it is
   std::vector<std::string> notices;                                          // from the injection
   bool tracked = true;                // false when the injection could not subscribe
   bool reached_exit = false;          // a ProcessEnd record was seen

@@ -144,6 +144,14 @@ class TraceBuilder {
     return true;
   }
 
+  bool parse(const PoolRecord& r, Tail tail) {
+    if (r.name_bytes > tail.bytes) return false;
+    if (r.kind < 1 || r.kind > 3) return true;  // a kind of pool a newer writer knows
+    out_.pools[r.pool] = {static_cast<PoolKind>(r.kind), std::string(tail.data, r.name_bytes), r.base, r.bytes,
+                          r.stack_id, r.device};
+    return true;
+  }
+
   bool parse(const KernelRecord& r, Tail tail) {
     if (r.name_bytes > tail.bytes) return false;
     out_.kernels[r.kernel_id] = std::string(tail.data, r.name_bytes);
@@ -318,7 +326,11 @@ class TraceBuilder {
     m.api = static_cast<Api>(r.api);
     m.key = r.key;
     m.bytes = r.bytes;
-    m.context_uid = r.context_uid;
+    if (is_pool_block(api_info(m.api).family)) {
+      m.pool = r.context_uid;  // blocks belong to no context: the field names their pool
+    } else {
+      m.context_uid = r.context_uid;
+    }
     m.device = r.device;
     m.result = r.result;
     m.call_ns = r.call_ns;

@@ -24,7 +24,7 @@ Judged judge(const ProcessTrace& trace) {
   Judged j{replay(trace), {}};
   Symbolizer symbolizer;
   StackResolver stacks(trace, symbolizer);
-  j.findings = release_findings(j.replay.release_findings, trace.pid, stacks);
+  j.findings = release_findings(j.replay.release_findings, trace, stacks);
   for (auto& f : leak_findings(trace, j.replay, stacks)) j.findings.push_back(std::move(f));
   return j;
 }
