@@ -216,6 +216,7 @@ enum class LaunchProblem : uint8_t {
   Misaligned = 1,      // value % alignment != 0
   NotAccessible = 2,   // the driver knows no device-accessible memory at the value (freed, pageable, garbage)
   PeerNotEnabled = 3,  // memory of another device that the launching device was given no access to
+  ReturnedToPool = 4,  // inside a block an NVTX-annotated pool took back (its memory is still the pool's)
 };
 
 // One parameter of one launch that failed a check made in the target. The tool judges what an

@@ -43,4 +43,12 @@ void resolve_driver_api() noexcept {
   resolve(library, g_driver.stream_get_capture_info, CUAUDIT_SYMBOL(cuStreamGetCaptureInfo));
 }
 
+int32_t device_ordinal_of(uint64_t pointer) noexcept {
+  if (!g_driver.pointer_get_attributes) return -1;
+  int ordinal = -1;
+  CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL;
+  void* data[] = {&ordinal};
+  return g_driver.pointer_get_attributes(1, &attribute, data, pointer) == CUDA_SUCCESS ? ordinal : -1;
+}
+
 }  // namespace cuaudit::inject

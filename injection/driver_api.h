@@ -5,6 +5,8 @@
 
 #include <cuda.h>
 
+#include <cstdint>
+
 namespace cuaudit::inject {
 
 struct DriverApi {
@@ -26,6 +28,9 @@ struct DriverApi {
   decltype(&::cuDeviceTotalMem) device_total_mem = nullptr;
   decltype(&::cuStreamGetCaptureInfo) stream_get_capture_info = nullptr;
 };
+
+// The device that memory at `pointer` is on; kUnknownDevice (-1) when the driver cannot say.
+int32_t device_ordinal_of(uint64_t pointer) noexcept;
 
 // Resolved once, at InitializeInjection (the driver is loaded by then); null members are missing.
 const DriverApi& driver() noexcept;

@@ -22,6 +22,7 @@
 #include "launch_checker.h"
 #include "memory_sampler.h"
 #include "module_map.h"
+#include "pool_recorder.h"
 #include "preload_link.h"
 #include "python_stack.h"
 #include "stack_capture.h"
@@ -178,6 +179,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   }
   g_flush_interval_ms = milliseconds_from_env(env_name(EnvVar::FlushIntervalMs), 100);
   resolve_driver_api();
+  set_device_of_pointer(device_ordinal_of);
   resolve_python_api();
   write_process_info();
   record_loaded_modules();

@@ -13,6 +13,7 @@
 #include "in_target_log.h"
 #include "kernel_signature.h"
 #include "launch_recorder.h"
+#include "pool_recorder.h"
 #include "readable_memory.h"
 #include "stage_stats.h"
 
@@ -369,6 +370,13 @@ void check_arguments(trace::LaunchPath path, KernelInfo* k, void* const* params,
       f.kernel_id = k->id, f.param_index = check.index, f.problem = trace::LaunchProblem::Misaligned, f.path = path;
       f.value = value, f.alignment = check.alignment;
       report(k, f);
+    }
+    if (in_returned_pool_block(value)) {
+      LaunchFact f;
+      f.kernel_id = k->id, f.param_index = check.index, f.problem = trace::LaunchProblem::ReturnedToPool, f.path = path;
+      f.value = value, f.alignment = check.alignment;
+      report(k, f);
+      continue;  // the pool's memory around it is reachable: nothing more to ask the driver
     }
     if (const Reachability* r = unreachable(value)) {
       LaunchFact f;

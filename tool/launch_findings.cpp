@@ -10,6 +10,7 @@
 
 #include "frame_filter.h"
 #include "kernel_signature.h"
+#include "pool_names.h"
 #include "trace_format.h"
 
 namespace cuaudit {
@@ -51,7 +52,11 @@ struct Group {
   uint64_t launches = 0;
 };
 
-std::string memory_of(const MemoryEvent& allocation) {
+std::string memory_of(const ProcessTrace& trace, const MemoryEvent& allocation) {
+  if (is_pool_block(api_info(allocation.api).family)) {
+    return fmt::format("{}-byte block of {} ({})", allocation.bytes, pool_description(trace.pools, allocation.pool),
+                       api_info(allocation.api).name);
+  }
   return fmt::format("{}-byte allocation of {} ({})", allocation.bytes,
                      family_description(api_info(allocation.api).family), api_info(allocation.api).name);
 }
@@ -81,8 +86,8 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
   f.parameter = report::KernelParameter{kernel, fact.param_index, type, fact.alignment, {}};
   if (j.live || j.freed) f.parameter->offset = j.offset;
   if (g.kind == report::FindingKind::MisalignedParam) {
-    const std::string where = j.live    ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(*j.live))
-                              : j.freed ? fmt::format(", {} byte(s) into a released {}", j.offset, memory_of(*j.freed))
+    const std::string where = j.live    ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(trace, *j.live))
+                              : j.freed ? fmt::format(", {} byte(s) into a released {}", j.offset, memory_of(trace, *j.freed))
                                         : std::string();
     f.headline = fmt::format(
         "Misaligned kernel parameter: {} of {} is 0x{:x}{}, not {}-byte aligned{}; launched by {} at:", param, kernel,
@@ -99,11 +104,16 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
     f.headline = fmt::format(
         "Stale pointer kernel parameter: {} of {} is 0x{:x}, {} byte(s) into a {} already "
         "released by {}{}; launched by {} at:",
-        param, kernel, fact.value, j.offset, memory_of(*j.freed), api_info(j.release->api).name, launches, f.api);
+        param, kernel, fact.value, j.offset, memory_of(trace, *j.freed), api_info(j.release->api).name, launches, f.api);
     f.message =
         fmt::format("{} of kernel {} points into memory released before the launch (use after free)", param, kernel);
+    if (is_pool_block(api_info(j.freed->api).family)) {
+      f.notes.push_back(
+          "the pool took this block back: its memory is still the pool's, so the kernel neither faults nor warns, "
+          "and it reads or overwrites whatever block the pool hands out there next");
+    }
   } else if (g.kind == report::FindingKind::PeerPointerParam) {
-    const std::string memory = j.live ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(*j.live)) : std::string();
+    const std::string memory = j.live ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(trace, *j.live)) : std::string();
     f.headline = fmt::format(
         "Peer pointer kernel parameter: {} of {} is 0x{:x}{} on device {}; the kernel runs on device {}, which "
         "was given no access to it{}; launched by {} at:",

@@ -154,6 +154,11 @@ RunInfo run_program(const LaunchRequest& request) {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
     setenv("CUDA_INJECTION64_PATH", request.injection_path.c_str(), 1);
+    // NVTX-annotated pools (nvtxMemHeapRegister, ...) describe their blocks to the NVTX injection:
+    // the same library. A tool the user named already (NVTX_INJECTION64_PATH) keeps them.
+    if (const char* nvtx = getenv("NVTX_INJECTION64_PATH"); !nvtx || !*nvtx) {
+      setenv("NVTX_INJECTION64_PATH", request.injection_path.c_str(), 1);
+    }
     setenv(env_name(EnvVar::TraceDir), request.run_dir.c_str(), 1);
     if (request.record_call_sites) setenv(env_name(EnvVar::CheckApiResults), "1", 1);
     // This process is the run's root; cuaudit reports, so the injection must not.

@@ -244,6 +244,10 @@ int run_command(Options o) {
   if (const char* other = getenv("CUDA_INJECTION64_PATH"); other && *other && injection != other) {
     std::cerr << "cuaudit: warning: replacing CUDA_INJECTION64_PATH=" << other << " with cuaudit's injection\n";
   }
+  if (const char* other = getenv("NVTX_INJECTION64_PATH"); other && *other && injection != other) {
+    std::cerr << "cuaudit: warning: NVTX_INJECTION64_PATH=" << other
+              << " is kept: NVTX-annotated pools describe their blocks to that tool, not to cuaudit\n";
+  }
 
   const AnalysisOptions analysis = analysis_options(o);
   const std::optional<report::Report> baseline = load_baseline(o);

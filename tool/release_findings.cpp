@@ -94,9 +94,12 @@ report::Finding describe(const Group& g, const ProcessTrace& trace, StackResolve
         f.message =
             fmt::format("{} was given a pointer {} byte(s) inside an allocation, not its start", release, p.offset);
       } else {
-        f.headline = fmt::format("Invalid free: {} of 0x{:x}, which no CUDA allocator returned{}{} at:", release,
-                                 p.release.key, returned(p.release), times);
-        f.message = fmt::format("{} was given 0x{:x}, which no CUDA allocator returned", release, p.release.key);
+        // A pool's block: no CUDA allocator is involved, the pool is the one that never handed it out.
+        const char* origin = is_pool_block(api_info(p.release.api).family) ? "the pool never handed out as a block"
+                                                                            : "no CUDA allocator returned";
+        f.headline = fmt::format("Invalid free: {} of 0x{:x}, which {}{}{} at:", release, p.release.key, origin,
+                                 returned(p.release), times);
+        f.message = fmt::format("{} was given 0x{:x}, which {}", release, p.release.key, origin);
       }
       break;
   }

@@ -42,6 +42,7 @@ class AllocationTable {
   AllocationTable(ReplayResult& result, ReplayObserver* observer) : result_(result), observer_(observer) {}
 
   void allocate(const MemoryEvent& e) {
+    if (e.api == Api::nvtxMemRegionsResize) return resize(e);
     if (e.result != 0 || e.key == 0) {
       if (e.result != 0) ++result_.failed_allocations;
       return;
@@ -116,7 +117,9 @@ class AllocationTable {
         return;
       }
     }
-    if (e.result == 0) {
+    // A pool's return reports no result: every block it handed out was recorded, so one it never
+    // handed out is the program's mistake.
+    if (e.result == 0 && !is_pool_block(family_of(e))) {
       // CUDA accepted it: memory cuaudit did not see allocated (handles made by CUDA itself, such
       // as the runtime's own streams, are not worth a note).
       if (!is_resource(family_of(e))) ++result_.unmatched_releases;
@@ -186,6 +189,19 @@ class AllocationTable {
     ++result_.releases;
     forget(it->second);
     live.erase(it);
+  }
+
+  // nvtxMemRegionsResize: the block keeps its pool, its stacks and its place; only its size changes.
+  void resize(const MemoryEvent& e) {
+    auto& live = live_[static_cast<size_t>(KeySpace::PoolBlock)];
+    auto it = live.find(e.key);
+    if (it == live.end()) {
+      result_.release_findings.push_back({ReleaseProblem::Invalid, e, {}, {}, 0});
+      return;
+    }
+    forget(it->second);
+    it->second.bytes = e.bytes;
+    remember(it->second);
   }
 
   // nvtxMemHeapUnregister / nvtxMemHeapReset: the pool's blocks still handed out end with it, never

@@ -31,6 +31,19 @@ Event SyntheticTrace::memory_event(EventKind kind, Api api, uint64_t key, uint64
   return e;
 }
 
+SyntheticTrace& SyntheticTrace::pool(uint32_t pool, const std::string& name, trace::PoolKind kind) {
+  trace_.pools[pool] = PoolInfo{kind, name, 0, 0, 0, 0};
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::block(Api api, uint32_t pool, uint64_t key, uint64_t bytes, uint64_t stack) {
+  const bool alloc = api_info(api).role == ApiRole::Alloc;
+  Event e = memory_event(alloc ? EventKind::Alloc : EventKind::Free, api, key, bytes, stack, 0);
+  e.memory().pool = pool;
+  trace_.events.push_back(e);
+  return *this;
+}
+
 SyntheticTrace& SyntheticTrace::python_stack(uint64_t id, std::vector<PythonFrameInfo> frames) {
   trace_.python_stacks[id] = std::move(frames);
   return *this;

@@ -40,6 +40,10 @@ class SyntheticTrace {
   // An IPC or pool export of `pointer` now; or the import the last allocation was (same seq).
   SyntheticTrace& exported(uint64_t pointer, uint64_t handle_hash);
   SyntheticTrace& imported(uint64_t handle_hash);
+  // Pools: one the program registered (an NVTX heap named `name`), a block it handed out or took
+  // back (the API says which), and a release of the whole pool (nvtxMemHeapUnregister / Reset).
+  SyntheticTrace& pool(uint32_t pool, const std::string& name, trace::PoolKind kind = trace::PoolKind::NvtxHeap);
+  SyntheticTrace& block(Api api, uint32_t pool, uint64_t key, uint64_t bytes = 0, uint64_t stack = 5);
   SyntheticTrace& pid(uint64_t pid);
   // Later events happen `ns` later than they otherwise would.
   SyntheticTrace& wait(uint64_t ns);

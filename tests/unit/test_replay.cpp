@@ -53,7 +53,8 @@ TEST_CASE("an allocation released with its own API is not a leak, for every fami
 TEST_CASE("every family's unreleased allocation is a leak named by its own API") {
   for (size_t i = 0; i < static_cast<size_t>(Api::Count); ++i) {
     const Api api = static_cast<Api>(i);
-    if (api_info(api).role != ApiRole::Alloc) continue;
+    // A resize changes a block handed out before (test_pool_blocks.cpp); it hands out nothing.
+    if (api_info(api).role != ApiRole::Alloc || api == Api::nvtxMemRegionsResize) continue;
     CAPTURE(api_info(api).name);
     const auto result = replay(SyntheticTrace().alloc(api, 0x2000, 128).end().trace());
     REQUIRE(result.leaks.size() == 1);

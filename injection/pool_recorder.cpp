@@ -1,0 +1,196 @@
+#include "pool_recorder.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "event_clock.h"
+#include "python_stack.h"
+#include "stack_capture.h"
+#include "trace_writer.h"
+
+namespace cuaudit::inject {
+namespace {
+
+std::atomic<uint32_t> g_next_pool{1};
+std::atomic<DeviceOfPointer> g_device_of{nullptr};
+
+// Each pool's kind, for the C entry points (which name their pool by number only): beyond the
+// table, a pool's blocks are recorded as CuPy's, the one framework that calls them today.
+constexpr uint32_t kKnownPools = 4096;
+std::atomic<uint8_t> g_pool_kind[kKnownPools];
+
+Api block_api(uint32_t pool, bool handed_out) {
+  const auto kind = static_cast<trace::PoolKind>(pool < kKnownPools ? g_pool_kind[pool].load() : 0);
+  switch (kind) {
+    case trace::PoolKind::NvtxHeap:
+      return handed_out ? Api::nvtxMemRegionsRegister : Api::nvtxMemRegionsUnregister;
+    case trace::PoolKind::TorchCaching:
+      return handed_out ? Api::torchBlockAlloc : Api::torchBlockFree;
+    case trace::PoolKind::CupyPool:
+    default:
+      return handed_out ? Api::cupyPoolMalloc : Api::cupyPoolFree;
+  }
+}
+
+// The NVTX pools' blocks as the launch checks need them: the size of each block handed out (NVTX
+// says only the pointer when a block comes back) and the blocks taken back most recently, where a
+// kernel argument must not point. One spin flag guards both; the launch checks take it only once
+// a block was returned.
+class NvtxBlocks {
+ public:
+  void handed_out(uint64_t key, uint64_t bytes) noexcept {
+    take();
+    forget_returned(key, key + (bytes ? bytes : 1));  // live again
+    remember_size(key, bytes);
+    give();
+  }
+
+  void returned(uint64_t key) noexcept {
+    take();
+    const uint64_t bytes = take_size(key);
+    ring_[next_] = {key, key + (bytes ? bytes : 1)};
+    next_ = (next_ + 1) % kReturnedBlocks;
+    returned_.store(true, std::memory_order_relaxed);
+    give();
+  }
+
+  bool in_returned(uint64_t pointer) noexcept {
+    if (!returned_.load(std::memory_order_relaxed)) return false;
+    take();
+    bool found = false;
+    for (const Range& r : ring_) found = found || (pointer >= r.start && pointer < r.end);
+    give();
+    return found;
+  }
+
+ private:
+  struct Range {
+    uint64_t start = 0, end = 0;
+  };
+  struct Size {
+    uint64_t key = 0;  // 0: empty; kGone: a removed entry probes continue past
+    uint64_t bytes = 0;
+  };
+  static constexpr size_t kSizes = size_t{1} << 16;  // blocks live at once whose size is known
+  static constexpr uint64_t kGone = UINT64_MAX;
+
+  static size_t slot_of(uint64_t key) noexcept { return ((key >> 4) * 0x9E3779B97F4A7C15ull) >> 48; }
+
+  void take() noexcept {
+    while (lock_.test_and_set(std::memory_order_acquire)) {
+    }
+  }
+  void give() noexcept { lock_.clear(std::memory_order_release); }
+
+  void forget_returned(uint64_t start, uint64_t end) noexcept {
+    if (!returned_.load(std::memory_order_relaxed)) return;
+    for (Range& r : ring_) {
+      if (r.start < end && start < r.end) r = {};
+    }
+  }
+
+  // Full: the block's size stays unknown, and its return is remembered as one byte.
+  void remember_size(uint64_t key, uint64_t bytes) noexcept {
+    for (size_t i = 0, slot = slot_of(key); i < kSizes; ++i, slot = (slot + 1) % kSizes) {
+      if (sizes_[slot].key == 0 || sizes_[slot].key == kGone || sizes_[slot].key == key) {
+        sizes_[slot] = {key, bytes};
+        return;
+      }
+    }
+  }
+  uint64_t take_size(uint64_t key) noexcept {
+    for (size_t i = 0, slot = slot_of(key); i < kSizes && sizes_[slot].key != 0; ++i, slot = (slot + 1) % kSizes) {
+      if (sizes_[slot].key == key) {
+        sizes_[slot].key = kGone;
+        return sizes_[slot].bytes;
+      }
+    }
+    return 0;
+  }
+
+  Range ring_[kReturnedBlocks];
+  size_t next_ = 0;
+  Size sizes_[kSizes];
+  std::atomic<bool> returned_{false};
+  std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
+};
+NvtxBlocks g_nvtx_blocks;
+
+void track_nvtx_block(Api api, uint64_t key, uint64_t bytes) noexcept {
+  if (api == Api::nvtxMemRegionsRegister) g_nvtx_blocks.handed_out(key, bytes);
+  if (api == Api::nvtxMemRegionsUnregister) g_nvtx_blocks.returned(key);
+}
+
+}  // namespace
+
+bool in_returned_pool_block(uint64_t pointer) noexcept { return g_nvtx_blocks.in_returned(pointer); }
+
+uint32_t register_pool(trace::PoolKind kind, const char* name, uint64_t base, uint64_t bytes, int32_t device,
+                       uint64_t stack) noexcept {
+  const uint32_t pool = g_next_pool.fetch_add(1, std::memory_order_relaxed);
+  if (pool < kKnownPools) g_pool_kind[pool].store(static_cast<uint8_t>(kind), std::memory_order_relaxed);
+  trace::PoolRecord r{};
+  r.pool = pool;
+  r.kind = static_cast<uint32_t>(kind);
+  r.base = base;
+  r.bytes = bytes;
+  r.stack_id = stack;
+  r.device = device;
+  const size_t name_bytes = name ? strnlen(name, 256) : 0;
+  r.name_bytes = static_cast<uint32_t>(name_bytes);
+  trace_writer().append_with_tail(r, name, name_bytes);
+  return pool;
+}
+
+void record_pool_block(Api api, uint32_t pool, uint64_t key, uint64_t bytes, int32_t device, uint64_t stack) noexcept {
+  const bool alloc = api_info(api).role == ApiRole::Alloc;
+  track_nvtx_block(api, key, bytes);
+  trace::ApiEventRecord r{};
+  r.seq = next_sequence();
+  r.time_ns = monotonic_ns();
+  r.key = key;
+  r.bytes = bytes;
+  r.stack_id = stack;
+  r.tid = current_tid();
+  r.context_uid = pool;  // blocks belong to no context: the field carries their pool
+  r.device = device;
+  r.api = static_cast<uint16_t>(api);
+  trace_writer().append_memory_event(alloc, r);
+  if (!alloc) return;
+  if (const uint64_t python = capture_python_stack()) {
+    trace::AllocPythonRecord p{};
+    p.seq = r.seq;
+    p.python_stack_id = python;
+    p.launches = launches_so_far();
+    trace_writer().append(p);
+  }
+}
+
+void set_device_of_pointer(DeviceOfPointer lookup) noexcept { g_device_of.store(lookup, std::memory_order_release); }
+
+int32_t device_of_pointer(uint64_t pointer) noexcept {
+  const DeviceOfPointer lookup = g_device_of.load(std::memory_order_acquire);
+  return lookup && pointer ? lookup(pointer) : trace::kUnknownDevice;
+}
+
+}  // namespace cuaudit::inject
+
+// The C entry points a framework's memory hook calls (CuPy's, through ctypes.PyDLL, holding the
+// GIL: python/cuaudit_site/cuaudit_hooks.py). Exported by the injection library.
+
+// A framework's pool (`kind`: trace::PoolKind); returns its number, 0 for an unknown kind.
+extern "C" __attribute__((visibility("default"))) uint32_t cuaudit_pool_register(uint32_t kind, const char* name,
+                                                                               int32_t device) {
+  using namespace cuaudit;
+  if (kind < 1 || kind > 3) return 0;
+  return inject::register_pool(static_cast<trace::PoolKind>(kind), name, 0, 0, device, inject::capture_stack());
+}
+
+// A block pool `pool` handed out (`handed_out` 1) or took back (0).
+extern "C" __attribute__((visibility("default"))) void cuaudit_pool_block(uint32_t pool, int32_t handed_out,
+                                                                         uint64_t pointer, uint64_t bytes,
+                                                                         int32_t device) {
+  using namespace cuaudit;
+  inject::record_pool_block(inject::block_api(pool, handed_out != 0), pool, pointer, bytes, device,
+                            inject::capture_stack());
+}

@@ -1,0 +1,35 @@
+// Blocks that pools hand out of memory they already hold: the program's own pools annotated with
+// NVTX (nvtx_memory.cpp) and framework pools through their hooks (CuPy's memory hook, which calls
+// the C entry points below through ctypes). Each pool gets a number and a Pool record; each block
+// handed out or returned is an allocation or release of family PoolBlock, with its stacks.
+#pragma once
+
+#include <cstdint>
+
+#include "api_table.h"
+#include "trace_format.h"
+
+namespace cuaudit::inject {
+
+// A new pool: its number (from 1; 0 when the trace cannot take it). `stack` is where it was made.
+uint32_t register_pool(trace::PoolKind kind, const char* name, uint64_t base, uint64_t bytes, int32_t device,
+                       uint64_t stack) noexcept;
+
+// One block handed out (an allocation API) or returned (a release API) by pool `pool`. `stack`
+// is the caller's (captured once for a batch); handed-out blocks also get the Python stack.
+void record_pool_block(Api api, uint32_t pool, uint64_t key, uint64_t bytes, int32_t device, uint64_t stack) noexcept;
+
+// Whether `pointer` lies in an NVTX-annotated block its pool took back and has not handed out
+// again (the launch checks call it for every pointer argument: one relaxed load while no block
+// was ever returned). Remembers the last kReturnedBlocks blocks returned; older ones are not
+// checked (never a false report).
+inline constexpr size_t kReturnedBlocks = 256;
+bool in_returned_pool_block(uint64_t pointer) noexcept;
+
+// The device that memory at `pointer` is on (kUnknownDevice when not known): the injection sets it
+// once the driver is at hand; until then every pool's device is unknown.
+using DeviceOfPointer = int32_t (*)(uint64_t pointer);
+void set_device_of_pointer(DeviceOfPointer lookup) noexcept;
+int32_t device_of_pointer(uint64_t pointer) noexcept;
+
+}  // namespace cuaudit::inject
