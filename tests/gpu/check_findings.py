@@ -17,7 +17,8 @@ comments, in the spirit of LLVM's lit:
 Every EXPECT must match exactly one finding and every finding must be expected.
 `bytes=*` accepts any size; underscores in api= stand for spaces; process=main|child says whose finding it is. Release findings also take alloc_api=API, alloc_at=@marker (the
 allocation stack's first frame), first_at=@marker (the first release's) and result=NAME; note=TEXT
-asks for a note containing TEXT. Launch findings take param=N, type=T, align=N and offset=N. Exit status 0 means the program's findings were as expected.
+asks for a note containing TEXT; via=@marker asks for that line anywhere in the stack (code called
+through a helper of another file, such as a pool's). Launch findings take param=N, type=T, align=N and offset=N. Exit status 0 means the program's findings were as expected.
 """
 import argparse
 import json
@@ -42,7 +43,7 @@ def parse_expectations(source):
         if m:
             fields = dict(f.split("=", 1) for f in m.group(2).split())
             fields["kind"] = m.group(1)
-            for key in ("at", "alloc_at", "first_at"):
+            for key in ("at", "via", "alloc_at", "first_at"):
                 if key in fields:
                     fields[key] = markers[fields[key]]
             expects.append(fields)
@@ -67,6 +68,10 @@ def parse_expectations(source):
 def at_line(stack, line, source):
     top = stack[0] if stack else {}
     return top.get("line") == line and (top.get("file") or "").endswith(os.path.basename(source))
+
+
+def through_line(stack, line, source):
+    return any(f.get("line") == line and (f.get("file") or "").endswith(os.path.basename(source)) for f in stack)
 
 
 def related(finding, role):
@@ -99,6 +104,8 @@ def matches(expect, finding, source, main_pid):
     if "verdict" in expect and expect["verdict"].replace("_", " ") not in oom.get("verdict", ""):
         return False
     if "at" in expect and not at_line(finding["stack"], expect["at"], source):
+        return False
+    if "via" in expect and not through_line(finding["stack"], expect["via"], source):
         return False
     allocation, first = related(finding, "allocation"), related(finding, "first_release")
     if "alloc_api" in expect and (not allocation or allocation["api"] != expect["alloc_api"]):

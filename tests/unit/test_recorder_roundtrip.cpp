@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "call_recorder.h"
+#include "pool_recorder.h"
 #include "frame_filter.h"
 #include "replay.h"
 #include "stack_resolver.h"
@@ -203,4 +204,35 @@ TEST_CASE("the trace records this process and its modules") {
   bool has_self = false;
   for (const auto& m : t.modules) has_self |= m.path.find("cuaudit_unit_tests") != std::string::npos;
   CHECK(has_self);
+}
+
+TEST_CASE("a pool and its blocks read back: the pool's name, each block's pool, a returned block remembered") {
+  trace_path();
+  const uint32_t pool = inject::register_pool(trace::PoolKind::NvtxHeap, "SimplePool", 0x60000, 4096, 0, 0);
+  REQUIRE(pool != 0);
+  inject::record_pool_block(Api::nvtxMemRegionsRegister, pool, 0x60000, 256, 0, 0);
+  inject::record_pool_block(Api::nvtxMemRegionsRegister, pool, 0x60100, 256, 0, 0);
+  inject::record_pool_block(Api::nvtxMemRegionsUnregister, 0, 0x60100, 0, -1, 0);
+  // The launch checks' view: anywhere in the returned block (its size known from when it was
+  // handed out), not in the live one, and no longer once the pool hands it out again.
+  CHECK(inject::in_returned_pool_block(0x60100));
+  CHECK(inject::in_returned_pool_block(0x601ff));
+  CHECK_FALSE(inject::in_returned_pool_block(0x60200));
+  CHECK_FALSE(inject::in_returned_pool_block(0x60000));
+  inject::record_pool_block(Api::nvtxMemRegionsRegister, pool, 0x60180, 64, 0, 0);
+  CHECK_FALSE(inject::in_returned_pool_block(0x60180));
+  CHECK_FALSE(inject::in_returned_pool_block(0x60100));  // the whole returned range is forgotten: never a guess
+
+  const ProcessTrace t = read_back();
+  REQUIRE(t.pools.count(pool) == 1);
+  CHECK(t.pools.at(pool).name == "SimplePool");
+  CHECK(t.pools.at(pool).kind == trace::PoolKind::NvtxHeap);
+  CHECK(t.pools.at(pool).base == 0x60000);
+  const auto events = events_with_key_in(t, 0x60000, 0x60200);
+  REQUIRE(events.size() == 4);
+  CHECK(events[0].memory().api == Api::nvtxMemRegionsRegister);
+  CHECK(events[0].memory().pool == pool);
+  CHECK(events[0].memory().context_uid == 0);
+  CHECK(events[2].kind == EventKind::Free);
+  CHECK(events[3].memory().bytes == 64);
 }
