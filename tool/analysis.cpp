@@ -11,6 +11,7 @@
 #include "allocation_spans.h"
 #include "checks.h"
 #include "error_findings.h"
+#include "library_handles.h"
 #include "replay.h"
 #include "run_bounds.h"
 #include "run_dir.h"
@@ -295,6 +296,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     if (!a.trace->tracked) continue;
     StackResolver stacks(*a.trace, symbolizer);
     for (auto& f : shared_memory_findings(a.shared_memory, imports, stacks)) a.findings.push_back(std::move(f));
+    judge_library_handles(a.findings);  // before the stacks are cut to --num-callers: it reads past the create call
     for (auto& f : a.findings) {
       if (f.parameter && !kernel_selected(f.parameter->kernel, options)) continue;
       if (options.num_callers && f.stack.size() > options.num_callers) {

@@ -59,7 +59,12 @@ bool rule_matches(const SuppressionRule& rule, const report::Finding& f) {
                      [&](const report::RelatedStack& r) { return frames_match(r.stack); });
 }
 
-// A leak that an allocator holds on purpose: said so, and never gating.
+const char kBuiltinRules[] =
+#include "builtin_allocators.inc"
+    ;
+
+}  // namespace
+
 void mark_held_by_allocator(report::Finding& f, const std::string& allocator) {
   const bool resource = f.kind == report::FindingKind::ResourceLeak;
   f.kind = report::FindingKind::HeldByAllocator;
@@ -78,11 +83,6 @@ void mark_held_by_allocator(report::Finding& f, const std::string& allocator) {
       f.bytes, f.count, f.api, allocator);
 }
 
-const char kBuiltinRules[] =
-#include "builtin_allocators.inc"
-    ;
-
-}  // namespace
 
 const char* builtin_allocator_rules() { return kBuiltinRules; }
 

@@ -56,6 +56,9 @@ class Suppressions {
   std::vector<SuppressionRule> rules_;
 };
 
+// A leak that an allocator holds on purpose (`allocator` names it): said so, and never gating.
+void mark_held_by_allocator(report::Finding& f, const std::string& allocator);
+
 // A rule that would suppress `finding`: its kind and the first user frame's function, or file.
 std::string suggest_suppression(const report::Finding& finding);
 
