@@ -123,6 +123,11 @@ std::string find_preload_library(const std::string& injection_path) {
   return is_regular_file(path) ? path : std::string();
 }
 
+std::string find_python_hooks(const std::string& injection_path) {
+  const std::string dir = injection_path.substr(0, injection_path.rfind('/') + 1) + "cuaudit_site";
+  return is_regular_file(dir + "/sitecustomize.py") ? dir : std::string();
+}
+
 RunInfo run_program(const LaunchRequest& request) {
   RunInfo info;
   info.command = request.argv;
@@ -168,6 +173,12 @@ RunInfo run_program(const LaunchRequest& request) {
     setenv(env_name(EnvVar::SampleIntervalMs), std::to_string(request.sample_interval_ms).c_str(), 1);
     setenv(env_name(EnvVar::CheckLaunchParams), request.check_launch_params ? "1" : "0", 1);
     setenv(env_name(EnvVar::TrackResources), request.track_resources ? "1" : "0", 1);
+    if (!request.python_hooks_dir.empty()) {
+      const char* existing = getenv("PYTHONPATH");
+      const std::string path =
+          existing && *existing ? request.python_hooks_dir + ":" + existing : request.python_hooks_dir;
+      setenv("PYTHONPATH", path.c_str(), 1);
+    }
     if (!request.preload_path.empty()) {
       // Ahead of what the user preloads, so that free() is checked before any other interposer.
       const char* existing = getenv("LD_PRELOAD");

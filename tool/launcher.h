@@ -39,6 +39,7 @@ struct LaunchRequest {
   unsigned sample_interval_ms = 10;      // --sample-interval (0: no memory timeline)
   bool check_launch_params = true;       // --check-launch-params
   bool track_resources = false;          // --track-resources
+  std::string python_hooks_dir;          // put first on PYTHONPATH (its sitecustomize.py); empty: none
   // --snapshot-interval: called every this many ms while the program runs, with its pid (0: never).
   unsigned while_running_interval_ms = 0;
   std::function<void(uint64_t pid)> while_running;
@@ -46,6 +47,10 @@ struct LaunchRequest {
 
 // libcuaudit-preload.so beside the injection library, or empty when it is not there.
 std::string find_preload_library(const std::string& injection_path);
+
+// The Python hooks (python/cuaudit_site, with its sitecustomize.py) beside the injection library,
+// or empty when they are not there.
+std::string find_python_hooks(const std::string& injection_path);
 
 // Runs the program to completion. Ctrl-C reaches the program, not cuaudit, so the report still
 // comes out. Returns how it ended.

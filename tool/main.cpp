@@ -264,6 +264,7 @@ int run_command(Options o) {
                         o.sample_interval_ms,
                         o.check_launch_params,
                         o.track_resources};
+  if (o.python_hooks) request.python_hooks_dir = find_python_hooks(injection);
   size_t snapshots = 0;
   if (o.snapshot_interval_ms) {
     request.while_running_interval_ms = o.snapshot_interval_ms;

@@ -136,6 +136,11 @@ void add_run_options(CLI::App& app, Options& o) {
              "yes: check every kernel launch's pointer parameters (alignment for the pointee type, freed "
              "memory, pageable host memory); no: do not",
              "yes");
+  add_choice(app, "--python-hooks", o.python_hooks, kYesNo,
+             "yes: in Python programs, follow the blocks PyTorch's caching allocator and CuPy's memory pool hand out "
+             "(through their own memory history and hooks, started when the program imports them); no: see only "
+             "their cudaMalloc segments",
+             "yes");
   app.add_flag("--track-resources", o.track_resources,
                "also record streams, events, graphs, executable graphs, modules, libraries, texture and surface "
                "objects, memory pools and external memory, and report those never destroyed (resource_leak)");

@@ -55,6 +55,7 @@ struct Options {
   std::string target_processes = "all";
   unsigned sample_interval_ms = 10;
   bool check_launch_params = true;
+  bool python_hooks = true;           // --python-hooks
   bool track_resources = false;       // --track-resources
   unsigned snapshot_interval_ms = 0;  // --snapshot-interval: interim reports while it runs (0: none)
   // report, snapshot (a snapshot may name the process instead of its run directory)

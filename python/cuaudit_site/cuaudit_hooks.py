@@ -1,0 +1,198 @@
+"""cuaudit's view of the blocks Python frameworks hand out of their own memory pools.
+
+PyTorch and CuPy keep the memory they get from cudaMalloc in pools and hand tensors and arrays
+out of it: cuaudit, which sees cudaMalloc, sees the pools but not what the program keeps in them.
+These hooks ask each framework through its own public facilities, started when the program
+imports it, without changing the program:
+
+- PyTorch: its memory history (torch.cuda.memory._record_memory_history), turned on when PyTorch
+  initializes CUDA, Python stacks only, at most CUAUDIT_TORCH_HISTORY_ENTRIES events per device
+  (PyTorch keeps the most recent); at exit its snapshot (every block allocated then, with its
+  stack, and the events) is written to CUAUDIT_TRACE_DIR/torch-blocks-<pid>.json.
+- CuPy: a memory hook (cupy.cuda.MemoryHook) on the thread that imports CuPy, which hands every
+  block its default pool gives out or takes back to the injection library
+  (cuaudit_pool_register and cuaudit_pool_block, through ctypes.PyDLL: the GIL stays held, so the
+  injection reads the Python stack as it does for cudaMalloc).
+
+A hook that fails warns on stderr once and leaves the program alone.
+"""
+import atexit
+import importlib.abc
+import importlib.util
+import json
+import os
+import sys
+
+_POOL_KIND_CUPY = 2  # trace::PoolKind::CupyPool
+_TORCH_DEFAULT_ENTRIES = 100000
+
+
+def _warn(what, error):
+    sys.stderr.write("cuaudit: warning: %s: %r\n" % (what, error))
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs an action right after a module's own code has run, the first time it is imported."""
+
+    def __init__(self, actions):
+        self.actions = dict(actions)
+        self.busy = False
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self.actions or self.busy:
+            return None
+        self.busy = True
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self.busy = False
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return None
+        action = self.actions.pop(name)
+        original = spec.loader.exec_module
+
+        def exec_module(module):
+            original(module)
+            try:
+                action(module)
+            except Exception as error:
+                _warn("cuaudit's %s hook failed" % name, error)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+# --- PyTorch -----------------------------------------------------------------------------------
+
+def _torch_history_entries():
+    try:
+        return max(1, int(os.environ.get("CUAUDIT_TORCH_HISTORY_ENTRIES", _TORCH_DEFAULT_ENTRIES)))
+    except ValueError:
+        return _TORCH_DEFAULT_ENTRIES
+
+
+def _start_torch(torch):
+    if not hasattr(torch, "cuda") or not hasattr(torch.cuda, "_lazy_call"):
+        return
+    entries = _torch_history_entries()
+
+    def record_history():
+        memory = torch.cuda.memory
+        try:
+            memory._record_memory_history(enabled="all", context="alloc", stacks="python", max_entries=entries,
+                                          skip_actions=["free_requested"])
+        except TypeError:  # a PyTorch without skip_actions
+            memory._record_memory_history(enabled="all", context="alloc", stacks="python", max_entries=entries)
+        atexit.register(_write_torch_blocks, torch, entries)
+
+    # When PyTorch initializes CUDA (at once if it already has): never initializes it itself.
+    torch.cuda._lazy_call(record_history)
+
+
+def _write_torch_blocks(torch, entries):
+    directory = os.environ.get("CUAUDIT_TRACE_DIR")
+    if not directory:
+        return
+    try:
+        snapshot = torch.cuda.memory._snapshot()
+    except Exception as error:
+        _warn("PyTorch's memory snapshot failed", error)
+        return
+    frames, frame_ids = [], {}
+
+    def stack_id(stack):
+        key = tuple((f.get("filename", ""), f.get("line", 0), f.get("name", "")) for f in stack or ())
+        if not key:
+            return 0
+        if key not in frame_ids:
+            frames.append([list(f) for f in key])
+            frame_ids[key] = len(frames)
+        return frame_ids[key]
+
+    live = []
+    for segment in snapshot.get("segments", ()):
+        for block in segment.get("blocks", ()):
+            if block.get("state") == "active_allocated":
+                live.append([segment.get("device", 0), block.get("address", 0),
+                             block.get("requested_size", block.get("size", 0)), stack_id(block.get("frames"))])
+    events = []
+    for device, trace in enumerate(snapshot.get("device_traces", ())):
+        for e in trace:
+            action = e.get("action")
+            if action in ("alloc", "free_completed"):
+                events.append([device, 1 if action == "alloc" else 0, e.get("addr", 0), e.get("size", 0),
+                               e.get("stream", 0), e.get("time_us", 0),
+                               stack_id(e.get("frames")) if action == "alloc" else 0])
+    out = {"format": "cuaudit-torch-blocks", "version": 1, "pid": os.getpid(), "torch": torch.__version__,
+           "max_entries": entries, "clock": "realtime_us", "frames": frames, "live": live, "events": events}
+    path = os.path.join(directory, "torch-blocks-%d.json" % os.getpid())
+    try:
+        with open(path + ".tmp", "w") as f:
+            json.dump(out, f, separators=(",", ":"))
+        os.replace(path + ".tmp", path)
+    except OSError as error:
+        _warn("cannot write " + path, error)
+
+
+# --- CuPy --------------------------------------------------------------------------------------
+
+def _injection():
+    """The injection library already loaded in this process (None before CUDA is initialized)."""
+    import ctypes
+
+    path = os.environ.get("CUDA_INJECTION64_PATH")
+    if not path:
+        return None
+    try:
+        lib = ctypes.PyDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    except OSError:
+        return None
+    lib.cuaudit_pool_register.restype = ctypes.c_uint32
+    lib.cuaudit_pool_register.argtypes = [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_int32]
+    lib.cuaudit_pool_block.restype = None
+    lib.cuaudit_pool_block.argtypes = [ctypes.c_uint32, ctypes.c_int32, ctypes.c_uint64, ctypes.c_uint64,
+                                       ctypes.c_int32]
+    return lib
+
+
+def _start_cupy(cupy):
+    from cupy.cuda import memory_hook
+
+    class CuauditHook(memory_hook.MemoryHook):
+        name = "cuaudit"
+
+        def __init__(self):
+            self.lib = None
+            self.pool = 0
+
+        def _ready(self):
+            # The first block comes after CUDA was initialized, so the injection is loaded by then.
+            if self.lib is None:
+                self.lib = _injection() or False
+                if self.lib:
+                    self.pool = self.lib.cuaudit_pool_register(_POOL_KIND_CUPY, b"CuPy memory pool", -1)
+            return bool(self.lib) and self.pool
+
+        def malloc_postprocess(self, device_id, size, mem_size, mem_ptr, pmem_id):
+            if self._ready():
+                self.lib.cuaudit_pool_block(self.pool, 1, mem_ptr, size, device_id)
+
+        def free_postprocess(self, device_id, mem_size, mem_ptr, pmem_id):
+            if self._ready():
+                self.lib.cuaudit_pool_block(self.pool, 0, mem_ptr, 0, device_id)
+
+    CuauditHook().__enter__()  # for the importing thread, for the rest of its life
+
+
+def install():
+    actions = {}
+    if "torch" in sys.modules:
+        _start_torch(sys.modules["torch"])
+    else:
+        actions["torch"] = _start_torch
+    if "cupy" in sys.modules:
+        _start_cupy(sys.modules["cupy"])
+    else:
+        actions["cupy"] = _start_cupy
+    if actions:
+        sys.meta_path.insert(0, _AfterImport(actions))
