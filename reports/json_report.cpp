@@ -146,6 +146,7 @@ json timeline_json(const Timeline& timeline) {
       sample["pool_reserved_high"] = t.pool_reserved_high.value_or(0);
       sample["pool_used_high"] = t.pool_used_high.value_or(0);
     }
+    if (t.blocks) sample["blocks"] = *t.blocks;
     samples.push_back(std::move(sample));
   }
   json peaks = json::array();
@@ -438,6 +439,7 @@ Timeline timeline_from(const json& doc) {
     s.pool_used = get_optional_number<uint64_t>(samples[i], "pool_used", at);
     s.pool_reserved_high = get_optional_number<uint64_t>(samples[i], "pool_reserved_high", at);
     s.pool_used_high = get_optional_number<uint64_t>(samples[i], "pool_used_high", at);
+    s.blocks = get_optional_number<uint64_t>(samples[i], "blocks", at);
     out.samples.push_back(std::move(s));
   }
   const json& peaks = get_array(timeline, "peaks", "timeline");

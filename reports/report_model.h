@@ -187,6 +187,9 @@ struct TimelineSample {
   std::vector<std::pair<std::string, uint64_t>> families;      // `tracked` by allocation family (non-zero ones)
   std::optional<uint64_t> pool_reserved, pool_used;            // the device's stream-ordered pool, once used
   std::optional<uint64_t> pool_reserved_high, pool_used_high;  // and its high-water marks
+  // What a framework's caching allocator had handed out of its segments (PyTorch's allocated
+  // bytes, beside the segments `tracked` counts as reserved); none when not known.
+  std::optional<uint64_t> blocks;
 };
 
 // An allocation site holding memory at a peak.

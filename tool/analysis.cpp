@@ -21,6 +21,7 @@
 #include "symbolizer.h"
 #include "text_helpers.h"
 #include "timeline.h"
+#include "torch_blocks.h"
 #include "trace_reader.h"
 
 #ifndef CUAUDIT_VERSION
@@ -149,8 +150,9 @@ struct ProcessAnalysis {
 // replay and the checks' observers keep what is live and per-site counts; `trace.events` keeps the
 // few events the checks look back at afterwards (all but the successful allocations and releases,
 // which are the bulk of a trace).
-ProcessAnalysis analyze_process(TraceFile& file, const std::optional<RunInfo>& run, const AnalysisOptions& options,
-                                Symbolizer& symbolizer, CallSiteJudge& judge, report::Report& report) {
+ProcessAnalysis analyze_process(const std::string& dir, TraceFile& file, const std::optional<RunInfo>& run,
+                                const AnalysisOptions& options, Symbolizer& symbolizer, CallSiteJudge& judge,
+                                report::Report& report) {
   ProcessTrace& trace = file.metadata();
   ProcessAnalysis out;
   out.trace = &trace;
@@ -196,6 +198,7 @@ ProcessAnalysis analyze_process(TraceFile& file, const std::optional<RunInfo>& r
   for (const auto& check : checks) {
     for (auto& f : check->findings(context)) out.findings.push_back(std::move(f));
   }
+  analyze_torch_blocks(dir, trace, symbolizer, out.findings, report.processes.back().notes, report.timeline);
   return out;
 }
 
@@ -283,7 +286,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
       ++filtered_out;
       continue;
     }
-    analyzed.push_back(analyze_process(file, run, options, symbolizer, judge, report));
+    analyzed.push_back(analyze_process(dir, file, run, options, symbolizer, judge, report));
     ProcessAnalysis& a = analyzed.back();
     call_sites_recorded |= a.call_sites_recorded;
     if (trace.tracked) ++tracked;

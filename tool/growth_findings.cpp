@@ -72,9 +72,21 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
   // Python process, memory allocated with no Python stack (an autograd thread, or a caching
   // allocator's segment for whichever line first needed one) is grouped by its native site.
   const bool python_process = !trace.python_stacks.empty();
+  // A pool's blocks (CuPy's, an NVTX heap's) are judged themselves: the memory they were handed out
+  // of is the pool's, grown for whichever line first needed more.
+  std::vector<std::pair<uint64_t, int32_t>> blocks;
+  for (const MemoryEvent& a : held) {
+    if (is_pool_block(api_info(a.api).family)) blocks.emplace_back(a.key, a.device);
+  }
+  std::sort(blocks.begin(), blocks.end());
+  auto holds_blocks = [&](const MemoryEvent& a) {
+    auto it = std::lower_bound(blocks.begin(), blocks.end(), std::make_pair(a.key, INT32_MIN));
+    return it != blocks.end() && it->first - a.key < a.bytes;
+  };
   std::map<std::tuple<std::string, int, std::string, uint64_t>, Site> sites;
   for (const MemoryEvent& a : held) {
-    if (!owns_memory(api_info(a.api).family)) continue;
+    const MemoryFamily family = api_info(a.api).family;
+    if (!is_pool_block(family) && (!owns_memory(family) || holds_blocks(a))) continue;
     std::vector<report::Frame> python = python_frames(trace, a.python_stack_id);
     const size_t user = user_python_frame(python);
     if (user >= python.size() && !python_process) continue;
