@@ -7,6 +7,7 @@
 #            (CUAUDIT_EMPTY_CALLBACKS=1): what any CUPTI-based tool pays before doing anything
 #   cuaudit  the program under cuaudit (report to /dev/null)
 #   nocheck, nosample  cuaudit without launch checks (launches), without the timeline (allocations)
+#   nohooks  cuaudit without its Python hooks (torch): PyTorch's blocks not followed
 #   sanitizer compute-sanitizer --leak-check full, one run, where installed
 # Then one cuaudit run of each benchmark with CUAUDIT_STATS=1: where cuaudit's own time goes.
 # Usage: bench/run_bench.sh BUILD_DIR [REPS] [BENCHMARK...]   (benchmarks: pairs pairs_nokernel
@@ -54,6 +55,7 @@ run_config() {  # CONFIG BENCHMARK: prints the program's output
     cuaudit) "$bin/cuaudit" --log-file /dev/null -- ${command[$name]} ;;
     nocheck) "$bin/cuaudit" --check-launch-params no --log-file /dev/null -- ${command[$name]} ;;
     nosample) "$bin/cuaudit" --sample-interval 0 --log-file /dev/null -- ${command[$name]} ;;
+    nohooks) "$bin/cuaudit" --python-hooks no --log-file /dev/null -- ${command[$name]} ;;
   esac
 }
 
@@ -63,16 +65,20 @@ configs_of() {
   case $1 in
     launch) echo native floor cuaudit nocheck ;;
     pairs | pairs_nokernel) echo native floor cuaudit nosample ;;
+    torch) echo native floor cuaudit nohooks ;;
     *) echo native floor cuaudit ;;
   esac
 }
 
-declare -A runs mem
+declare -A runs mem wall
 for ((i = 0; i < reps; i++)); do
   for name in "${selected[@]}"; do
     [[ -z $name ]] && continue
     for config in $(configs_of "$name"); do
+      start=$(date +%s.%N)
       out=$(run_config "$config" "$name" 2>/dev/null)
+      # The whole run, start-up and exit included (the report, PyTorch's snapshot at exit).
+      wall[$name.$config]+="$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') "
       runs[$name.$config]+="$(figure <<<"$out") "
       mem[$name.$config]+="$(rss <<<"$out") "
     done
@@ -88,8 +94,8 @@ for name in "${selected[@]}"; do
   for config in $(configs_of "$name"); do
     m=$(median <<<"${runs[$name.$config]}")
     r=$(median <<<"${mem[$name.$config]}")
-    printf "  %-8s %10s   ratio %s   max RSS %s KiB (+%s)   runs: %s\n" "$config" "$m" "$(ratio "$m" "$native")" "$r" \
-      "$((r - native_rss))" "${runs[$name.$config]}"
+    printf "  %-8s %10s   ratio %s   max RSS %s KiB (+%s)   whole run %s s   runs: %s\n" "$config" "$m" \
+      "$(ratio "$m" "$native")" "$r" "$((r - native_rss))" "$(median <<<"${wall[$name.$config]}")" "${runs[$name.$config]}"
   done
   floor=$(median <<<"${runs[$name.floor]}")
   echo "  cuaudit/floor: $(ratio "$(median <<<"${runs[$name.cuaudit]}")" "$floor")"

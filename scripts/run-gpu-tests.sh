@@ -66,6 +66,25 @@ say "== PyTorch growth: activations kept in a list, attributed to the Python lin
 check python3 tests/gpu/check_torch_growth.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_growth.py --log "$log" \
   --keep-dir "$out"
 
+say "== PyTorch defaults: a model moved to the GPU, trained and deleted: no false findings"
+check python3 tests/gpu/check_torch.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_model_deleted.py --log "$log" \
+  --keep-json "$out/torch-model-deleted.json"
+
+say "== CuPy's memory pool: a correct loop, a growing one, a raw malloc never freed"
+if python3 -c "import cupy" 2>/dev/null; then
+  check python3 tests/gpu/check_cupy.py --cuaudit "$bin/cuaudit" --script tests/gpu/cupy_pool.py --log "$log"
+else
+  say "SKIP cupy_pool: CuPy is not installed"; skipped=$((skipped + 1))
+fi
+
+say "== JAX with XLA's preallocation: no false findings"
+if python3 -c "import jax" 2>/dev/null; then
+  check python3 tests/gpu/check_torch.py --cuaudit "$bin/cuaudit" --script tests/gpu/jax_preallocate.py --log "$log" \
+    --keep-json "$out/jax-report.json"
+else
+  say "SKIP jax_preallocate: JAX is not installed"; skipped=$((skipped + 1))
+fi
+
 say "== several GPUs: per-device leaks and timelines, MPI one rank per GPU, torchrun DDP"
 if [[ $gpus -ge 2 ]]; then
   "$bin/probe_peer_access" 2>&1 | tee -a "$log"

@@ -65,6 +65,7 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
     if (leak.failed_release >= 0) failed_release = failed_releases.at(static_cast<size_t>(leak.failed_release));
     const uint64_t failed_site = failed_release ? failed_release->stack_id : 0;
     const uint64_t pool = is_pool_block(api_info(a.api).family) ? a.pool : 0;
+    if (pool && is_framework_pool(trace.pools, pool)) continue;  // judged for growth, not as leaks
     auto [it, inserted] = groups.try_emplace(
         {a.stack_id, a.python_stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end), failed_site, pool},
         Group{api, leak.end, a.stack_id, a.python_stack_id, failed_release});

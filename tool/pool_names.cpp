@@ -19,4 +19,9 @@ std::string pool_description(const std::map<uint32_t, PoolInfo>& pools, uint64_t
   return fmt::format("pool #{}", pool);
 }
 
+bool is_framework_pool(const std::map<uint32_t, PoolInfo>& pools, uint64_t pool) {
+  auto it = pools.find(static_cast<uint32_t>(pool));
+  return it != pools.end() && it->second.kind != trace::PoolKind::NvtxHeap;
+}
+
 }  // namespace cuaudit

@@ -1,6 +1,16 @@
 #include "python_frames.h"
 
+#include <string_view>
+
 namespace cuaudit {
+namespace {
+
+bool is_cuaudit_hook_file(const std::string& file) {
+  const std::string_view hooks = "/cuaudit_site/cuaudit_hooks.py";
+  return file.size() >= hooks.size() && file.compare(file.size() - hooks.size(), hooks.size(), hooks) == 0;
+}
+
+}  // namespace
 
 std::vector<report::Frame> python_frames(const ProcessTrace& trace, uint64_t python_stack_id) {
   std::vector<report::Frame> out;
@@ -8,6 +18,7 @@ std::vector<report::Frame> python_frames(const ProcessTrace& trace, uint64_t pyt
   if (it == trace.python_stacks.end()) return out;
   for (const PythonFrameInfo& f : it->second) {
     if (f.file == "<shim>") continue;  // CPython's entry trampoline between C and Python frames
+    if (is_cuaudit_hook_file(f.file)) continue;  // cuaudit's own memory hook, calling the injection
     report::Frame frame;
     frame.function = f.function;
     frame.file = f.file;

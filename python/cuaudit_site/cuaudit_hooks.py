@@ -162,6 +162,7 @@ def _start_cupy(cupy):
         name = "cuaudit"
 
         def __init__(self):
+            super().__init__()
             self.lib = None
             self.pool = 0
 

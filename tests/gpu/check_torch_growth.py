@@ -5,8 +5,9 @@ With PyTorch's cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1, every tensor its own
 the list, exactly one `growth` finding, at the script's @features line (the user's line, not
 PyTorch's Python), failing the gate; without it, no growth. With the cache on (the
 default): without the list the gate passes too, what PyTorch holds at exit being held_by_allocator
-info entries whose Python stacks name the script's lines; with the list, what cuaudit says is
-printed (segments are allocated by whichever line first needs one: not a pass/fail check)."""
+info entries whose Python stacks name the script's lines; with the list, exactly one `growth`
+finding at the same line, of PyTorch's blocks (its memory history, started by cuaudit's Python
+hooks), and the timeline carries what the blocks held (allocated) beside the segments."""
 import argparse
 import json
 import os
@@ -76,15 +77,35 @@ def main():
                 failures.append("%s: exit %d, errors: %s" % (what, status, ", ".join(f["kind"] for f in errors)))
             if cache and not from_script:
                 failures.append("%s: no held_by_allocator entry names the script's line it came from" % what)
+        # The default settings (cache on): PyTorch's blocks, from its memory history, say the line.
         status, report = run(opts, tmp, keep=True, cache=True)
         growth = [f for f in report["findings"] if f["kind"] == "growth"]
-        print("with the list, cache on (informational): exit %d, %d growth finding(s)%s" % (
-            status, len(growth), "".join(" at %s:%s" % (f["stack"][0].get("file"), f["stack"][0].get("line"))
-                                         for f in growth if f["stack"])))
+        blocks_note = [n for p in report["processes"] for n in p.get("notes", []) if "caching allocator:" in n]
+        print("with the list, cache on: exit %d, %d growth finding(s)%s; %s" % (
+            status, len(growth), "".join(" of %s bytes in %s block(s) (%s) at %s:%s" % (
+                f["bytes"], f["count"], f["api"], f["stack"][0].get("file"), f["stack"][0].get("line"))
+                                         for f in growth if f["stack"]), "; ".join(blocks_note) or "no blocks note"))
+        if status != 9:
+            failures.append("with the list, cache on: exit status %d, expected 9 (the gate fails)" % status)
+        if len(growth) != 1:
+            failures.append("with the list, cache on: %d growth findings, expected 1" % len(growth))
+        for f in growth:
+            top = f["stack"][0] if f["stack"] else {}
+            if not (top.get("file") or "").endswith("torch_growth.py") or top.get("line") != line:
+                failures.append("cache on: the growth is attributed to %s:%s, not torch_growth.py:%d" % (
+                    top.get("file"), top.get("line"), line))
+            if f["api"] != "CUDACachingAllocator::malloc":
+                failures.append("cache on: the growth is of %s, not of PyTorch's blocks" % f["api"])
+        blocks = [s.get("blocks") for s in report.get("timeline", {}).get("samples", []) if s.get("blocks") is not None]
+        print("cache on: %d timeline samples carry the blocks' bytes (allocated), the last %s" % (
+            len(blocks), blocks[-1] if blocks else None))
+        if not blocks:
+            failures.append("cache on: the timeline has no allocated (blocks) series")
     if failures:
         print("FAIL torch_growth:\n  " + "\n  ".join(failures))
         return 1
-    print("PASS torch_growth: the list's growth is at torch_growth.py:%d; without it the gate passes" % line)
+    print("PASS torch_growth: the list's growth is at torch_growth.py:%d with the cache off and on; without it the "
+          "gate passes" % line)
     return 0
 
 

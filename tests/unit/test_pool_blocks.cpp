@@ -165,3 +165,17 @@ TEST_CASE("pool blocks are never added to what the process holds on its device")
   CHECK(holdings.total == 1 << 20);
   CHECK(holdings.blocks == 0);
 }
+
+TEST_CASE("a framework pool's blocks allocated at exit are Python's arrays, not leaks; an NVTX heap's are") {
+  SyntheticTrace t;
+  t.alloc(Api::cudaMalloc, 0x10000, 1 << 20)
+      .pool(1, "CuPy memory pool", trace::PoolKind::CupyPool)
+      .pool(2, "requests")
+      .block(Api::cupyPoolMalloc, 1, 0x10000, 512)
+      .block(Api::nvtxMemRegionsRegister, 2, 0x10200, 512)
+      .end();
+  const auto findings = judge(t.trace());
+  REQUIRE(findings.size() == 2);  // the segment and the NVTX block
+  CHECK(findings[0].api == "cudaMalloc");
+  CHECK(findings[1].api == "nvtxMemRegionsRegister");
+}
