@@ -90,6 +90,9 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
     std::vector<report::Frame> python = python_frames(trace, a.python_stack_id);
     const size_t user = user_python_frame(python);
     if (user >= python.size() && !python_process) continue;
+    // A block with neither stack (PyTorch's autograd threads make gradients with no Python frames):
+    // nothing would say where it came from, and unrelated memory would be lumped together.
+    if (user >= python.size() && a.stack_id == trace::kNoStack) continue;
     Site& site = user < python.size() ? sites[{python[user].file, python[user].line, python[user].function, 0}]
                                       : sites[{std::string(), 0, std::string(), a.stack_id}];
     if (site.allocations.empty()) {
@@ -113,6 +116,11 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
     const auto late = static_cast<uint64_t>(std::count_if(site.allocations.begin(), site.allocations.end(),
                                                           [&](const MemoryEvent* a) { return clock(a) > middle; }));
     if (late * 3 < site.allocations.size()) continue;  // allocated early and reused: steady state
+    // Memory that accumulates was allocated over a good part of the work; what a step makes and the
+    // next one replaces (per-step tensors live when the work ended) was allocated within one step.
+    const uint64_t start = by_launches ? 0 : std::min(first, trace.start_monotonic_ns ? trace.start_monotonic_ns : first);
+    const uint64_t end = by_launches ? end_launches : end_ns;
+    if ((clock(site.allocations.back()) - first) * 4 < end - start) continue;
 
     const MemoryEvent& sample = *site.allocations.back();
     const std::string api(api_info(stacks.api_called(sample.stack_id, sample.api)).name);

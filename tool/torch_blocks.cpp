@@ -153,7 +153,11 @@ void analyze_torch_blocks(const std::string& dir, const ProcessTrace& process, S
     return;
   }
   // The blocks explain the segments' growth, at the line that allocated them: the segments' finding
-  // (named after the caching allocator) goes.
+  // (named after the caching allocator) goes. With the cache off there are no blocks: every tensor
+  // is a cudaMalloc of its own, judged as such.
+  const bool any_block = std::any_of(blocks.events.begin(), blocks.events.end(),
+                                     [](const Event& e) { return e.kind == EventKind::Alloc; });
+  if (!any_block) return;
   findings.erase(std::remove_if(findings.begin(), findings.end(), caching_allocator_growth), findings.end());
   StackResolver stacks(blocks, symbolizer);
   const ReplayResult result = replay(blocks);

@@ -74,6 +74,8 @@ def _torch_history_entries():
 def _start_torch(torch):
     if not hasattr(torch, "cuda") or not hasattr(torch.cuda, "_lazy_call"):
         return
+    if os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING", "0") not in ("", "0"):
+        return  # no cache: every tensor is a cudaMalloc of its own, which cuaudit sees
     entries = _torch_history_entries()
 
     def record_history():

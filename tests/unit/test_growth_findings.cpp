@@ -158,3 +158,27 @@ TEST_CASE("allocations without their own launch count take it from the memory sa
   t.sample(0, 0, 9000).end();
   REQUIRE(growth(t.trace()).size() == 1);
 }
+
+TEST_CASE("what the last step made and the next would replace is not growth, however many allocations") {
+  SyntheticTrace t;
+  t.python_stack(7, kForward);
+  for (uint64_t step = 0; step < 20; ++step) {
+    // Each step makes 6 tensors at one line; the step before's are released.
+    for (uint64_t i = 0; i < 6; ++i) {
+      if (step > 0) t.release(Api::cudaFree, 0x1000000 * ((step - 1) * 6 + i + 1));
+    }
+    for (uint64_t i = 0; i < 6; ++i) t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (step * 6 + i + 1), kMiB, 7);
+    t.wait(100 * kMs);
+  }
+  t.end();
+  CHECK(growth(t.trace()).empty());
+}
+
+TEST_CASE("blocks with neither a Python nor a native stack are not lumped into a site") {
+  SyntheticTrace t;
+  t.python_stack(7, kLoss);
+  t.block(Api::torchBlockAlloc, 0, 0x9000000, kMiB, trace::kNoStack);  // a Python process's autograd block
+  for (uint64_t i = 0; i < 10; ++i) t.block(Api::torchBlockAlloc, 0, 0x1000000 * (i + 1), kMiB, trace::kNoStack).wait(100 * kMs);
+  t.end();
+  CHECK(growth(t.trace()).empty());
+}
