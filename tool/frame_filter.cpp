@@ -31,10 +31,12 @@ bool is_internal_function(std::string_view fn) {
   return fn.size() > 4 && starts_with(fn, "cuda") && fn[4] >= 'A' && fn[4] <= 'Z';
 }
 
-// The runtime's headers, and the launch stubs nvcc generates for <<<>>> (x.cudafe1.stub.c), so
+// The runtime's and NVTX's headers, and the launch stubs nvcc generates for <<<>>> (x.cudafe1.stub.c), so
 // that a launch's first frame is the <<<>>> line.
 bool is_cuda_header(std::string_view file) {
   const std::string_view name = basename_of(file);
+  // NVTX's header-only stubs (nvtxMemRegionsRegister's body, inlined into the caller's pool).
+  if (file.find("/nvtx3/") != std::string_view::npos) return true;
   constexpr std::string_view stub = ".cudafe1.stub.c";
   return name == "cuda_runtime.h" || name == "cuda_runtime_api.h" || name == "host_runtime.h" ||
          (name.size() > stub.size() && name.substr(name.size() - stub.size()) == stub);

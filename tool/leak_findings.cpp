@@ -112,7 +112,7 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
           fmt::format("{} mapping(s) of another process's memory from {} were never closed", g.count, info.name);
     } else if (is_pool_block(info.family)) {
       const std::string pool = pool_description(trace.pools, g.pool);
-      f.headline = fmt::format("Leak of {} byte(s) in {} block(s) of {} ({}), never returned with {}, taken at:",
+      f.headline = fmt::format("Leak of {} byte(s) in {} block(s) of {}, handed out by {} and never returned with {}, at:",
                                g.bytes, g.count, pool, info.name, right_release_for(g.api));
       f.message = fmt::format("{} byte(s) in {} block(s) of {} from {} were never returned to it", g.bytes, g.count,
                               pool, info.name);
@@ -150,7 +150,7 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
           "memory of another process, mapped into this one and never unmapped: close it with {}; its {} byte(s) "
           "belong to the exporting process and are not counted in the leaked bytes",
           right_release_for(g.api), g.bytes));
-    } else if (!owns_memory(info.family) && !is_resource(info.family)) {
+    } else if (!owns_memory(info.family) && !is_resource(info.family) && !is_pool_block(info.family)) {
       f.notes.push_back(fmt::format("a {}: its {} byte(s) are address space, not counted in the leaked bytes",
                                     family_description(info.family), g.bytes));
     }

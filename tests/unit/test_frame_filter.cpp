@@ -89,3 +89,16 @@ TEST_CASE("bare function names drop return type, template arguments and paramete
   CHECK(cuaudit::bare_function_name("fill<int4>") == "fill");
   CHECK(cuaudit::bare_function_name("main") == "main");
 }
+
+TEST_CASE("NVTX's inline stubs are not the program's frames: a pool's annotation names the pool's code") {
+  Frame stub, pool;
+  stub.function = "nvtxMemRegionsRegister";
+  stub.file = "/usr/local/cuda/targets/x86_64-linux/include/nvtx3/nvtxDetail/nvtxExtImplMem_v1.h";
+  stub.line = 140;
+  pool.function = "AnnotatedPool::take()";
+  pool.file = "/src/annotated_pool.h";
+  pool.line = 59;
+  const auto frames = user_frames({stub, pool});
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].function == "AnnotatedPool::take()");
+}
