@@ -46,7 +46,8 @@ def main():
     ap.add_argument("--source", required=True)
     a = ap.parse_args()
     env = declared(f"{a.source}/common/environment.inc", "CUAUDIT_ENV")
-    env_docs = documented(f"{a.source}/docs/INJECTION.md", "## Environment") - {"CUDA_INJECTION64_PATH"}
+    env_docs = documented(f"{a.source}/docs/INJECTION.md", "## Environment") - {"CUDA_INJECTION64_PATH",
+                                                                                  "NVTX_INJECTION64_PATH"}
     ok = compare("environment variable", env, env_docs, "common/environment.inc", "docs/INJECTION.md")
     kinds = declared(f"{a.source}/reports/finding_kinds.inc", "CUAUDIT_FINDING")
     kind_docs = documented(f"{a.source}/docs/JSON.md", "## Finding kinds")
