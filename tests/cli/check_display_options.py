@@ -47,8 +47,8 @@ def main():
         # PyTorch's frames, with and without their signatures.
         full, _ = report_golden(opts.cuaudit, opts.torch_golden, tmp)
         simple, _ = report_golden(opts.cuaudit, opts.torch_golden, tmp, "--demangle", "simple")
-        signature = "DeviceCachingAllocator::malloc(unsigned long, CUstream_st*) (libc10_cuda.so)"
-        if signature not in full.stderr or "DeviceCachingAllocator::malloc (libc10_cuda.so)" not in simple.stderr \
+        signature = "DeviceCachingAllocator::alloc_block(c10::cuda::CUDACachingAllocator::Native::"
+        if signature not in full.stderr or "DeviceCachingAllocator::alloc_block (libc10_cuda.so)" not in simple.stderr \
                 or signature in simple.stderr:
             failures.append("--demangle simple does not drop the parameters of PyTorch's frames")
     return finish(failures)
