@@ -20,9 +20,7 @@ namespace cuaudit::inject {
 namespace {
 
 // Heap handles are our pool numbers; handle 0 is NVTX's process-wide heap (pool 0).
-uint32_t pool_of(nvtxMemHeapHandle_t heap) {
-  return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(heap));
-}
+uint32_t pool_of(nvtxMemHeapHandle_t heap) { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(heap)); }
 
 // Each heap's device, looked up once when it is registered (regions inherit it).
 constexpr uint32_t kHeapDevices = 4096;
@@ -70,8 +68,7 @@ void NVTX_API regions_register(nvtxDomainHandle_t, const nvtxMemRegionsRegisterB
   const uint32_t pool = pool_of(desc->heap);
   const uint64_t stack = capture_stack();
   for (size_t i = 0; i < desc->regionCount; ++i) {
-    const auto* range =
-        element<nvtxMemVirtualRangeDesc_t>(desc->regionDescElements, desc->regionDescElementSize, i);
+    const auto* range = element<nvtxMemVirtualRangeDesc_t>(desc->regionDescElements, desc->regionDescElementSize, i);
     if (!range) return;
     const uint64_t pointer = reinterpret_cast<uintptr_t>(range->ptr);
     record_pool_block(Api::nvtxMemRegionsRegister, pool, pointer, range->size, device_of_heap(pool, pointer), stack);
@@ -86,8 +83,7 @@ void NVTX_API regions_resize(nvtxDomainHandle_t, const nvtxMemRegionsResizeBatch
   if (!desc || desc->regionType != NVTX_MEM_TYPE_VIRTUAL_ADDRESS) return;
   const uint64_t stack = capture_stack();
   for (size_t i = 0; i < desc->regionDescCount; ++i) {
-    const auto* range =
-        element<nvtxMemVirtualRangeDesc_t>(desc->regionDescElements, desc->regionDescElementSize, i);
+    const auto* range = element<nvtxMemVirtualRangeDesc_t>(desc->regionDescElements, desc->regionDescElementSize, i);
     if (!range) return;
     // The pool is the region's, which the tool knows: 0 here.
     record_pool_block(Api::nvtxMemRegionsResize, 0, reinterpret_cast<uintptr_t>(range->ptr), range->size,

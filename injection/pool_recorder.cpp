@@ -180,7 +180,7 @@ int32_t device_of_pointer(uint64_t pointer) noexcept {
 
 // A framework's pool (`kind`: trace::PoolKind); returns its number, 0 for an unknown kind.
 extern "C" __attribute__((visibility("default"))) uint32_t cuaudit_pool_register(uint32_t kind, const char* name,
-                                                                               int32_t device) {
+                                                                                 int32_t device) {
   using namespace cuaudit;
   if (kind < 1 || kind > 3) return 0;
   return inject::register_pool(static_cast<trace::PoolKind>(kind), name, 0, 0, device, inject::capture_stack());
@@ -188,8 +188,8 @@ extern "C" __attribute__((visibility("default"))) uint32_t cuaudit_pool_register
 
 // A block pool `pool` handed out (`handed_out` 1) or took back (0).
 extern "C" __attribute__((visibility("default"))) void cuaudit_pool_block(uint32_t pool, int32_t handed_out,
-                                                                         uint64_t pointer, uint64_t bytes,
-                                                                         int32_t device) {
+                                                                          uint64_t pointer, uint64_t bytes,
+                                                                          int32_t device) {
   using namespace cuaudit;
   inject::record_pool_block(inject::block_api(pool, handed_out != 0), pool, pointer, bytes, device,
                             inject::capture_stack());

@@ -118,7 +118,8 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
     if (late * 3 < site.allocations.size()) continue;  // allocated early and reused: steady state
     // Memory that accumulates was allocated over a good part of the work; what a step makes and the
     // next one replaces (per-step tensors live when the work ended) was allocated within one step.
-    const uint64_t start = by_launches ? 0 : std::min(first, trace.start_monotonic_ns ? trace.start_monotonic_ns : first);
+    const uint64_t start =
+        by_launches ? 0 : std::min(first, trace.start_monotonic_ns ? trace.start_monotonic_ns : first);
     const uint64_t end = by_launches ? end_launches : end_ns;
     if ((clock(site.allocations.back()) - first) * 4 < end - start) continue;
 

@@ -86,9 +86,10 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
   f.parameter = report::KernelParameter{kernel, fact.param_index, type, fact.alignment, {}};
   if (j.live || j.freed) f.parameter->offset = j.offset;
   if (g.kind == report::FindingKind::MisalignedParam) {
-    const std::string where = j.live    ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(trace, *j.live))
-                              : j.freed ? fmt::format(", {} byte(s) into a released {}", j.offset, memory_of(trace, *j.freed))
-                                        : std::string();
+    const std::string where = j.live ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(trace, *j.live))
+                              : j.freed
+                                  ? fmt::format(", {} byte(s) into a released {}", j.offset, memory_of(trace, *j.freed))
+                                  : std::string();
     f.headline = fmt::format(
         "Misaligned kernel parameter: {} of {} is 0x{:x}{}, not {}-byte aligned{}; launched by {} at:", param, kernel,
         fact.value, where, fact.alignment, launches, f.api);
@@ -104,7 +105,8 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
     f.headline = fmt::format(
         "Stale pointer kernel parameter: {} of {} is 0x{:x}, {} byte(s) into a {} already "
         "released by {}{}; launched by {} at:",
-        param, kernel, fact.value, j.offset, memory_of(trace, *j.freed), api_info(j.release->api).name, launches, f.api);
+        param, kernel, fact.value, j.offset, memory_of(trace, *j.freed), api_info(j.release->api).name, launches,
+        f.api);
     f.message =
         fmt::format("{} of kernel {} points into memory released before the launch (use after free)", param, kernel);
     if (is_pool_block(api_info(j.freed->api).family)) {
@@ -113,7 +115,8 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
           "and it reads or overwrites whatever block the pool hands out there next");
     }
   } else if (g.kind == report::FindingKind::PeerPointerParam) {
-    const std::string memory = j.live ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(trace, *j.live)) : std::string();
+    const std::string memory =
+        j.live ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(trace, *j.live)) : std::string();
     f.headline = fmt::format(
         "Peer pointer kernel parameter: {} of {} is 0x{:x}{} on device {}; the kernel runs on device {}, which "
         "was given no access to it{}; launched by {} at:",
@@ -191,8 +194,7 @@ std::vector<report::Finding> launch_findings(const ProcessTrace& trace, const st
     std::vector<uint64_t> user_frames;
     for (const RawFrame& frame : stacks.user_raw_frames(j.launch.stack_id)) user_frames.push_back(frame.address);
     if (user_frames.empty()) user_frames.push_back(j.launch.stack_id);  // no frames known: the stack itself
-    const auto key = std::make_tuple(std::move(user_frames),
-                                     name == trace.kernels.end() ? std::string() : name->second,
+    const auto key = std::make_tuple(std::move(user_frames), name == trace.kernels.end() ? std::string() : name->second,
                                      fact.param_index, *kind);
     auto [it, inserted] = groups.try_emplace(key, Group{&j, *kind});
     if (inserted) order.push_back(key);

@@ -41,8 +41,9 @@ std::vector<std::string> end_notes(LeakEnd end) {
     case LeakEnd::StillRunning:
       return {"live when the snapshot was taken: the program is still running and may release it yet"};
     case LeakEnd::PoolReleased:
-      return {"still handed out when its pool was unregistered or reset (nvtxMemHeapUnregister, nvtxMemHeapReset): "
-              "the program never returned it"};
+      return {
+          "still handed out when its pool was unregistered or reset (nvtxMemHeapUnregister, nvtxMemHeapReset): "
+          "the program never returned it"};
   }
   return {};
 }
@@ -112,8 +113,9 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
           fmt::format("{} mapping(s) of another process's memory from {} were never closed", g.count, info.name);
     } else if (is_pool_block(info.family)) {
       const std::string pool = pool_description(trace.pools, g.pool);
-      f.headline = fmt::format("Leak of {} byte(s) in {} block(s) of {}, handed out by {} and never returned with {}, at:",
-                               g.bytes, g.count, pool, info.name, right_release_for(g.api));
+      f.headline = fmt::format(
+          "Leak of {} byte(s) in {} block(s) of {}, handed out by {} and never returned with {}, at:", g.bytes, g.count,
+          pool, info.name, right_release_for(g.api));
       f.message = fmt::format("{} byte(s) in {} block(s) of {} from {} were never returned to it", g.bytes, g.count,
                               pool, info.name);
     } else {

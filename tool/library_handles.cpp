@@ -55,10 +55,17 @@ struct Framework {
 };
 // Path parts precise enough for a virtualenv that happens to live under a directory named "torch".
 constexpr Framework kFrameworks[] = {
-    {"/jaxlib/", "JAX/XLA"},     {"/jax_plugins/", "JAX/XLA"}, {"libxla", "JAX/XLA"},
-    {"xla_extension", "JAX/XLA"}, {"libtorch", "PyTorch"},    {"libc10", "PyTorch"},
-    {"site-packages/torch/", "PyTorch"}, {"site-packages/cupy", "CuPy"}, {"cupy_backends", "CuPy"},
-    {"libnvinfer", "TensorRT"},  {"tensorflow", "TensorFlow"},
+    {"/jaxlib/", "JAX/XLA"},
+    {"/jax_plugins/", "JAX/XLA"},
+    {"libxla", "JAX/XLA"},
+    {"xla_extension", "JAX/XLA"},
+    {"libtorch", "PyTorch"},
+    {"libc10", "PyTorch"},
+    {"site-packages/torch/", "PyTorch"},
+    {"site-packages/cupy", "CuPy"},
+    {"cupy_backends", "CuPy"},
+    {"libnvinfer", "TensorRT"},
+    {"tensorflow", "TensorFlow"},
 };
 
 std::optional<std::string_view> framework_of(const report::Frame& frame) {
@@ -126,9 +133,8 @@ void judge_library_handles(std::vector<report::Finding>& findings) {
       continue;
     }
     merged.emplace(key, kept.size());
-    f.notes.insert(f.notes.begin(),
-                   fmt::format("{} at {}, never {}: the {}'s workspace lives until it is destroyed", api->create,
-                               call_site(from_create), api->destroy, api->what));
+    f.notes.insert(f.notes.begin(), fmt::format("{} at {}, never {}: the {}'s workspace lives until it is destroyed",
+                                                api->create, call_site(from_create), api->destroy, api->what));
     f.notes.push_back(fmt::format(
         "a handle kept on purpose for the program's whole life is reported too, like any allocation at exit: "
         "destroy it before exit, or suppress it with `leak:{}`",
@@ -142,12 +148,14 @@ void judge_library_handles(std::vector<report::Finding>& findings) {
     if (f.kind != report::FindingKind::Leak || f.stack.empty() || f.api.empty()) continue;
     const HandleApi* api = handle_api(f.stack.front());
     if (!api || f.api != api->create) continue;
-    f.headline = fmt::format("Leak of {} byte(s) in {} allocation(s): a {} made by {} and never destroyed with {}, "
-                             "created at:",
-                             f.bytes, f.count, api->what, api->create, api->destroy);
-    f.message = fmt::format("a {} created by {} was never destroyed ({} was never called): its {} byte(s) of "
-                            "workspace in {} allocation(s) leaked",
-                            api->what, api->create, api->destroy, f.bytes, f.count);
+    f.headline = fmt::format(
+        "Leak of {} byte(s) in {} allocation(s): a {} made by {} and never destroyed with {}, "
+        "created at:",
+        f.bytes, f.count, api->what, api->create, api->destroy);
+    f.message = fmt::format(
+        "a {} created by {} was never destroyed ({} was never called): its {} byte(s) of "
+        "workspace in {} allocation(s) leaked",
+        api->what, api->create, api->destroy, f.bytes, f.count);
   }
   findings = std::move(kept);
 }

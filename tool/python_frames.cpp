@@ -17,7 +17,7 @@ std::vector<report::Frame> python_frames(const ProcessTrace& trace, uint64_t pyt
   auto it = trace.python_stacks.find(python_stack_id);
   if (it == trace.python_stacks.end()) return out;
   for (const PythonFrameInfo& f : it->second) {
-    if (f.file == "<shim>") continue;  // CPython's entry trampoline between C and Python frames
+    if (f.file == "<shim>") continue;            // CPython's entry trampoline between C and Python frames
     if (is_cuaudit_hook_file(f.file)) continue;  // cuaudit's own memory hook, calling the injection
     report::Frame frame;
     frame.function = f.function;

@@ -27,7 +27,9 @@ bool is_libc(const MemoryEvent& e) { return api_info(e.api).family == MemoryFami
 
 // Whether the release returned something to say: libc calls are recorded before they run, and a
 // pool's return of a block (an NVTX annotation, a framework's free) returns nothing.
-bool has_result(const MemoryEvent& release) { return !is_libc(release) && !is_pool_block(api_info(release.api).family); }
+bool has_result(const MemoryEvent& release) {
+  return !is_libc(release) && !is_pool_block(api_info(release.api).family);
+}
 
 // " (returned cudaErrorInvalidValue)"
 std::string returned(const MemoryEvent& release) {
@@ -36,7 +38,8 @@ std::string returned(const MemoryEvent& release) {
 
 std::string memory_of(const MemoryEvent& allocation, const std::map<uint32_t, PoolInfo>& pools) {
   if (is_pool_block(api_info(allocation.api).family)) {
-    return fmt::format("a block of {} from {}", pool_description(pools, allocation.pool), api_info(allocation.api).name);
+    return fmt::format("a block of {} from {}", pool_description(pools, allocation.pool),
+                       api_info(allocation.api).name);
   }
   return fmt::format("{} from {}", family_description(api_info(allocation.api).family), api_info(allocation.api).name);
 }
@@ -81,10 +84,10 @@ report::Finding describe(const Group& g, const ProcessTrace& trace, StackResolve
       break;
     }
     case ReleaseProblem::Double:
-      f.headline = fmt::format("Double free: {} released again with {}{}{} at:", memory_of(*p.allocation, trace.pools), release,
-                               returned(p.release), times);
-      f.message = fmt::format("{} was released twice: again with {} after {} had released it", memory_of(*p.allocation, trace.pools),
-                              release, api_info(p.first_release->api).name);
+      f.headline = fmt::format("Double free: {} released again with {}{}{} at:", memory_of(*p.allocation, trace.pools),
+                               release, returned(p.release), times);
+      f.message = fmt::format("{} was released twice: again with {} after {} had released it",
+                              memory_of(*p.allocation, trace.pools), release, api_info(p.first_release->api).name);
       break;
     case ReleaseProblem::Invalid:
       if (p.allocation) {
@@ -96,7 +99,7 @@ report::Finding describe(const Group& g, const ProcessTrace& trace, StackResolve
       } else {
         // A pool's block: no CUDA allocator is involved, the pool is the one that never handed it out.
         const char* origin = is_pool_block(api_info(p.release.api).family) ? "the pool never handed out as a block"
-                                                                            : "no CUDA allocator returned";
+                                                                           : "no CUDA allocator returned";
         f.headline = fmt::format("Invalid free: {} of 0x{:x}, which {}{}{} at:", release, p.release.key, origin,
                                  returned(p.release), times);
         f.message = fmt::format("{} was given 0x{:x}, which {}", release, p.release.key, origin);

@@ -83,7 +83,6 @@ void mark_held_by_allocator(report::Finding& f, const std::string& allocator) {
       f.bytes, f.count, f.api, allocator);
 }
 
-
 const char* builtin_allocator_rules() { return kBuiltinRules; }
 
 std::string SuppressionRule::text() const {

@@ -32,8 +32,8 @@ bool caching_allocator_growth(const report::Finding& f) {
       return frame.function.find("CUDACachingAllocator") != std::string::npos;
     });
   };
-  return in(f.stack) || std::any_of(f.related.begin(), f.related.end(),
-                                    [&](const report::RelatedStack& r) { return in(r.stack); });
+  return in(f.stack) ||
+         std::any_of(f.related.begin(), f.related.end(), [&](const report::RelatedStack& r) { return in(r.stack); });
 }
 
 }  // namespace
@@ -54,8 +54,8 @@ ProcessTrace torch_block_trace(const std::string& json_text, const ProcessTrace&
   uint64_t id = 0;
   for (const json& stack : doc.at("frames")) {
     std::vector<PythonFrameInfo> frames;
-    for (const json& f : stack) frames.push_back({f.at(0).get<std::string>(), f.at(1).get<uint32_t>(),
-                                                  f.at(2).get<std::string>()});
+    for (const json& f : stack)
+      frames.push_back({f.at(0).get<std::string>(), f.at(1).get<uint32_t>(), f.at(2).get<std::string>()});
     blocks.python_stacks.emplace(++id, std::move(frames));
   }
 

@@ -27,6 +27,7 @@ void analyze_torch_blocks(const std::string& dir, const ProcessTrace& process, S
 // The blocks file, read into a trace of its own: block allocations and frees (CUDACachingAllocator
 // APIs, Python stacks), merged by time with `process`'s samples. Throws std::runtime_error on a
 // malformed file. Exposed for the tests.
-ProcessTrace torch_block_trace(const std::string& json_text, const ProcessTrace& process, std::vector<std::string>& notes);
+ProcessTrace torch_block_trace(const std::string& json_text, const ProcessTrace& process,
+                               std::vector<std::string>& notes);
 
 }  // namespace cuaudit

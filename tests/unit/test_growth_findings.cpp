@@ -178,7 +178,8 @@ TEST_CASE("blocks with neither a Python nor a native stack are not lumped into a
   SyntheticTrace t;
   t.python_stack(7, kLoss);
   t.block(Api::torchBlockAlloc, 0, 0x9000000, kMiB, trace::kNoStack);  // a Python process's autograd block
-  for (uint64_t i = 0; i < 10; ++i) t.block(Api::torchBlockAlloc, 0, 0x1000000 * (i + 1), kMiB, trace::kNoStack).wait(100 * kMs);
+  for (uint64_t i = 0; i < 10; ++i)
+    t.block(Api::torchBlockAlloc, 0, 0x1000000 * (i + 1), kMiB, trace::kNoStack).wait(100 * kMs);
   t.end();
   CHECK(growth(t.trace()).empty());
 }

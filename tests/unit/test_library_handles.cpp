@@ -59,12 +59,14 @@ TEST_CASE("the program's own handles never destroyed: one leak per create call s
   REQUIRE(f.stack.size() == 3);
   CHECK(f.stack[0].function == "cublasCreate_v2");
   CHECK(f.stack[1].line == 6);
-  CHECK(f.headline == "Leak of 201722880 byte(s) in 9 allocation(s): a cuBLAS handle made by cublasCreate and never "
-                      "destroyed with cublasDestroy, created at:");
+  CHECK(f.headline ==
+        "Leak of 201722880 byte(s) in 9 allocation(s): a cuBLAS handle made by cublasCreate and never "
+        "destroyed with cublasDestroy, created at:");
   REQUIRE(!f.notes.empty());
-  CHECK(f.notes[0] == "cublasCreate at /srv/server.cpp:6, never cublasDestroy: the cuBLAS handle's workspace lives "
-                      "until it is destroyed");
-  CHECK(findings[1].stack[1].line == 9);  // another create site, another finding
+  CHECK(f.notes[0] ==
+        "cublasCreate at /srv/server.cpp:6, never cublasDestroy: the cuBLAS handle's workspace lives "
+        "until it is destroyed");
+  CHECK(findings[1].stack[1].line == 9);   // another create site, another finding
   CHECK(findings[2].api == "cudaMalloc");  // not a handle: untouched
 }
 
@@ -87,8 +89,9 @@ TEST_CASE("a handle a framework created is held_by_allocator, naming the framewo
   CHECK(findings[0].kind == report::FindingKind::HeldByAllocator);
   CHECK(findings[0].severity == report::Severity::Info);
   CHECK(findings[0].headline.rfind("Held by cuBLAS handle workspace:", 0) == 0);
-  CHECK(findings[0].notes.back() == "JAX/XLA created this cuBLAS handle (cublasCreate) and keeps it for the life of "
-                                    "the process");
+  CHECK(findings[0].notes.back() ==
+        "JAX/XLA created this cuBLAS handle (cublasCreate) and keeps it for the life of "
+        "the process");
   CHECK(findings[1].headline.rfind("Held by cuDNN handle workspace:", 0) == 0);
 }
 

@@ -64,8 +64,9 @@ TEST_CASE("a block never returned is a leak named after its pool, even when the 
   CHECK(f.count == 1);
   CHECK(f.api == "nvtxMemRegionsRegister");
   CHECK(f.headline.find("pool 'SimplePool' (NVTX heap)") != std::string::npos);
-  CHECK(f.headline == "Leak of 512 byte(s) in 1 block(s) of pool 'SimplePool' (NVTX heap), handed out by "
-                     "nvtxMemRegionsRegister and never returned with nvtxMemRegionsUnregister, at:");
+  CHECK(f.headline ==
+        "Leak of 512 byte(s) in 1 block(s) of pool 'SimplePool' (NVTX heap), handed out by "
+        "nvtxMemRegionsRegister and never returned with nvtxMemRegionsUnregister, at:");
   CHECK(f.notes.empty());
 }
 

@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "call_recorder.h"
-#include "pool_recorder.h"
 #include "frame_filter.h"
+#include "pool_recorder.h"
 #include "replay.h"
 #include "stack_resolver.h"
 #include "symbolizer.h"

@@ -53,8 +53,13 @@ json blocks_file(int steps, bool keep) {
       events.push_back({0, 0, act, kBlock, 0, step_us(step) + 30, 0});
     }
   }
-  return {{"format", "cuaudit-torch-blocks"}, {"version", 1},   {"pid", 77},     {"max_entries", 100000},
-          {"frames", frames},                 {"live", live},   {"events", events}};
+  return {{"format", "cuaudit-torch-blocks"},
+          {"version", 1},
+          {"pid", 77},
+          {"max_entries", 100000},
+          {"frames", frames},
+          {"live", live},
+          {"events", events}};
 }
 
 }  // namespace
@@ -79,8 +84,9 @@ TEST_CASE("blocks become a trace of their own, in time order with the process's 
   CHECK(allocs == 6);
   CHECK(t.samples.size() == 4);
   REQUIRE(notes.size() == 1);
-  CHECK(notes[0] == "PyTorch's caching allocator: 6 block allocation(s) and 3 free(s) seen in its memory history; 3 "
-                    "block(s) still allocated at exit");
+  CHECK(notes[0] ==
+        "PyTorch's caching allocator: 6 block allocation(s) and 3 free(s) seen in its memory history; 3 "
+        "block(s) still allocated at exit");
 }
 
 TEST_CASE("activations kept in a list grow at their line with the cache on; a correct loop does not") {
