@@ -137,22 +137,23 @@ bool on_call_exit(const ApiCall& call) noexcept {
     shared.role = static_cast<uint32_t>(trace::SharedRole::Import);
     trace_writer().append(shared);
   }
-  if (info.role == ApiRole::Alloc && call.result == 0) {
-    uint64_t python = 0;
-    {
-      const StageTimer timer(Stage::PythonStack);
-      python = capture_python_stack();
-    }
-    if (python) {
-      trace::AllocPythonRecord p{};
-      p.seq = r.seq;
-      p.python_stack_id = python;
-      p.launches = launches_so_far();
-      trace_writer().append(p);
-    }
-  }
+  if (info.role == ApiRole::Alloc && call.result == 0) record_python_stack_of(r.seq);
   if (call.result == 0) info.role == ApiRole::Alloc ? note_allocation() : note_release();
   return true;
+}
+
+void record_python_stack_of(uint64_t seq) noexcept {
+  uint64_t python = 0;
+  {
+    const StageTimer timer(Stage::PythonStack);
+    python = capture_python_stack();
+  }
+  if (!python) return;
+  trace::AllocPythonRecord p{};
+  p.seq = seq;
+  p.python_stack_id = python;
+  p.launches = launches_so_far();
+  trace_writer().append(p);
 }
 
 bool is_outermost_exit(Api api) noexcept {

@@ -37,6 +37,9 @@ bool on_call_exit(const ApiCall& call) noexcept;
 // on_call_exit records).
 bool is_outermost_exit(Api api) noexcept;
 
+// After the allocation event `seq`: its Python stack (an AllocPythonRecord), when made from Python.
+void record_python_stack_of(uint64_t seq) noexcept;
+
 // An IPC or pool export: the exporter's side of memory another process may import.
 void on_memory_exported(uint64_t pointer, uint64_t handle_hash) noexcept;
 

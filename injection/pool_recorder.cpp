@@ -3,8 +3,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "call_recorder.h"
 #include "event_clock.h"
-#include "python_stack.h"
 #include "stack_capture.h"
 #include "trace_writer.h"
 
@@ -156,14 +156,7 @@ void record_pool_block(Api api, uint32_t pool, uint64_t key, uint64_t bytes, int
   r.device = device;
   r.api = static_cast<uint16_t>(api);
   trace_writer().append_memory_event(alloc, r);
-  if (!alloc) return;
-  if (const uint64_t python = capture_python_stack()) {
-    trace::AllocPythonRecord p{};
-    p.seq = r.seq;
-    p.python_stack_id = python;
-    p.launches = launches_so_far();
-    trace_writer().append(p);
-  }
+  if (alloc) record_python_stack_of(r.seq);
 }
 
 void set_device_of_pointer(DeviceOfPointer lookup) noexcept { g_device_of.store(lookup, std::memory_order_release); }
