@@ -79,7 +79,7 @@ Report everything() {
   r.suppressions = {{"leak:upload", "app.supp", 2, 1, 4096}};
   r.baseline = BaselineResult{"old.json", 1, 2, {"leak cudaMalloc at step (app.cu)"}};
   r.timeline.samples = {
-      {0.5, 11, 0, 1 << 20, 2 << 20, 4096, {{"device", 4096}}, 8192, 4096, 16384, 8192},
+      {0.5, 11, 0, 1 << 20, 2 << 20, 4096, {{"device", 4096}}, 8192, 4096, 16384, 8192, 2048},
       {0.6, 11, 0, 1 << 20, 2 << 20, 4096, {{"device", 4096}}, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
   r.timeline.peaks = {
       {11, 0, 0.5, 1 << 20, 4096, {{"device", 4096}}, {{"cudaMalloc", 4096, 1, {frame("s", "s.cu", 3, 4)}}}}};
