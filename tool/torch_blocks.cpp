@@ -1,22 +1,25 @@
 #include "torch_blocks.h"
 
+#include <unistd.h>
 #include <algorithm>
-#include <fstream>
+
 #include <map>
-#include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "growth_findings.h"
+#include "safe_file.h"
 #include "stack_resolver.h"
 
 namespace cuaudit {
 namespace {
 
 using nlohmann::json;
+
+// A million events of PyTorch's history with their stacks take about 100 MB.
+constexpr size_t kMaxTorchBlocksBytes = size_t{1} << 30;
 
 // PyTorch stamps its events with the wall clock (µs); the trace counts monotonic ns from its start.
 uint64_t monotonic_ns(const ProcessTrace& process, uint64_t realtime_us) {
@@ -141,13 +144,16 @@ void analyze_torch_blocks(const std::string& dir, const ProcessTrace& process, S
                           std::vector<report::Finding>& findings, std::vector<std::string>& notes,
                           report::Timeline& timeline) {
   const std::string path = fmt::format("{}/{}{}.json", dir, kTorchBlocksPrefix, process.pid);
-  std::ifstream in(path);
-  if (!in) return;
-  std::stringstream text;
-  text << in.rdbuf();
+  if (access(path.c_str(), F_OK) != 0) return;  // not a PyTorch process, or its hooks were off
+  std::string text, error;
+  // As any file of a run directory received from elsewhere: a regular file, of a bounded size.
+  if (!read_regular_file(path, kMaxTorchBlocksBytes, text, error)) {
+    notes.push_back(fmt::format("{}: PyTorch's blocks are not judged", error));
+    return;
+  }
   ProcessTrace blocks;
   try {
-    blocks = torch_block_trace(text.str(), process, notes);
+    blocks = torch_block_trace(text, process, notes);
   } catch (const std::exception& e) {
     notes.push_back(fmt::format("{} could not be read ({}): PyTorch's blocks are not judged", path, e.what()));
     return;
