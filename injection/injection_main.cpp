@@ -89,6 +89,7 @@ bool g_application_only = false;  // --target-processes application-only
 // parent's allocations are the parent's. (A child that execs loads the injection afresh.)
 void in_forked_child() noexcept {
   forget_memory_sampler_in_child();
+  reset_pool_state_after_fork();
   if (g_application_only) {
     trace_writer().disable();
     return;

@@ -54,6 +54,16 @@ class NvtxBlocks {
     give();
   }
 
+  void resized(uint64_t key, uint64_t bytes) noexcept {
+    take();
+    take_size(key);  // a resize of a block handed out before: its new size replaces the old
+    remember_size(key, bytes);
+    give();
+  }
+
+  // In a forked child, the only thread left: a thread of the parent may have held the flag.
+  void reset_after_fork() noexcept { lock_.clear(std::memory_order_release); }
+
   bool in_returned(uint64_t pointer) noexcept {
     if (!returned_.load(std::memory_order_relaxed)) return false;
     take();
@@ -119,11 +129,14 @@ NvtxBlocks g_nvtx_blocks;
 void track_nvtx_block(Api api, uint64_t key, uint64_t bytes) noexcept {
   if (api == Api::nvtxMemRegionsRegister) g_nvtx_blocks.handed_out(key, bytes);
   if (api == Api::nvtxMemRegionsUnregister) g_nvtx_blocks.returned(key);
+  if (api == Api::nvtxMemRegionsResize) g_nvtx_blocks.resized(key, bytes);
 }
 
 }  // namespace
 
 bool in_returned_pool_block(uint64_t pointer) noexcept { return g_nvtx_blocks.in_returned(pointer); }
+
+void reset_pool_state_after_fork() noexcept { g_nvtx_blocks.reset_after_fork(); }
 
 uint32_t register_pool(trace::PoolKind kind, const char* name, uint64_t base, uint64_t bytes, int32_t device,
                        uint64_t stack) noexcept {

@@ -26,6 +26,10 @@ void record_pool_block(Api api, uint32_t pool, uint64_t key, uint64_t bytes, int
 inline constexpr size_t kReturnedBlocks = 256;
 bool in_returned_pool_block(uint64_t pointer) noexcept;
 
+// In a forked child: the launch checks' view of returned blocks must not stay locked by a thread
+// of the parent that no longer exists.
+void reset_pool_state_after_fork() noexcept;
+
 // The device that memory at `pointer` is on (kUnknownDevice when not known): the injection sets it
 // once the driver is at hand; until then every pool's device is unknown.
 using DeviceOfPointer = int32_t (*)(uint64_t pointer);

@@ -222,6 +222,12 @@ TEST_CASE("a pool and its blocks read back: the pool's name, each block's pool, 
   inject::record_pool_block(Api::nvtxMemRegionsRegister, pool, 0x60180, 64, 0, 0);
   CHECK_FALSE(inject::in_returned_pool_block(0x60180));
   CHECK_FALSE(inject::in_returned_pool_block(0x60100));  // the whole returned range is forgotten: never a guess
+  // A resized block is given back at its new size.
+  inject::record_pool_block(Api::nvtxMemRegionsRegister, pool, 0x61000, 64, 0, 0);
+  inject::record_pool_block(Api::nvtxMemRegionsResize, 0, 0x61000, 512, -1, 0);
+  inject::record_pool_block(Api::nvtxMemRegionsUnregister, 0, 0x61000, 0, -1, 0);
+  CHECK(inject::in_returned_pool_block(0x611ff));
+  CHECK_FALSE(inject::in_returned_pool_block(0x61200));
 
   const ProcessTrace t = read_back();
   REQUIRE(t.pools.count(pool) == 1);
