@@ -79,13 +79,18 @@ def _start_torch(torch):
     entries = _torch_history_entries()
 
     def record_history():
-        memory = torch.cuda.memory
+        # Runs inside PyTorch's lazy CUDA initialization: an exception here would fail the
+        # program's first CUDA call, so none may leave.
         try:
-            memory._record_memory_history(enabled="all", context="alloc", stacks="python", max_entries=entries,
-                                          skip_actions=["free_requested"])
-        except TypeError:  # a PyTorch without skip_actions
-            memory._record_memory_history(enabled="all", context="alloc", stacks="python", max_entries=entries)
-        atexit.register(_write_torch_blocks, torch, entries)
+            memory = torch.cuda.memory
+            try:
+                memory._record_memory_history(enabled="all", context="alloc", stacks="python",
+                                              max_entries=entries, skip_actions=["free_requested"])
+            except TypeError:  # a PyTorch without skip_actions
+                memory._record_memory_history(enabled="all", context="alloc", stacks="python", max_entries=entries)
+            atexit.register(_write_torch_blocks, torch, entries)
+        except Exception as error:
+            _warn("PyTorch's memory history could not be started; its blocks are not followed", error)
 
     # When PyTorch initializes CUDA (at once if it already has): never initializes it itself.
     torch.cuda._lazy_call(record_history)
