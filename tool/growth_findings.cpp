@@ -116,6 +116,11 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
     const auto late = static_cast<uint64_t>(std::count_if(site.allocations.begin(), site.allocations.end(),
                                                           [&](const MemoryEvent* a) { return clock(a) > middle; }));
     if (late * 3 < site.allocations.size()) continue;  // allocated early and reused: steady state
+    // And in bytes: a big buffer made once early (a library's workspace) beside a few small late
+    // ones is not memory that grows.
+    uint64_t late_bytes = 0;
+    for (const MemoryEvent* a : site.allocations) late_bytes += clock(a) > middle ? a->bytes : 0;
+    if (late_bytes * 3 < site.bytes) continue;
     // Memory that accumulates was allocated over a good part of the work; what a step makes and the
     // next one replaces (per-step tensors live when the work ended) was allocated within one step.
     const uint64_t start =

@@ -183,3 +183,13 @@ TEST_CASE("blocks with neither a Python nor a native stack are not lumped into a
   t.end();
   CHECK(growth(t.trace()).empty());
 }
+
+TEST_CASE("a big buffer made early beside a few small late ones is not growth (a library's workspace)") {
+  SyntheticTrace t;
+  t.python_stack(7, kForward);
+  t.alloc_from_python(Api::cudaMalloc, 0x1000000, 64 * kMiB, 7).wait(500 * kMs);  // the workspace
+  for (uint64_t i = 0; i < 4; ++i)
+    t.alloc_from_python(Api::cudaMalloc, 0x8000000 + i * kMiB, kMiB / 2, 7).wait(200 * kMs);
+  t.end();
+  CHECK(growth(t.trace()).empty());
+}
