@@ -401,6 +401,10 @@ enum class PoolKind : uint32_t {
   CupyPool = 2,      // CuPy's memory pool (its memory hook)
   TorchCaching = 3,  // PyTorch's CUDA caching allocator (its memory history, read at exit)
 };
+// Whether `kind` (a PoolRecord's) is one this build knows.
+constexpr bool is_known_pool_kind(uint32_t kind) {
+  return kind >= static_cast<uint32_t>(PoolKind::NvtxHeap) && kind <= static_cast<uint32_t>(PoolKind::TorchCaching);
+}
 struct PoolRecord {
   RecordHeader header;
   uint32_t pool;  // this process's number for it, from 1

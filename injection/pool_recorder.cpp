@@ -188,7 +188,7 @@ int32_t device_of_pointer(uint64_t pointer) noexcept {
 extern "C" __attribute__((visibility("default"))) uint32_t cuaudit_pool_register(uint32_t kind, const char* name,
                                                                                  int32_t device) {
   using namespace cuaudit;
-  if (kind < 1 || kind > 3) return 0;
+  if (!trace::is_known_pool_kind(kind)) return 0;
   return inject::register_pool(static_cast<trace::PoolKind>(kind), name, 0, 0, device, inject::capture_stack());
 }
 

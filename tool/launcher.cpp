@@ -118,13 +118,20 @@ std::string find_injection_library(const std::string& explicit_path) {
   return path;
 }
 
+namespace {
+// `name` in the directory of the injection library.
+std::string beside_injection(const std::string& injection_path, const char* name) {
+  return injection_path.substr(0, injection_path.rfind('/') + 1) + name;
+}
+}  // namespace
+
 std::string find_preload_library(const std::string& injection_path) {
-  const std::string path = injection_path.substr(0, injection_path.rfind('/') + 1) + "libcuaudit-preload.so";
+  const std::string path = beside_injection(injection_path, "libcuaudit-preload.so");
   return is_regular_file(path) ? path : std::string();
 }
 
 std::string find_python_hooks(const std::string& injection_path) {
-  const std::string dir = injection_path.substr(0, injection_path.rfind('/') + 1) + "cuaudit_site";
+  const std::string dir = beside_injection(injection_path, "cuaudit_site");
   return is_regular_file(dir + "/sitecustomize.py") ? dir : std::string();
 }
 

@@ -99,6 +99,7 @@ std::string call_site(const std::vector<report::Frame>& frames) {
 
 void judge_library_handles(std::vector<report::Finding>& findings) {
   std::map<std::pair<std::string_view, Site>, size_t> merged;  // (create, site) -> index in `kept`
+  std::vector<std::pair<size_t, const HandleApi*>> own;        // the program's handles, in `kept`
   std::vector<report::Finding> kept;
   kept.reserve(findings.size());
   for (report::Finding& f : findings) {
@@ -133,6 +134,7 @@ void judge_library_handles(std::vector<report::Finding>& findings) {
       continue;
     }
     merged.emplace(key, kept.size());
+    own.emplace_back(kept.size(), api);
     f.notes.insert(f.notes.begin(), fmt::format("{} at {}, never {}: the {}'s workspace lives until it is destroyed",
                                                 api->create, call_site(from_create), api->destroy, api->what));
     f.notes.push_back(fmt::format(
@@ -144,10 +146,8 @@ void judge_library_handles(std::vector<report::Finding>& findings) {
     kept.push_back(std::move(f));
   }
   // Headlines last: merged findings' sizes are final now.
-  for (report::Finding& f : kept) {
-    if (f.kind != report::FindingKind::Leak || f.stack.empty() || f.api.empty()) continue;
-    const HandleApi* api = handle_api(f.stack.front());
-    if (!api || f.api != api->create) continue;
+  for (const auto& [index, api] : own) {
+    report::Finding& f = kept[index];
     f.headline = fmt::format(
         "Leak of {} byte(s) in {} allocation(s): a {} made by {} and never destroyed with {}, "
         "created at:",

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "growth_findings.h"
+#include "replay.h"
+#include "run_bounds.h"
 #include "safe_file.h"
 #include "stack_resolver.h"
 
@@ -38,6 +40,24 @@ bool caching_allocator_growth(const report::Finding& f) {
   return in(f.stack) ||
          std::any_of(f.related.begin(), f.related.end(), [&](const report::RelatedStack& r) { return in(r.stack); });
 }
+
+// What the blocks held on each device, after each change of the replay's live set (at the time of
+// the event that changed it: a block's free, not its allocation, ends it).
+struct BlocksHeld : ReplayObserver {
+  explicit BlocksHeld(const ProcessTrace& process) : process(process) {}
+  void on_event(const Event& e) override { event_ns = e.time_ns; }
+  void on_live(const MemoryEvent& m) override { change(m.device, m.bytes, 0); }
+  void on_gone(const MemoryEvent& m) override { change(m.device, 0, m.bytes); }
+  void change(int32_t device, uint64_t added, uint64_t removed) {
+    uint64_t& now = bytes[device];
+    now = now + added - removed;
+    changes[device].emplace_back(process.seconds_since_start(event_ns), now);
+  }
+  const ProcessTrace& process;
+  uint64_t event_ns = 0;
+  std::map<int32_t, uint64_t> bytes;
+  std::map<int32_t, std::vector<std::pair<double, uint64_t>>> changes;  // device -> (t, bytes)
+};
 
 }  // namespace
 
@@ -165,32 +185,24 @@ void analyze_torch_blocks(const std::string& dir, const ProcessTrace& process, S
                                      [](const Event& e) { return e.kind == EventKind::Alloc; });
   if (!any_block) return;
   findings.erase(std::remove_if(findings.begin(), findings.end(), caching_allocator_growth), findings.end());
+  // One replay of the blocks: growth, and what they held on each device after each change.
+  GrowthObserver growth(blocks);
+  RunBounds bounds;
+  BlocksHeld held(process);
+  ObserverList observers;
+  observers.add(&growth);
+  observers.add(&bounds);
+  observers.add(&held);
+  const ReplayResult result = replay(blocks, &observers);
   StackResolver stacks(blocks, symbolizer);
-  const ReplayResult result = replay(blocks);
-  for (auto& f : growth_findings(blocks, result.leaks, stacks)) findings.push_back(std::move(f));
+  for (auto& f : growth_findings(blocks, growth, bounds, result.leaks, stacks)) findings.push_back(std::move(f));
 
-  // What the blocks held on each device at each of the process's samples: allocated, beside the
-  // segments the samples' `tracked` counts (reserved).
-  std::map<int32_t, std::vector<std::pair<double, uint64_t>>> held;  // device -> (t, bytes) at each change
-  std::map<std::pair<int32_t, uint64_t>, uint64_t> live;
-  std::map<int32_t, uint64_t> bytes;
-  for (const Event& e : blocks.events) {
-    if (!e.is_memory()) continue;
-    const MemoryEvent& m = e.memory();
-    const auto key = std::make_pair(m.device, m.key);
-    if (e.kind == EventKind::Alloc) {
-      bytes[m.device] += m.bytes - live[key];
-      live[key] = m.bytes;
-    } else if (auto it = live.find(key); it != live.end()) {
-      bytes[m.device] -= it->second;
-      live.erase(it);
-    }
-    held[m.device].emplace_back(process.seconds_since_start(m.time_ns), bytes[m.device]);
-  }
+  // Each of the process's samples gets what the blocks held then: allocated, beside the segments
+  // the samples' `tracked` counts (reserved).
   for (report::TimelineSample& sample : timeline.samples) {
     if (sample.pid != process.pid) continue;
-    auto it = held.find(sample.device);
-    if (it == held.end()) continue;
+    auto it = held.changes.find(sample.device);
+    if (it == held.changes.end()) continue;
     const auto& changes = it->second;
     auto after = std::upper_bound(changes.begin(), changes.end(), sample.t,
                                   [](double t, const std::pair<double, uint64_t>& c) { return t < c.first; });

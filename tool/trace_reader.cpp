@@ -146,7 +146,7 @@ class TraceBuilder {
 
   bool parse(const PoolRecord& r, Tail tail) {
     if (r.name_bytes > tail.bytes) return false;
-    if (r.kind < 1 || r.kind > 3) return true;  // a kind of pool a newer writer knows
+    if (!is_known_pool_kind(r.kind)) return true;  // a kind of pool a newer writer knows
     out_.pools[r.pool] = {
         static_cast<PoolKind>(r.kind), std::string(tail.data, r.name_bytes), r.base, r.bytes, r.stack_id, r.device};
     return true;
