@@ -8,6 +8,8 @@
 #   cuaudit  the program under cuaudit (report to /dev/null)
 #   nocheck, nosample  cuaudit without launch checks (launches), without the timeline (allocations)
 #   nohooks  cuaudit without its Python hooks (torch): PyTorch's blocks not followed
+#   nocode   cuaudit keeping no kernel code (torch; CUAUDIT_KERNEL_CODE_LIMIT_MB=0): the cubins'
+#            cost, written beside the trace as modules load
 #   sanitizer compute-sanitizer --leak-check full, one run, where installed
 # Then one cuaudit run of each benchmark with CUAUDIT_STATS=1: where cuaudit's own time goes.
 # Usage: bench/run_bench.sh BUILD_DIR [REPS] [BENCHMARK...]   (benchmarks: pairs pairs_nokernel
@@ -56,6 +58,7 @@ run_config() {  # CONFIG BENCHMARK: prints the program's output
     nocheck) "$bin/cuaudit" --check-launch-params no --log-file /dev/null -- ${command[$name]} ;;
     nosample) "$bin/cuaudit" --sample-interval 0 --log-file /dev/null -- ${command[$name]} ;;
     nohooks) "$bin/cuaudit" --python-hooks no --log-file /dev/null -- ${command[$name]} ;;
+    nocode) CUAUDIT_KERNEL_CODE_LIMIT_MB=0 "$bin/cuaudit" --log-file /dev/null -- ${command[$name]} ;;
   esac
 }
 
@@ -65,7 +68,7 @@ configs_of() {
   case $1 in
     launch) echo native floor cuaudit nocheck ;;
     pairs | pairs_nokernel) echo native floor cuaudit nosample ;;
-    torch) echo native floor cuaudit nohooks ;;
+    torch) echo native floor cuaudit nohooks nocode ;;
     *) echo native floor cuaudit ;;
   esac
 }

@@ -47,10 +47,9 @@ struct ChunkHeader {
   uint32_t checksum;  // chunk_checksum of the payload (version 2 on; 0 in version 1)
 };
 
-// What a chunk's header says of its payload, so that a flipped byte is a damaged chunk, not a
-// silently different finding. Word-wise multiply-xor (cheap enough for every flush: about 5 us for
-// a full 64 KiB buffer), folded to 32 bits.
-inline uint32_t chunk_checksum(const void* data, size_t bytes) {
+// Word-wise multiply-xor over `bytes`: cheap (about 5 us for 64 KiB), not cryptographic. Names a
+// kernel-code file by its content (ModuleCodeRecord::hash) and checks chunks (chunk_checksum).
+inline uint64_t content_hash64(const void* data, size_t bytes) {
   const auto* p = static_cast<const unsigned char*>(data);
   uint64_t h = 0x9e3779b97f4a7c15ull ^ bytes;
   size_t i = 0;
@@ -61,7 +60,13 @@ inline uint32_t chunk_checksum(const void* data, size_t bytes) {
     h ^= h >> 32;
   }
   for (; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-  h ^= h >> 29;
+  return h ^ (h >> 29);
+}
+
+// What a chunk's header says of its payload, so that a flipped byte is a damaged chunk, not a
+// silently different finding: cheap enough for every flush (a full 64 KiB buffer).
+inline uint32_t chunk_checksum(const void* data, size_t bytes) {
+  const uint64_t h = content_hash64(data, bytes);
   return static_cast<uint32_t>(h ^ (h >> 32));
 }
 static_assert(sizeof(ChunkHeader) == 16);
@@ -217,6 +222,9 @@ enum class LaunchProblem : uint8_t {
   NotAccessible = 2,   // the driver knows no device-accessible memory at the value (freed, pageable, garbage)
   PeerNotEnabled = 3,  // memory of another device that the launching device was given no access to
   ReturnedToPool = 4,  // inside a block an NVTX-annotated pool took back (its memory is still the pool's)
+  // A LaunchBits record (not a LaunchParam one): a pointer-like value not 16-byte aligned, which
+  // the tool compares with what the kernel's code requires of it.
+  LowBits = 5,
 };
 
 // One parameter of one launch that failed a check made in the target. The tool judges what an
@@ -238,6 +246,45 @@ struct LaunchParamRecord {
   uint8_t host_readable;  // NotAccessible: 1 when the process can read the address (host memory)
   int8_t pointer_device;  // PeerNotEnabled: the device the memory is on
   int8_t launch_device;   // PeerNotEnabled: the device the kernel runs on
+};
+
+// A value in a kernel's parameters that lies in the range of addresses CUDA handed out and is not
+// 16-byte aligned, the first time its kernel saw these low bits at this word of its parameters
+// from this launch stack. Whether the kernel needs it aligned is for
+// the tool to judge, from the kernel's machine code (ModuleCode); the target cannot tell a
+// pointer from an integer, nor a float* from one the kernel reads as float4.
+struct LaunchBitsRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  uint64_t stack_id;
+  uint64_t value;  // the word as passed
+  uint32_t tid;
+  uint32_t kernel_id;
+  uint32_t buffer_offset;  // where the word is in the kernel's parameter buffer
+  uint16_t param_index;    // the parameter it belongs to
+  uint16_t member_offset;  // where it is inside that parameter (0 for a pointer parameter)
+  uint8_t path;            // LaunchPath
+  uint8_t reserved[7];
+};
+
+// What became of the machine code of one module CUDA loaded (CUPTI's module-loaded callback).
+enum class ModuleCodeStatus : uint32_t {
+  Saved = 1,        // an ELF cubin, written as kernel-code/<hash>.cubin beside the trace (or already there)
+  NotCode = 2,      // the driver handed over neither a cubin nor a fatbin
+  OverLimit = 3,    // CUAUDIT_KERNEL_CODE_LIMIT_MB was reached: not written
+  WriteFailed = 4,  // the file could not be written
+  SavedFatbin = 5,  // a fat binary (cubins for several GPUs, maybe compressed): kernel-code/<hash>.fatbin
+};
+inline constexpr uint32_t kFatbinMagic = 0xba55ed50;  // the first word of a fat binary's header
+struct ModuleCodeRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  uint64_t hash;       // of the cubin's bytes: its file name, as 16 hex digits
+  uint64_t bytes;      // the cubin's size
+  uint32_t module_id;  // CUPTI's id of the module
+  uint32_t status;     // ModuleCodeStatus
 };
 
 // Followed by name_bytes of the callback's name as CUPTI gives it ("cudaMemcpy_v3020"), no NUL.

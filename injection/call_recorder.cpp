@@ -139,6 +139,9 @@ bool on_call_exit(const ApiCall& call) noexcept {
   }
   if (info.role == ApiRole::Alloc && call.result == 0) record_python_stack_of(r.seq);
   if (call.result == 0) info.role == ApiRole::Alloc ? note_allocation() : note_release();
+  if (call.result == 0 && info.role == ApiRole::Alloc &&
+      (info.space == KeySpace::Address || info.space == KeySpace::VmmReservation || info.space == KeySpace::VmmMapping))
+    note_handed_out(call.key, call.bytes);
   return true;
 }
 

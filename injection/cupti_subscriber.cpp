@@ -12,6 +12,7 @@
 #include "cupti_launch_hooks.h"
 #include "device_state.h"
 #include "driver_api.h"
+#include "kernel_code.h"
 #include "launch_checker.h"
 #include "memory_sampler.h"
 #include "preload_link.h"
@@ -165,6 +166,11 @@ void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) noexcept
     on_graph_node_created(tls, static_cast<const CUpti_GraphData*>(data->resourceDescriptor));
     return;
   }
+  if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
+    const auto* module = static_cast<const CUpti_ModuleResourceData*>(data->resourceDescriptor);
+    if (module) on_module_loaded(module->moduleId, module->pCubin, module->cubinSize);
+    return;
+  }
   if (!data->context) return;
   if (cbid != CUPTI_CBID_RESOURCE_CONTEXT_CREATED && cbid != CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) return;
   uint32_t uid = 0;
@@ -184,7 +190,15 @@ void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) noexcept
 
 void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   // A disabled writer (forked child, unwritable trace) records nothing: skip all work.
-  if (tls.in_callback || !trace_writer().enabled()) return;
+  if (!trace_writer().enabled()) return;
+  if (tls.in_callback) {
+    // The launch checks' own questions about a kernel (cuKernelGetParamInfo) make the driver load
+    // its module lazily, inside cuaudit's callback: the module's code is still kept. Nothing else
+    // nested is recorded.
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED)
+      on_resource(cbid, static_cast<const CUpti_ResourceData*>(data));
+    return;
+  }
   const StageTimer timer(Stage::Callback);
   tls.in_callback = true;
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
@@ -266,6 +280,9 @@ bool subscribe_callbacks(const SubscribeOptions& options, char* error, size_t er
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   if (check_launches) enable_launch_hook_callbacks(g_subscriber);
+  // The code of every module, for the checks of what each kernel's code requires (kernel_code.h).
+  if (check_launches && keeping_kernel_code())
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
   return true;
 }
 

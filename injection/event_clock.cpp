@@ -32,4 +32,24 @@ uint64_t release_epoch() noexcept { return g_release_epoch.load(std::memory_orde
 void note_allocation() noexcept { g_allocation_epoch.fetch_add(1, std::memory_order_acq_rel); }
 void note_release() noexcept { g_release_epoch.fetch_add(1, std::memory_order_acq_rel); }
 
+namespace {
+std::atomic<uint64_t> g_lowest_address{UINT64_MAX};
+std::atomic<uint64_t> g_highest_end{0};
+}  // namespace
+
+void note_handed_out(uint64_t start, uint64_t bytes) noexcept {
+  if (bytes == 0) return;
+  uint64_t low = g_lowest_address.load(std::memory_order_relaxed);
+  while (start < low && !g_lowest_address.compare_exchange_weak(low, start, std::memory_order_relaxed)) {
+  }
+  uint64_t high = g_highest_end.load(std::memory_order_relaxed);
+  while (start + bytes > high && !g_highest_end.compare_exchange_weak(high, start + bytes, std::memory_order_relaxed)) {
+  }
+}
+
+bool in_handed_out_range(uint64_t value) noexcept {
+  return value >= g_lowest_address.load(std::memory_order_relaxed) &&
+         value < g_highest_end.load(std::memory_order_relaxed);
+}
+
 }  // namespace cuaudit::inject

@@ -24,4 +24,9 @@ uint64_t release_epoch() noexcept;
 void note_allocation() noexcept;
 void note_release() noexcept;
 
+// The range of addresses CUDA handed out so far (device, pinned, managed and reserved memory):
+// the launch checks take no word of a kernel's parameters outside it for a pointer.
+void note_handed_out(uint64_t start, uint64_t bytes) noexcept;
+bool in_handed_out_range(uint64_t value) noexcept;
+
 }  // namespace cuaudit::inject

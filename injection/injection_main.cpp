@@ -19,6 +19,7 @@
 #include "driver_api.h"
 #include "environment.h"
 #include "in_target_log.h"
+#include "kernel_code.h"
 #include "launch_checker.h"
 #include "memory_sampler.h"
 #include "module_map.h"
@@ -188,6 +189,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   const char* lint = getenv(cuaudit::env_name(cuaudit::EnvVar::CheckApiResults));
   const char* launches = getenv(cuaudit::env_name(cuaudit::EnvVar::CheckLaunchParams));
   const char* resources = getenv(cuaudit::env_name(cuaudit::EnvVar::TrackResources));
+  configure_kernel_code();
   SubscribeOptions options;
   options.record_call_sites = lint && strcmp(lint, "1") == 0;
   options.check_launches = !launches || strcmp(launches, "0") != 0;

@@ -15,6 +15,7 @@
 #include "launch_recorder.h"
 #include "pool_recorder.h"
 #include "readable_memory.h"
+#include "stack_capture.h"
 #include "stage_stats.h"
 
 namespace cuaudit::inject {
@@ -37,6 +38,17 @@ struct ParamCheck {
   uint32_t alignment;  // 0: not checked (unknown pointee, untyped kernel)
 };
 
+// One 8-byte word of the parameters whose low bits are watched (kernel-access checks): each word
+// of a pointer-sized parameter or of a by-value struct, where a pointer may be.
+struct WordCheck {
+  uint32_t buffer_offset;  // in the parameter buffer
+  uint16_t param_index;
+  uint16_t member_offset;  // inside its parameter
+};
+// Words watched per kernel: 512 bytes of parameters (PyTorch's elementwise kernels take a few
+// hundred); words past them are not watched.
+constexpr uint16_t kMaxWatchedWords = 64;
+
 // What cuaudit knows of one kernel handle. Immortal once published.
 struct KernelInfo {
   const void* handle;
@@ -46,7 +58,10 @@ struct KernelInfo {
   std::atomic<bool> recorded;  // its Kernel record is in the trace
   bool has_offsets;
   uint16_t check_count;
+  uint16_t word_count;
   ParamCheck checks[kMaxKernelParams];
+  WordCheck words[kMaxWatchedWords];
+  std::atomic<uint32_t> unaligned_launches[kMaxWatchedWords];  // launches with a watched value there
 };
 
 constexpr size_t kKernelSlots = 1 << 14;  // open addressing; PyTorch loads thousands of kernels
@@ -124,7 +139,22 @@ KernelInfo* build_kernel(const void* handle, const char* name, bool function_fir
         k->checks[k->check_count++] = {static_cast<uint16_t>(i), 0, static_cast<uint32_t>(offsets[i]), 0};
     }
   }
-  // A C++ name the demangler cannot read: nothing is known of its parameters, nothing is checked.
+  // A C++ name the demangler cannot read: nothing is known of its parameters' types.
+  // Every word where a pointer may be has its low bits watched, typed or not: a float* parameter
+  // may be read as float4 inside the kernel, a struct may hold pointers. Parameters whose type
+  // already demands 16-byte alignment are checked for it above.
+  for (int i = 0; i < count && k->word_count < kMaxWatchedWords; ++i) {
+    if (sizes[i] < sizeof(void*) || offsets[i] % sizeof(void*) != 0) continue;
+    bool typed_vector = false;
+    for (uint16_t c = 0; c < k->check_count; ++c)
+      typed_vector |= k->checks[c].index == i && k->checks[c].alignment >= 16;
+    if (typed_vector) continue;
+    for (size_t member = 0; member + sizeof(void*) <= sizes[i] && k->word_count < kMaxWatchedWords;
+         member += sizeof(void*)) {
+      k->words[k->word_count++] = {static_cast<uint32_t>(offsets[i] + member), static_cast<uint16_t>(i),
+                                   static_cast<uint16_t>(member)};
+    }
+  }
   return k;
 }
 
@@ -159,6 +189,51 @@ KernelInfo* find_kernel(const void* handle, const char* name, bool function_firs
   g_insert_lock.store(false, std::memory_order_release);
   c = {handle, k};
   return k;
+}
+
+// Launch sites already recorded per (kernel, word, low bits): lossy (a collision only costs a
+// repeated record, which the tool counts as another launch from that site).
+constexpr size_t kSiteSlots = 4096;
+std::atomic<uint64_t> g_recorded_sites[kSiteSlots];
+
+uint64_t site_key(uint32_t kernel_id, uint16_t word, uint8_t bits, uint64_t stack_id) noexcept {
+  uint64_t h = stack_id * 0x9e3779b97f4a7c15ull;
+  h ^= (uint64_t{kernel_id} << 24 | uint64_t{word} << 8 | bits) * 0xff51afd7ed558ccdull;
+  h ^= h >> 31;
+  return h | 1;  // 0 marks an empty slot
+}
+
+// Watches the low bits of every word where a pointer may be: a value CUDA could have handed out
+// that is not 16-byte aligned is recorded once per launch site, word and low bits. The tool
+// compares it with what the kernel's code requires (tool/kernel_access.h). The stack is walked
+// only for such values: at each of the first kFullyWalked launches that bring one to a word,
+// then at one in kWalkEvery (a loop launching with p + 1 costs a stack walk per launch
+// otherwise; a new site that launches a few times later on can be missed, docs say so).
+constexpr uint32_t kFullyWalked = 64;
+constexpr uint32_t kWalkEvery = 64;
+void watch_low_bits(trace::LaunchPath path, KernelInfo* k, void* const* params, const char* packed) noexcept {
+  uint64_t stack_id = 0;
+  for (uint16_t w = 0; w < k->word_count; ++w) {
+    const WordCheck& word = k->words[w];
+    const char* argument = params ? static_cast<const char*>(params[word.param_index]) : packed + word.buffer_offset;
+    if (!argument) continue;
+    uint64_t value;
+    memcpy(&value, params ? argument + word.member_offset : argument, sizeof value);
+    const auto bits = static_cast<uint8_t>(value & 15);
+    if (bits == 0 || !in_handed_out_range(value)) continue;
+    const uint32_t seen = k->unaligned_launches[w].fetch_add(1, std::memory_order_relaxed);
+    if (seen >= kFullyWalked && seen % kWalkEvery != 0) continue;
+    if (!stack_id) stack_id = capture_stack();
+    const uint64_t key = site_key(k->id, w, bits, stack_id);
+    std::atomic<uint64_t>& slot = g_recorded_sites[key % kSiteSlots];
+    if (slot.load(std::memory_order_relaxed) == key) continue;
+    slot.store(key, std::memory_order_relaxed);
+    if (!k->recorded.exchange(true)) record_kernel(k->id, k->name);
+    LaunchBitsFact f;
+    f.kernel_id = k->id, f.param_index = word.param_index, f.member_offset = word.member_offset;
+    f.buffer_offset = word.buffer_offset, f.path = path, f.value = value, f.stack_id = stack_id;
+    record_launch_bits(f);
+  }
 }
 
 // The driver's answer for one pointer value.
@@ -356,6 +431,7 @@ const char* packed_arguments(void* const* extra) noexcept {
 void check_arguments(trace::LaunchPath path, KernelInfo* k, void* const* params, void* const* extra) noexcept {
   const char* packed = params ? nullptr : packed_arguments(extra);
   if (!params && !(packed && k->has_offsets)) return;
+  if (k->word_count) watch_low_bits(path, k, params, packed);
   const bool peers = several_devices();
   int8_t launch_device = -2;  // asked once, at the first pointer that needs it
   for (uint16_t i = 0; i < k->check_count; ++i) {
@@ -453,7 +529,7 @@ void check_launch(trace::LaunchPath path, const void* handle, const char* name, 
   note_launch();
   if (!handle) return;
   KernelInfo* k = find_kernel(handle, name, driver_path(path));
-  if (k && k->check_count) check_arguments(path, k, params, extra);
+  if (k && (k->check_count || k->word_count)) check_arguments(path, k, params, extra);
 }
 
 void check_graph_node(trace::LaunchPath path, CUgraphNode node) noexcept {
@@ -462,7 +538,7 @@ void check_graph_node(trace::LaunchPath path, CUgraphNode node) noexcept {
   const char* name = nullptr;
   if (!node_kernel(node, p, handle, name)) return;
   KernelInfo* k = find_kernel(handle, name, p.func != nullptr);
-  if (k && k->check_count) check_arguments(path, k, p.kernelParams, p.extra);
+  if (k && (k->check_count || k->word_count)) check_arguments(path, k, p.kernelParams, p.extra);
 }
 
 void check_graph_exec_update(trace::LaunchPath path, CUgraphNode node, CUfunction function, void* const* params,
@@ -476,7 +552,7 @@ void check_graph_exec_update(trace::LaunchPath path, CUgraphNode node, CUfunctio
     return;
   }
   KernelInfo* k = find_kernel(handle, name, true);
-  if (k && k->check_count) check_arguments(path, k, params, extra);
+  if (k && (k->check_count || k->word_count)) check_arguments(path, k, params, extra);
 }
 
 }  // namespace cuaudit::inject

@@ -1,7 +1,8 @@
 // Checks the parameters of every kernel launch, in the target because launches are too many to
 // record: each pointer parameter must be aligned for its pointee type (from the kernel's mangled
-// name) and must point at memory the device can reach. Only failures become trace facts
-// (launch_recorder); the tool judges what an unreachable pointer is.
+// name) and must point at memory the device can reach; a word of the parameters that may be a
+// pointer and is not 16-byte aligned is recorded for the tool to compare with the kernel's code. Only failures become
+// trace facts (launch_recorder); the tool judges what an unreachable pointer is.
 //
 // The common path takes no lock and makes no CUDA call: a kernel's parameter layout is cached
 // per thread, and so are the allocation ranges the driver confirmed, until memory is released.

@@ -36,4 +36,19 @@ void record_launch_param(const LaunchFact& f) noexcept {
   trace_writer().append(r);
 }
 
+void record_launch_bits(const LaunchBitsFact& f) noexcept {
+  trace::LaunchBitsRecord r{};
+  r.stack_id = f.stack_id;
+  r.seq = next_sequence();
+  r.time_ns = monotonic_ns();
+  r.value = f.value;
+  r.tid = current_tid();
+  r.kernel_id = f.kernel_id;
+  r.buffer_offset = f.buffer_offset;
+  r.param_index = f.param_index;
+  r.member_offset = f.member_offset;
+  r.path = static_cast<uint8_t>(f.path);
+  trace_writer().append(r);
+}
+
 }  // namespace cuaudit::inject

@@ -28,4 +28,18 @@ struct LaunchFact {
 // Captures the calling thread's stack and writes the fact.
 void record_launch_param(const LaunchFact& fact) noexcept;
 
+// A word of a kernel's parameters that may be a pointer and is not 16-byte aligned.
+struct LaunchBitsFact {
+  uint32_t kernel_id = 0;
+  uint16_t param_index = 0;
+  uint16_t member_offset = 0;
+  uint32_t buffer_offset = 0;
+  trace::LaunchPath path = trace::LaunchPath::cudaLaunchKernel;
+  uint64_t value = 0;
+  uint64_t stack_id = 0;  // the launch's stack (capture_stack)
+};
+
+// Writes the fact.
+void record_launch_bits(const LaunchBitsFact& fact) noexcept;
+
 }  // namespace cuaudit::inject

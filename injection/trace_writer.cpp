@@ -482,6 +482,8 @@ bool TraceWriter::enabled() const noexcept { return state().enabled.load(std::me
 
 const char* TraceWriter::path() const noexcept { return state().path; }
 
+const char* TraceWriter::directory() const noexcept { return state().dir; }
+
 uint64_t TraceWriter::dropped_records() const noexcept { return state().dropped.load(std::memory_order_relaxed); }
 
 }  // namespace cuaudit::inject

@@ -75,6 +75,7 @@ class TraceWriter {
 
   bool enabled() const noexcept;
   const char* path() const noexcept;
+  const char* directory() const noexcept;  // where the trace is (and what is kept beside it)
   uint64_t dropped_records() const noexcept;
 
  private:

@@ -82,7 +82,9 @@ json finding_json(const Finding& f) {
                  {"index", p.index},
                  {"type", text_or_null(p.type)},
                  {"alignment", p.alignment ? json(p.alignment) : json(nullptr)},
-                 {"offset", p.offset ? json(*p.offset) : json(nullptr)}};
+                 {"offset", p.offset ? json(*p.offset) : json(nullptr)},
+                 {"member_offset", p.member_offset},
+                 {"alignment_from", p.alignment ? json(p.alignment_from_code ? "code" : "type") : json(nullptr)}};
   }
   const char* baseline = baseline_status_key(f.baseline);
   json out = {{"kind", finding_kind_key(f.kind)},
@@ -348,6 +350,10 @@ Finding finding_from(const json& j, const std::string& where) {
     p.type = get_text(parameter, "type", at);
     p.alignment = get_number<uint32_t>(parameter, "alignment", at);
     p.offset = get_optional_number<uint64_t>(parameter, "offset", at);
+    // Reports written before kernel-access checks have neither.
+    p.member_offset = get_optional_number<uint32_t>(parameter, "member_offset", at).value_or(0);
+    const auto from = parameter.find("alignment_from");
+    p.alignment_from_code = from != parameter.end() && from->is_string() && *from == "code";
     f.parameter = std::move(p);
   }
   f.at = get_optional_number<double>(j, "at", where);

@@ -156,6 +156,25 @@ say "== a run with launch findings of two kernels, kept as a golden trace (kerne
 rm -rf "$out/launch-run"
 "$bin/cuaudit" --save "$out/launch-run" "$bin/gpu_launch_misaligned_double2" 2>&1 | tail -n 3 | tee -a "$log"
 
+say "== what kernels' code requires: a run kept as a golden trace; the analysis timed, then from its cache"
+rm -rf "$out/kernel-access-run"
+"$bin/cuaudit" --save "$out/kernel-access-run" --leak-check summary "$bin/gpu_kernel_access" 2>&1 | tail -n 4 | tee -a "$log"
+rm -f "$out/kernel-access-run/kernel-access.json"
+for pass in "nvdisasm" "cache"; do
+  start=$(date +%s.%N)
+  "$bin/cuaudit" report "$out/kernel-access-run" --json /tmp/ka.json --log-file /dev/null >/dev/null 2>&1
+  end=$(date +%s.%N)
+  say "report ($pass): $(awk "BEGIN {printf \"%.3f\", $end - $start}") s, $(python3 -c "import json; print(len(json.load(open('$out/kernel-access-run/kernel-access.json'))['kernels']))") kernels analyzed, $(ls "$out/kernel-access-run/kernel-code" | wc -l) cubins ($(du -sk "$out/kernel-access-run/kernel-code" | cut -f1) KiB)"
+done
+say "== PyTorch training: the code kept, the words recorded, the report's kernel analysis"
+rm -rf /tmp/torch-ka
+"$bin/cuaudit" --save /tmp/torch-ka --leak-check summary -- python3 tests/gpu/torch_training.py >/dev/null 2>&1
+start=$(date +%s.%N)
+"$bin/cuaudit" report /tmp/torch-ka --json /tmp/torch-ka.json --log-file /dev/null >/dev/null 2>&1
+end=$(date +%s.%N)
+say "torch: $(ls /tmp/torch-ka/kernel-code | wc -l) cubins, $(du -sk /tmp/torch-ka/kernel-code | cut -f1) KiB kept; report $(awk "BEGIN {printf \"%.3f\", $end - $start}") s; kernels analyzed: $(python3 -c "import json; print(len(json.load(open('/tmp/torch-ka/kernel-access.json'))['kernels']))" 2>&1); misaligned findings: $(python3 -c "import json; print([f['headline'][:200] for f in json.load(open('/tmp/torch-ka.json'))['findings'] if f['kind']=='misaligned_param'])"); modules: $(ls /tmp/torch-ka/kernel-code | sed 's/.*\.//' | sort | uniq -c | tr '\n' ' '); notes: $(python3 -c "import json; r=json.load(open('/tmp/torch-ka.json')); print([n for n in r.get('notes', []) if 'machine code' in n or 'nvdisasm' in n])")"
+cp /tmp/torch-ka/kernel-access.json "$out/torch-kernel-access.json" 2>/dev/null
+
 say "== cuaudit report on the recorded run"
 "$bin/cuaudit" report "$out/demo-run" --leak-check summary 2>&1 | tee -a "$log"
 
@@ -193,7 +212,7 @@ say "== --check-api-results: discarded results of successful calls, recorded in 
 "$bin/cuaudit" --check-api-results "$bin/gpu_handled_errors_O2" 2>&1 | tail -n 30 | tee -a "$log"
 
 # Recorded runs travel back as one file each (the device returns a limited number of files).
-(cd "$out" && tar -czf recorded-runs.tar.gz timeline-run demo-run launch-run growth-*-run && rm -rf timeline-run demo-run launch-run growth-*-run)
+(cd "$out" && tar -czf recorded-runs.tar.gz timeline-run demo-run launch-run kernel-access-run growth-*-run && rm -rf timeline-run demo-run launch-run kernel-access-run growth-*-run)
 
 say "== GPU tests: $passed passed, $failed failed, $skipped skipped"
 exit $((failed > 0))

@@ -11,6 +11,7 @@
 #include "allocation_spans.h"
 #include "checks.h"
 #include "error_findings.h"
+#include "kernel_access.h"
 #include "library_handles.h"
 #include "replay.h"
 #include "run_bounds.h"
@@ -152,7 +153,7 @@ struct ProcessAnalysis {
 // which are the bulk of a trace).
 ProcessAnalysis analyze_process(const std::string& dir, TraceFile& file, const std::optional<RunInfo>& run,
                                 const AnalysisOptions& options, Symbolizer& symbolizer, CallSiteJudge& judge,
-                                report::Report& report) {
+                                KernelRequirements& kernel_code, report::Report& report) {
   ProcessTrace& trace = file.metadata();
   ProcessAnalysis out;
   out.trace = &trace;
@@ -177,6 +178,16 @@ ProcessAnalysis analyze_process(const std::string& dir, TraceFile& file, const s
   Replayer replayer(trace, &observers);
   trace.events.clear();
   file.play([&](const Event& e) {
+    if (e.kind == EventKind::LaunchParam && e.launch_param().problem == trace::LaunchProblem::LowBits) {
+      // A word not 16-byte aligned: a finding only where the kernel's code needs it aligned.
+      const std::optional<LaunchParamFact> judged = kernel_code.judge(trace, e.launch_param());
+      if (!judged) return;
+      Event misaligned = e;
+      misaligned.payload = *judged;
+      replayer.apply(misaligned);
+      trace.events.push_back(misaligned);
+      return;
+    }
     replayer.apply(e);
     const bool bulk = e.is_memory() && e.memory().result == 0;
     if (!bulk) trace.events.push_back(e);
@@ -242,6 +253,10 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
   const bool call_sites_loaded = judge.load_cache(call_sites_path, error);
   if (!call_sites_loaded) report.notes.push_back(error + "; it is left unchanged");
   bool call_sites_recorded = false;
+  KernelRequirements kernel_code(dir, options.nvdisasm);
+  const std::string kernel_access_path = dir + "/" + kKernelAccessCacheFile;
+  const bool kernel_access_loaded = kernel_code.load_cache(kernel_access_path, error);
+  if (!kernel_access_loaded) report.notes.push_back(error + "; it is left unchanged");
 
   // The process the launcher started first, then the others in the order they started.
   // One unreadable trace (a child killed before its header was written, a foreign file) costs that
@@ -286,7 +301,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
       ++filtered_out;
       continue;
     }
-    analyzed.push_back(analyze_process(dir, file, run, options, symbolizer, judge, report));
+    analyzed.push_back(analyze_process(dir, file, run, options, symbolizer, judge, kernel_code, report));
     ProcessAnalysis& a = analyzed.back();
     call_sites_recorded |= a.call_sites_recorded;
     if (trace.tracked) ++tracked;
@@ -346,6 +361,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     const std::string why = symbolizer.why_unavailable(module);
     if (!why.empty()) report.notes.push_back("no symbols for " + why + "; frames in it show addresses only");
   }
+  for (std::string& note : kernel_code.notes()) report.notes.push_back(std::move(note));
   map_report_paths(report, options.path_map);
   Suppressions suppressions = options.suppressions;
   suppressions.apply(report.findings);
@@ -364,6 +380,8 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
   if (access(dir.c_str(), W_OK) == 0) {
     if (symbols_loaded && !symbolizer.save_cache(cache_path, error)) report.notes.push_back(error);
     if (call_sites_loaded && !judge.save_cache(call_sites_path, error)) report.notes.push_back(error);
+    if (kernel_access_loaded && kernel_code.changed() && !kernel_code.save_cache(kernel_access_path, error))
+      report.notes.push_back(error);
   }
   return report;
 }

@@ -21,6 +21,7 @@ struct AnalysisOptions {
   std::vector<PathMapping> path_map;     // --path-map, --strip-path-prefix: before suppressions match
   NameFilter kernels, kernels_excluded;  // --kernel-name, --kernel-name-exclude: launch findings
   NameFilter processes;                  // --target-processes-filter: executable names reported
+  std::string nvdisasm;                  // --nvdisasm: the disassembler for kernel-access checks (empty: found)
   size_t allocation_spans = 0;           // --perfetto: keep up to this many allocations' lives (0: none)
   // `cuaudit snapshot`, --snapshot-interval: the program may still be running. A process whose trace
   // has no end yet is reported as of now: what it holds is `live`, not leaked, and a last chunk cut

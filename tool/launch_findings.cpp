@@ -61,6 +61,59 @@ std::string memory_of(const ProcessTrace& trace, const MemoryEvent& allocation) 
                      family_description(api_info(allocation.api).family), api_info(allocation.api).name);
 }
 
+// Where the value points: "4 byte(s) into a 4096-byte allocation of device memory (cudaMalloc)".
+std::string place_of(const ProcessTrace& trace, const LaunchParamJudgement& j) {
+  return j.live    ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(trace, *j.live))
+         : j.freed ? fmt::format(", {} byte(s) into a released {}", j.offset, memory_of(trace, *j.freed))
+                   : std::string();
+}
+
+// The call that told the program of a misaligned access made by the launch at `seq`: the first
+// later call that returned cudaErrorMisalignedAddress (716; CUDA_ERROR_MISALIGNED_ADDRESS in the
+// driver), unless another launch the kernels' code cannot take came in between (that one is the
+// likelier culprit). Null when no call after it failed so.
+const Event* misaligned_fault_after(const ProcessTrace& trace, uint64_t seq) {
+  constexpr int32_t kMisalignedAddress = 716;
+  for (const Event& e : trace.events) {
+    if (e.seq <= seq) continue;
+    if (e.kind == EventKind::LaunchParam && e.launch_param().from_code &&
+        e.launch_param().problem == LaunchProblem::Misaligned)
+      return nullptr;
+    const auto* call = std::get_if<RuntimeCall>(&e.payload);
+    if (call && call->result == kMisalignedAddress) return &e;
+  }
+  return nullptr;
+}
+
+// A misaligned value the kernel's machine code cannot take: its accesses through the parameter
+// are `fact.alignment` bytes wide (LDG.E.128 and the like).
+void describe_code_requirement(const ProcessTrace& trace, const Event& e, const std::string& param,
+                               const std::string& kernel, const std::string& launches, const LaunchParamJudgement& j,
+                               report::Finding& f) {
+  const LaunchParamFact& fact = e.launch_param();
+  f.headline = fmt::format(
+      "Misaligned kernel parameter: {} of {} is 0x{:x}{}, not {}-byte aligned, and the kernel's code accesses {} "
+      "bytes at a time through it{}; launched by {} at:",
+      param, kernel, fact.value, place_of(trace, j), fact.alignment, fact.alignment, launches, f.api);
+  f.message = fmt::format(
+      "kernel {} loads or stores {} bytes at a time through {} (its machine code says so: a {}-bit access at that "
+      "pointer plus whole multiples of {}); 0x{:x} is {} byte(s) past a multiple of {}",
+      kernel, fact.alignment, param, fact.alignment * 8, fact.alignment, fact.value, fact.value % fact.alignment,
+      fact.alignment);
+  if (const Event* fault = misaligned_fault_after(trace, e.seq)) {
+    f.notes.push_back(fmt::format(
+        "this launch faulted: {} after it returned cudaErrorMisalignedAddress (the context is lost from then on)",
+        event_api_name(trace, *fault)));
+  } else {
+    f.notes.push_back(
+        "no later call returned cudaErrorMisalignedAddress: no thread reached that access in this run (the launch "
+        "had no work for it), so the bug is latent; the launch faults as soon as it has work");
+  }
+  f.notes.push_back(
+      "offset the pointer by whole vectors, or have the kernel test the pointer's alignment and take a scalar path "
+      "when it is not aligned");
+}
+
 report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolver& stacks) {
   const LaunchParamJudgement& j = *g.first;
   const Event& e = j.launch;
@@ -69,8 +122,11 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
   const std::string name = name_it == trace.kernels.end() ? std::string("?") : name_it->second;
   const std::string kernel = kernel_display_name(name);
   const std::string type = kernel_param_type(name, fact.param_index);
-  const std::string param = type.empty() ? fmt::format("parameter {}", fact.param_index)
-                                         : fmt::format("parameter {} ({})", fact.param_index, type);
+  std::string param = type.empty() ? fmt::format("parameter {}", fact.param_index)
+                                   : fmt::format("parameter {} ({})", fact.param_index, type);
+  // A pointer inside a by-value struct: its place in the struct.
+  const bool member = fact.member_offset != 0 || (!type.empty() && type.back() != '*');
+  if (member) param = fmt::format("the 8 bytes at offset {} of {}", fact.member_offset, param);
   const std::string launches = g.launches > 1 ? fmt::format(" in {} launches", g.launches) : std::string();
 
   report::Finding f;
@@ -83,13 +139,13 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
   f.address = fact.value;
   f.stack = stacks.user_stack(e.stack_id);
   drop_kernel_wrapper(f.stack, kernel);
-  f.parameter = report::KernelParameter{kernel, fact.param_index, type, fact.alignment, {}};
+  f.parameter =
+      report::KernelParameter{kernel, fact.param_index, type, fact.alignment, {}, fact.member_offset, fact.from_code};
   if (j.live || j.freed) f.parameter->offset = j.offset;
-  if (g.kind == report::FindingKind::MisalignedParam) {
-    const std::string where = j.live ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(trace, *j.live))
-                              : j.freed
-                                  ? fmt::format(", {} byte(s) into a released {}", j.offset, memory_of(trace, *j.freed))
-                                  : std::string();
+  if (g.kind == report::FindingKind::MisalignedParam && fact.from_code) {
+    describe_code_requirement(trace, e, param, kernel, launches, j, f);
+  } else if (g.kind == report::FindingKind::MisalignedParam) {
+    const std::string where = place_of(trace, j);
     f.headline = fmt::format(
         "Misaligned kernel parameter: {} of {} is 0x{:x}{}, not {}-byte aligned{}; launched by {} at:", param, kernel,
         fact.value, where, fact.alignment, launches, f.api);
@@ -184,7 +240,7 @@ std::vector<report::Finding> launch_findings(const ProcessTrace& trace, const st
   // parameter, same kind: one finding counting its launches.
   // The launch stack by its user frames: the first launch of a kernel can come through CUDA's
   // lazy-loading path, another raw stack with the same user frames.
-  std::map<std::tuple<std::vector<uint64_t>, std::string, uint16_t, report::FindingKind>, Group> groups;
+  std::map<std::tuple<std::vector<uint64_t>, std::string, uint32_t, report::FindingKind>, Group> groups;
   std::vector<decltype(groups)::key_type> order;
   for (const LaunchParamJudgement& j : judged) {
     const auto kind = kind_of(j);
@@ -195,7 +251,7 @@ std::vector<report::Finding> launch_findings(const ProcessTrace& trace, const st
     for (const RawFrame& frame : stacks.user_raw_frames(j.launch.stack_id)) user_frames.push_back(frame.address);
     if (user_frames.empty()) user_frames.push_back(j.launch.stack_id);  // no frames known: the stack itself
     const auto key = std::make_tuple(std::move(user_frames), name == trace.kernels.end() ? std::string() : name->second,
-                                     fact.param_index, *kind);
+                                     uint32_t{fact.param_index} << 16 | fact.member_offset, *kind);
     auto [it, inserted] = groups.try_emplace(key, Group{&j, *kind});
     if (inserted) order.push_back(key);
     ++it->second.launches;

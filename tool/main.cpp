@@ -140,6 +140,7 @@ AnalysisOptions analysis_options(const Options& o) {
     for (const auto& prefix : o.strip_prefixes) a.path_map.push_back({prefix, ""});
     for (const auto& k : o.kernel_names) add_to_filter(a.kernels, k, "--kernel-name");
     for (const auto& k : o.kernel_names_excluded) add_to_filter(a.kernels_excluded, k, "--kernel-name-exclude");
+    a.nvdisasm = o.nvdisasm;
     for (const auto& p : o.process_filters) add_to_filter(a.processes, p, "--target-processes-filter");
     for (const auto& file : o.suppression_files) a.suppressions.load_file(file);
     // After the user's: a rule of theirs for the same memory decides first.

@@ -108,6 +108,9 @@ void add_output_options(CLI::App& app, Options& o) {
                  "exactly NAME); repeatable");
   add_repeatable(app, "--kernel-name-exclude", o.kernel_names_excluded,
                  "do not report launch findings of kernels matching TEXT, kns=TEXT or kne=NAME; repeatable");
+  app.add_option("--nvdisasm", o.nvdisasm,
+                 "the CUDA toolkit's nvdisasm, for what each kernel's machine code requires of its pointer "
+                 "parameters (default: CUAUDIT_NVDISASM, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)");
   add_repeatable(app, "--target-processes-filter", o.process_filters,
                  "report only processes whose executable name or command line contains TEXT (kns=TEXT; kne=NAME: "
                  "the executable's name exactly); repeatable");

@@ -39,6 +39,7 @@ struct Options {
   bool check_api_results = false;
   std::vector<std::string> suppression_files;
   std::vector<std::string> kernel_names, kernel_names_excluded;  // --kernel-name, --kernel-name-exclude
+  std::string nvdisasm;                                          // --nvdisasm
   std::vector<std::string> process_filters;                      // --target-processes-filter
   bool gen_suppressions = false;
   std::string gen_suppressions_word = "no";  // --gen-suppressions[=all|yes|no]

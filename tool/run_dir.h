@@ -22,6 +22,8 @@ struct RunInfo {
 inline constexpr const char* kRunInfoFile = "run.json";
 inline constexpr const char* kSymbolCacheFile = "symbols.json";
 inline constexpr const char* kCallSiteCacheFile = "call_sites.json";
+inline constexpr const char* kKernelAccessCacheFile = "kernel-access.json";
+inline constexpr const char* kKernelCodeDir = "kernel-code";  // the injection's kernel_code.h writes it
 
 bool write_run_info(const std::string& dir, const RunInfo& info, std::string& error);
 // Returns nullopt when the file is absent; throws std::runtime_error when it is unreadable.

@@ -91,8 +91,11 @@ struct ExitFact {
 struct LaunchParamFact {
   uint64_t value = 0;  // the parameter as passed
   uint32_t kernel_id = 0;
-  uint32_t alignment = 0;  // required by its type; 0 unknown
+  uint32_t alignment = 0;  // required by its type (or, from_code, by the kernel's code); 0 unknown
   uint16_t param_index = 0;
+  uint16_t member_offset = 0;  // LowBits: where the word is inside its parameter (a by-value struct's member)
+  uint32_t buffer_offset = 0;  // LowBits: where the word is in the parameter buffer
+  bool from_code = false;      // the alignment is what the kernel's machine code requires (kernel_access.h)
   trace::LaunchProblem problem = trace::LaunchProblem::Misaligned;
   uint8_t path = 0;           // trace::LaunchPath (kept raw: a newer writer may know more paths)
   int32_t driver_result = 0;  // NotAccessible: what cuPointerGetAttributes said
@@ -100,6 +103,14 @@ struct LaunchParamFact {
   bool host_readable = false;
   int8_t pointer_device = -1;  // PeerNotEnabled: the device the memory is on
   int8_t launch_device = -1;   // PeerNotEnabled: the device the kernel ran on
+};
+
+// A module CUDA loaded and what became of its code (ModuleCode).
+struct ModuleCodeFact {
+  uint64_t hash = 0;  // kernel-code/<16 hex digits>.cubin
+  uint64_t bytes = 0;
+  uint32_t module_id = 0;
+  trace::ModuleCodeStatus status = trace::ModuleCodeStatus::Saved;
 };
 
 // A memory node of a graph (GraphMemNode): its memory comes and goes at each launch of the graph.
@@ -234,6 +245,7 @@ struct ProcessTrace {
   std::unordered_map<uint64_t, std::array<uint64_t, 2>> call_pointers;       // failed copy's seq -> its pointers
   std::vector<SharedMemoryFact> shared_memory;                               // IPC and pool exports and imports
   std::map<uint32_t, PoolInfo> pools;                                        // pool number -> what it is
+  std::vector<ModuleCodeFact> module_code;                                   // what became of each module's code
   std::vector<std::string> notices;                                          // from the injection
   bool tracked = true;                // false when the injection could not subscribe
   bool reached_exit = false;          // a ProcessEnd record was seen

@@ -152,6 +152,24 @@ class TraceBuilder {
     return true;
   }
 
+  bool parse(const ModuleCodeRecord& r, Tail) {
+    out_.module_code.push_back({r.hash, r.bytes, r.module_id, static_cast<trace::ModuleCodeStatus>(r.status)});
+    return true;
+  }
+
+  bool parse(const LaunchBitsRecord& r, Tail) {
+    LaunchParamFact fact;
+    fact.value = r.value;
+    fact.kernel_id = r.kernel_id;
+    fact.param_index = r.param_index;
+    fact.member_offset = r.member_offset;
+    fact.buffer_offset = r.buffer_offset;
+    fact.problem = LaunchProblem::LowBits;
+    fact.path = r.path;
+    add_event(EventKind::LaunchParam, r.seq, r.time_ns, r.stack_id, r.tid, fact);
+    return true;
+  }
+
   bool parse(const KernelRecord& r, Tail tail) {
     if (r.name_bytes > tail.bytes) return false;
     out_.kernels[r.kernel_id] = std::string(tail.data, r.name_bytes);

@@ -18,7 +18,8 @@ Every EXPECT must match exactly one finding and every finding must be expected.
 `bytes=*` accepts any size; underscores in api= stand for spaces; process=main|child says whose finding it is. Release findings also take alloc_api=API, alloc_at=@marker (the
 allocation stack's first frame), first_at=@marker (the first release's) and result=NAME; note=TEXT
 asks for a note containing TEXT; via=@marker asks for that line anywhere in the stack (code called
-through a helper of another file, such as a pool's). Launch findings take param=N, type=T, align=N and offset=N. Exit status 0 means the program's findings were as expected.
+through a helper of another file, such as a pool's). Launch findings take param=N, type=T, align=N, offset=N, member=N (the
+pointer's offset inside a by-value struct) and from=type|code (what requires the alignment). Exit status 0 means the program's findings were as expected.
 """
 import argparse
 import json
@@ -99,6 +100,10 @@ def matches(expect, finding, source, main_pid):
     if "align" in expect and str(parameter.get("alignment")) != expect["align"]:
         return False
     if "offset" in expect and str(parameter.get("offset")) != expect["offset"]:
+        return False
+    if "member" in expect and str(parameter.get("member_offset")) != expect["member"]:
+        return False
+    if "from" in expect and parameter.get("alignment_from") != expect["from"]:
         return False
     oom = finding.get("out_of_memory") or {}
     if "verdict" in expect and expect["verdict"].replace("_", " ") not in oom.get("verdict", ""):

@@ -108,3 +108,35 @@ TEST_CASE("a pointer into another device's memory without peer access names both
   REQUIRE(f.related.size() == 1);
   CHECK(f.related[0].role == report::RelatedRole::Allocation);
 }
+
+TEST_CASE("what the kernel's code requires: where it comes from, a struct member, latent or faulted") {
+  const std::string kScale4 = "_Z6scale4PKfPfi", kByParams = "_Z9by_params6Params";
+  SyntheticTrace t;
+  t.alloc(Api::cudaMalloc, 0x7000, 4096);
+  t.launch_param(kScale4, 0, 0x7004, kMisaligned, 16, false, 3);    // no work: no fault follows
+  t.launch_param(kByParams, 0, 0x7014, kMisaligned, 16, false, 4);  // a float4* inside Params
+  t.launch_param(kScale4, 0, 0x7004, kMisaligned, 16, false, 5);    // with work
+  ProcessTrace trace = t.trace();
+  for (Event& e : trace.events) {
+    if (e.kind == EventKind::LaunchParam) std::get<LaunchParamFact>(e.payload).from_code = true;
+  }
+  Event fault;
+  fault.kind = EventKind::FailedCall;
+  fault.seq = trace.events.back().seq + 1;
+  fault.payload = RuntimeCall{4, 716};
+  trace.events.push_back(fault);
+  const auto findings = judge(trace);
+  REQUIRE(findings.size() == 3);
+  const report::Finding& latent = findings[0];
+  REQUIRE(latent.parameter);
+  CHECK(latent.parameter->alignment_from_code);
+  CHECK(latent.headline.find("parameter 0 (float const*) of scale4(float const*, float*, int) is 0x7004, 4 byte(s) "
+                             "into a 4096-byte allocation") != std::string::npos);
+  CHECK(latent.headline.find("not 16-byte aligned, and the kernel's code accesses 16 bytes at a time") !=
+        std::string::npos);
+  CHECK(latent.message.find("a 128-bit access") != std::string::npos);
+  CHECK(latent.notes[0].find("latent") != std::string::npos);
+  CHECK(findings[1].headline.find("the 8 bytes at offset 0 of parameter 0 (Params)") != std::string::npos);
+  CHECK(findings[1].notes[0].find("latent") != std::string::npos);  // a later misaligned launch came between
+  CHECK(findings[2].notes[0].find("this launch faulted") != std::string::npos);
+}

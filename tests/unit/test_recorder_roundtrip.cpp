@@ -5,11 +5,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
 #include "call_recorder.h"
 #include "frame_filter.h"
+#include "kernel_code.h"
+#include "launch_recorder.h"
 #include "pool_recorder.h"
 #include "replay.h"
 #include "stack_resolver.h"
@@ -241,4 +245,64 @@ TEST_CASE("a pool and its blocks read back: the pool's name, each block's pool, 
   CHECK(events[0].memory().context_uid == 0);
   CHECK(events[2].kind == EventKind::Free);
   CHECK(events[3].memory().bytes == 64);
+}
+
+TEST_CASE("a loaded module's cubin or fat binary is kept beside the trace, once; what is neither is only said") {
+  trace_path();
+  inject::configure_kernel_code();
+  std::string image(
+      "\x7f"
+      "ELF",
+      4);
+  image += "a module's code, unique to this test";
+  inject::on_module_loaded(7001, image.data(), image.size());
+  inject::on_module_loaded(7002, image.data(), image.size());  // the same code again: one file
+  inject::on_module_loaded(7003, "// PTX text", 11);
+  // A fat binary: its header says 24 bytes follow it, whatever size came with it.
+  unsigned char fatbin[64] = {0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0, 24, 0, 0, 0, 0, 0, 0, 0, 'c', 'o', 'd', 'e'};
+  inject::on_module_loaded(7004, fatbin, sizeof fatbin);
+  const ProcessTrace t = read_back();
+  std::vector<ModuleCodeFact> ours;
+  for (const ModuleCodeFact& m : t.module_code) {
+    if (m.module_id >= 7001 && m.module_id <= 7004) ours.push_back(m);
+  }
+  REQUIRE(ours.size() == 4);
+  CHECK(ours[0].status == trace::ModuleCodeStatus::Saved);
+  CHECK(ours[0].hash == trace::content_hash64(image.data(), image.size()));
+  CHECK(ours[0].bytes == image.size());
+  CHECK(ours[1].hash == ours[0].hash);
+  CHECK(ours[2].status == trace::ModuleCodeStatus::NotCode);
+  CHECK(ours[3].status == trace::ModuleCodeStatus::SavedFatbin);
+  CHECK(ours[3].bytes == 40);
+  CHECK(ours[3].hash == trace::content_hash64(fatbin, 40));
+  const std::string dir = trace_path().substr(0, trace_path().rfind('/'));
+  char name[32];
+  snprintf(name, sizeof name, "%016llx", static_cast<unsigned long long>(ours[0].hash));
+  std::ifstream kept(dir + "/kernel-code/" + name + ".cubin", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
+  CHECK(bytes == image);
+}
+
+TEST_CASE("a word of a kernel's parameters not 16-byte aligned reads back as a LowBits fact with its place") {
+  trace_path();
+  inject::record_kernel(9001, "_Z9by_params6Params");
+  inject::LaunchBitsFact f;
+  f.kernel_id = 9001, f.param_index = 1, f.member_offset = 8, f.buffer_offset = 24, f.value = 0x7f0000000004;
+  f.path = trace::LaunchPath::cuLaunchKernel, f.stack_id = 0;
+  inject::record_launch_bits(f);
+  const ProcessTrace t = read_back();
+  CHECK(t.kernels.at(9001) == "_Z9by_params6Params");
+  bool found = false;
+  for (const Event& e : t.events) {
+    if (e.kind != EventKind::LaunchParam || e.launch_param().kernel_id != 9001) continue;
+    const LaunchParamFact& fact = e.launch_param();
+    CHECK(fact.problem == trace::LaunchProblem::LowBits);
+    CHECK(fact.param_index == 1);
+    CHECK(fact.member_offset == 8);
+    CHECK(fact.buffer_offset == 24);
+    CHECK(fact.value == 0x7f0000000004);
+    CHECK(fact.path == static_cast<uint8_t>(trace::LaunchPath::cuLaunchKernel));
+    found = true;
+  }
+  CHECK(found);
 }

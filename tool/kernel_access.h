@@ -1,0 +1,64 @@
+// What kernels' machine code requires of the words of their parameters, for the launch facts that
+// need it (LaunchProblem::LowBits: a pointer-like word not 16-byte aligned). The code is what the
+// injection kept (kernel-code/<hash>.cubin, or a fat binary whose cubins the toolkit's cuobjdump
+// takes out once); the CUDA toolkit's nvdisasm disassembles the one
+// kernel asked about, and sass_access.h reads its accesses. Results are cached per kernel beside
+// the trace (kernel-access.json), so a recorded run is judged the same on a machine without the
+// toolkit (CI replaying a golden run). Without nvdisasm, or without a kernel's code, the check is
+// skipped and the report says so once.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sass_access.h"
+#include "trace_model.h"
+
+namespace cuaudit {
+
+class KernelRequirements {
+ public:
+  // `nvdisasm`: the program to run (--nvdisasm); empty: CUAUDIT_NVDISASM, then PATH, then
+  // $CUDA_HOME/bin and /usr/local/cuda/bin.
+  KernelRequirements(std::string run_dir, std::string nvdisasm);
+
+  // A missing file is not an error; false with `error` when the file cannot be used.
+  bool load_cache(const std::string& path, std::string& error);
+  bool save_cache(const std::string& path, std::string& error) const;
+  bool changed() const { return changed_; }
+
+  // What `kernel` (its name as the driver gave it) requires of the word at `buffer_offset` of its
+  // parameters; nullopt when its code is not known (not kept, no nvdisasm, not readable).
+  std::optional<ParamAccess> at(const ProcessTrace& trace, const std::string& kernel, uint32_t buffer_offset);
+
+  // A LowBits fact judged: a Misaligned one with the alignment the code requires, or nothing
+  // (the code requires nothing the value breaks, or is not known).
+  std::optional<LaunchParamFact> judge(const ProcessTrace& trace, const LaunchParamFact& low_bits);
+
+  // What could not be checked, said once for the whole report.
+  std::vector<std::string> notes() const;
+
+ private:
+  struct Kernel {
+    std::string cubin;                       // hash of the cubin it came from, as its file name has it
+    std::map<uint32_t, ParamAccess> params;  // offset in the parameter buffer -> what its code does
+  };
+  const Kernel* analyze(const ProcessTrace& trace, const std::string& kernel);
+  bool find_nvdisasm();
+  std::vector<std::string> extract(const std::string& fatbin);
+
+  std::string run_dir_;
+  std::string nvdisasm_;
+  std::optional<bool> nvdisasm_found_;
+  std::map<std::string, Kernel> kernels_;      // by name: the cache
+  std::map<std::string, std::string> failed_;  // kernel (or fat binary) -> why its code could not be read
+  std::set<std::string> without_code_;         // kernels whose code no kept cubin holds
+  std::set<std::string> without_nvdisasm_;     // kernels that needed nvdisasm where there is none
+  std::set<std::string> modules_not_kept_;     // reasons modules' code was not kept
+  bool changed_ = false;
+};
+
+}  // namespace cuaudit
