@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cache_file.h"
 #include "cubin_functions.h"
 #include "kernel_signature.h"
 #include "run_dir.h"
@@ -306,16 +307,11 @@ std::vector<std::string> KernelRequirements::notes() const {
 }
 
 bool KernelRequirements::load_cache(const std::string& path, std::string& error) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) return true;  // no cache yet
-  std::string text;
-  if (!read_regular_file(path, size_t{1} << 30, text, error)) return false;
+  std::optional<nlohmann::json> document;
+  if (!read_cache_document(path, "cuaudit.kernel-access.v1", "kernel-access cache", document, error)) return false;
+  if (!document) return true;
+  const nlohmann::json& doc = *document;
   try {
-    const auto doc = nlohmann::json::parse(text);
-    if (doc.value("schema", "") != "cuaudit.kernel-access.v1") {
-      error = fmt::format("{} is not a cuaudit kernel-access cache (schema cuaudit.kernel-access.v1)", path);
-      return false;
-    }
     for (const auto& [name, entry] : doc.at("kernels").items()) {
       Kernel k;
       k.cubin = entry.at("cubin").get<std::string>();
@@ -328,7 +324,7 @@ bool KernelRequirements::load_cache(const std::string& path, std::string& error)
       kernels_[name] = std::move(k);
     }
   } catch (const std::exception& e) {
-    error = fmt::format("cannot read the kernel-access cache {}: {}", path, e.what());
+    error = unreadable_cache(path, "kernel-access cache", e);
     return false;
   }
   return true;

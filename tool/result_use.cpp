@@ -1,5 +1,6 @@
 #include "result_use.h"
 
+#include "cache_file.h"
 #include "safe_file.h"
 
 #include <sys/stat.h>
@@ -206,16 +207,11 @@ ResultUse CallSiteJudge::for_call(const std::vector<RawFrame>& frames) {
 }
 
 bool CallSiteJudge::load_cache(const std::string& path, std::string& error) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) return true;  // no cache yet
-  std::string text;
-  if (!read_regular_file(path, size_t{1} << 30, text, error)) return false;
+  std::optional<nlohmann::json> document;
+  if (!read_cache_document(path, "cuaudit.call_sites.v1", "call-site cache", document, error)) return false;
+  if (!document) return true;
+  const nlohmann::json& doc = *document;
   try {
-    const auto doc = nlohmann::json::parse(text);
-    if (doc.value("schema", "") != "cuaudit.call_sites.v1") {
-      error = fmt::format("{} is not a cuaudit call-site cache (schema cuaudit.call_sites.v1)", path);
-      return false;
-    }
     for (const auto& [key, offsets] : doc.at("modules").items()) {
       for (const auto& [offset, verdict] : offsets.items()) {
         const std::string v = verdict;
@@ -227,7 +223,7 @@ bool CallSiteJudge::load_cache(const std::string& path, std::string& error) {
       }
     }
   } catch (const std::exception& e) {
-    error = fmt::format("cannot read the call-site cache {}: {}", path, e.what());
+    error = unreadable_cache(path, "call-site cache", e);
     return false;
   }
   return true;

@@ -1,5 +1,6 @@
 #include "symbolizer.h"
 
+#include "cache_file.h"
 #include "safe_file.h"
 
 #include <sys/stat.h>
@@ -150,16 +151,11 @@ std::string Symbolizer::why_unavailable(const std::string& module_path) const {
 }
 
 bool Symbolizer::load_cache(const std::string& path, std::string& error) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) return true;  // no cache yet
-  std::string text;
-  if (!read_regular_file(path, size_t{1} << 30, text, error)) return false;
+  std::optional<nlohmann::json> document;
+  if (!read_cache_document(path, "cuaudit.symbols.v1", "symbol cache", document, error)) return false;
+  if (!document) return true;
+  const nlohmann::json& doc = *document;
   try {
-    const auto doc = nlohmann::json::parse(text);
-    if (doc.value("schema", "") != "cuaudit.symbols.v1") {
-      error = fmt::format("{} is not a cuaudit symbol cache (schema cuaudit.symbols.v1)", path);
-      return false;
-    }
     for (const auto& [key, offsets] : doc.at("modules").items()) {
       for (const auto& [offset, locations] : offsets.items()) {
         std::vector<SourceLocation> list;
@@ -169,7 +165,7 @@ bool Symbolizer::load_cache(const std::string& path, std::string& error) {
       }
     }
   } catch (const std::exception& e) {
-    error = fmt::format("cannot read the symbol cache {}: {}", path, e.what());
+    error = unreadable_cache(path, "symbol cache", e);
     return false;
   }
   return true;

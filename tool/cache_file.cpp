@@ -1,0 +1,35 @@
+#include "cache_file.h"
+
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include "safe_file.h"
+
+namespace cuaudit {
+
+bool read_cache_document(const std::string& path, const char* schema, const char* what,
+                         std::optional<nlohmann::json>& doc, std::string& error) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return true;  // no cache yet
+  std::string text;
+  if (!read_regular_file(path, size_t{1} << 30, text, error)) return false;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    error = unreadable_cache(path, what, e);
+    return false;
+  }
+  if (!doc->is_object() || doc->value("schema", "") != schema) {
+    error = fmt::format("{} is not a cuaudit {} (schema {})", path, what, schema);
+    doc.reset();
+    return false;
+  }
+  return true;
+}
+
+std::string unreadable_cache(const std::string& path, const char* what, const std::exception& e) {
+  return fmt::format("cannot read the {} {}: {}", what, path, e.what());
+}
+
+}  // namespace cuaudit
