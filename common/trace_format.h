@@ -250,9 +250,10 @@ struct LaunchParamRecord {
 
 // A value in a kernel's parameters that lies in the range of addresses CUDA handed out and is not
 // 16-byte aligned, the first time its kernel saw these low bits at this word of its parameters
-// from this launch stack. Whether the kernel needs it aligned is for
-// the tool to judge, from the kernel's machine code (ModuleCode); the target cannot tell a
-// pointer from an integer, nor a float* from one the kernel reads as float4.
+// from this launch stack (stacks are walked for every such launch at first, then for a sample:
+// launch_checker.cpp). Whether the kernel needs it aligned is for the tool to judge, from the
+// kernel's machine code (ModuleCode); the target cannot tell a pointer from an integer, nor a
+// float* from one the kernel reads as float4.
 struct LaunchBitsRecord {
   RecordHeader header;
   uint64_t seq;

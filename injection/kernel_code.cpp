@@ -60,10 +60,8 @@ trace::ModuleCodeStatus save(const char* dir, uint64_t hash, const void* image, 
 // What kind of code `image` is, and its real size: a fat binary's header says how long it is
 // (CUPTI's size may cover more).
 trace::ModuleCodeStatus kind_of(const void* image, size_t& bytes) noexcept {
-  if (bytes >= 4 && memcmp(image,
-                           "\x7f"
-                           "ELF",
-                           4) == 0)
+  static constexpr unsigned char kElfMagic[4] = {0x7f, 'E', 'L', 'F'};
+  if (bytes >= sizeof kElfMagic && memcmp(image, kElfMagic, sizeof kElfMagic) == 0)
     return trace::ModuleCodeStatus::Saved;
   struct {
     uint32_t magic;

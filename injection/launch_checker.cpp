@@ -139,7 +139,7 @@ KernelInfo* build_kernel(const void* handle, const char* name, bool function_fir
         k->checks[k->check_count++] = {static_cast<uint16_t>(i), 0, static_cast<uint32_t>(offsets[i]), 0};
     }
   }
-  // A C++ name the demangler cannot read: nothing is known of its parameters' types.
+  // (A C++ name the demangler cannot read has no typed checks.)
   // Every word where a pointer may be has its low bits watched, typed or not: a float* parameter
   // may be read as float4 inside the kernel, a struct may hold pointers. Parameters whose type
   // already demands 16-byte alignment are checked for it above.

@@ -88,13 +88,12 @@ const Event* misaligned_fault_after(const ProcessTrace& trace, uint64_t seq) {
 // A misaligned value the kernel's machine code cannot take: its accesses through the parameter
 // are `fact.alignment` bytes wide (LDG.E.128 and the like).
 void describe_code_requirement(const ProcessTrace& trace, const Event& e, const std::string& param,
-                               const std::string& kernel, const std::string& launches, const LaunchParamJudgement& j,
-                               report::Finding& f) {
+                               const std::string& kernel, const LaunchParamJudgement& j, report::Finding& f) {
   const LaunchParamFact& fact = e.launch_param();
   f.headline = fmt::format(
       "Misaligned kernel parameter: {} of {} is 0x{:x}{}, not {}-byte aligned, and the kernel's code accesses {} "
-      "bytes at a time through it{}; launched by {} at:",
-      param, kernel, fact.value, place_of(trace, j), fact.alignment, fact.alignment, launches, f.api);
+      "bytes at a time through it; launched by {} at:",
+      param, kernel, fact.value, place_of(trace, j), fact.alignment, fact.alignment, f.api);
   f.message = fmt::format(
       "kernel {} loads or stores {} bytes at a time through {} (its machine code says so: a {}-bit access at that "
       "pointer plus whole multiples of {}); 0x{:x} is {} byte(s) past a multiple of {}",
@@ -143,7 +142,8 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
       report::KernelParameter{kernel, fact.param_index, type, fact.alignment, {}, fact.member_offset, fact.from_code};
   if (j.live || j.freed) f.parameter->offset = j.offset;
   if (g.kind == report::FindingKind::MisalignedParam && fact.from_code) {
-    describe_code_requirement(trace, e, param, kernel, launches, j, f);
+    // Only the first launch per site and low bits is recorded: no launch count to give.
+    describe_code_requirement(trace, e, param, kernel, j, f);
   } else if (g.kind == report::FindingKind::MisalignedParam) {
     const std::string where = place_of(trace, j);
     f.headline = fmt::format(
