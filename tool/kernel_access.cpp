@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -206,11 +207,25 @@ std::vector<std::string> KernelRequirements::extract(const std::string& fatbin) 
   return cubins;
 }
 
-const KernelRequirements::Kernel* KernelRequirements::analyze(const ProcessTrace& trace, const std::string& kernel) {
-  if (auto it = kernels_.find(kernel); it != kernels_.end()) return &it->second;
-  if (failed_.count(kernel) || without_code_.count(kernel) || without_nvdisasm_.count(kernel)) return nullptr;
-  // The first kept cubin that defines the kernel: its module was loaded before the launch.
+// Every kernel of the process that has launch facts and is not in the cache, at once: each kept
+// cubin is read once, and nvdisasm runs once per cubin on the kernels wanted from it (the first
+// cubin that defines a kernel: its module was loaded before the launch), those runs in parallel.
+void KernelRequirements::analyze_all(const ProcessTrace& trace) {
+  std::set<std::string> wanted;
+  for (const auto& [id, name] : trace.kernels) {
+    if (!kernels_.count(name) && !failed_.count(name)) wanted.insert(name);
+  }
+  struct Batch {
+    std::string cubin, module_hash;
+    uint32_t param_base = 0x210;
+    std::vector<uint32_t> symbols;
+    std::vector<std::string> names;
+    std::string json, error;
+    bool ran = false;
+  };
+  std::vector<Batch> batches;
   for (const ModuleCodeFact& module : trace.module_code) {
+    if (wanted.empty()) break;
     if (const char* why = not_kept_reason(module.status)) {
       modules_not_kept_.insert(why);
       continue;
@@ -219,51 +234,77 @@ const KernelRequirements::Kernel* KernelRequirements::analyze(const ProcessTrace
     const std::string path =
         fmt::format("{}/{}/{}.{}", run_dir_, kKernelCodeDir, hex(module.hash), fatbin ? "fatbin" : "cubin");
     std::vector<std::string> cubins;
-    if (fatbin) {
-      struct stat st;
-      if (stat(path.c_str(), &st) == 0) cubins = extract(path);
-    } else {
+    struct stat st;
+    if (!fatbin) {
       cubins.push_back(path);
+    } else if (stat(path.c_str(), &st) == 0) {
+      cubins = extract(path);
     }
     for (const std::string& cubin : cubins) {
       std::string image, error;
       if (!read_regular_file(cubin, kMaxCubinBytes, image, error)) continue;  // said below if no cubin has it
+      std::map<uint32_t, Batch> by_base;  // one nvdisasm run per cubin and parameter base
       for (const CubinFunction& function : cubin_functions(image)) {
-        if (function.name != kernel) continue;
-        if (!find_nvdisasm()) {
-          without_nvdisasm_.insert(kernel);
-          return nullptr;
-        }
-        std::string json;
-        if (!capture_output({nvdisasm_, "-json", "-fun", std::to_string(function.symbol_index), cubin}, json, error)) {
-          failed_[kernel] = error;
-          return nullptr;
-        }
-        Kernel result;
-        result.cubin = hex(module.hash);
-        try {
-          for (const KernelAccess& access : analyze_sass_json(json, function.param_base)) {
-            if (access.name == kernel) result.params = access.params;
-          }
-        } catch (const std::exception& e) {
-          failed_[kernel] = e.what();
-          return nullptr;
-        }
-        changed_ = true;
-        return &kernels_.emplace(kernel, std::move(result)).first->second;
+        if (!wanted.erase(function.name)) continue;
+        Batch& batch = by_base[function.param_base];
+        batch.cubin = cubin, batch.module_hash = hex(module.hash), batch.param_base = function.param_base;
+        batch.symbols.push_back(function.symbol_index);
+        batch.names.push_back(function.name);
       }
+      for (auto& [base, batch] : by_base) batches.push_back(std::move(batch));
     }
   }
-  without_code_.insert(kernel);
-  return nullptr;
+  without_code_.insert(wanted.begin(), wanted.end());
+  if (batches.empty()) return;
+  if (!find_nvdisasm()) {
+    for (const Batch& batch : batches) without_nvdisasm_.insert(batch.names.begin(), batch.names.end());
+    return;
+  }
+  // nvdisasm takes about half a second to start: the runs go side by side.
+  const size_t width = std::max(1u, std::thread::hardware_concurrency());
+  for (size_t first = 0; first < batches.size(); first += width) {
+    std::vector<std::thread> running;
+    for (size_t i = first; i < std::min(batches.size(), first + width); ++i) {
+      running.emplace_back([this, &batch = batches[i]] {
+        std::string symbols;
+        for (uint32_t symbol : batch.symbols) symbols += (symbols.empty() ? "" : ",") + std::to_string(symbol);
+        batch.ran = capture_output({nvdisasm_, "-json", "-fun", symbols, batch.cubin}, batch.json, batch.error);
+      });
+    }
+    for (std::thread& t : running) t.join();
+  }
+  for (Batch& batch : batches) {
+    if (!batch.ran) {
+      for (const std::string& name : batch.names) failed_[name] = batch.error;
+      continue;
+    }
+    std::vector<KernelAccess> read;
+    try {
+      read = analyze_sass_json(batch.json, batch.param_base);
+    } catch (const std::exception& e) {
+      for (const std::string& name : batch.names) failed_[name] = e.what();
+      continue;
+    }
+    for (const std::string& name : batch.names) {
+      Kernel k;
+      k.cubin = batch.module_hash;
+      for (const KernelAccess& access : read) {
+        if (access.name == name) k.params = access.params;
+      }
+      kernels_[name] = std::move(k);
+    }
+    changed_ = true;
+  }
 }
 
 std::optional<ParamAccess> KernelRequirements::at(const ProcessTrace& trace, const std::string& kernel,
                                                   uint32_t buffer_offset) {
-  const Kernel* k = analyze(trace, kernel);
-  if (!k) return std::nullopt;
-  const auto it = k->params.find(buffer_offset);
-  return it == k->params.end() ? ParamAccess{} : it->second;
+  asked_.insert(kernel);
+  if (analyzed_.insert(&trace).second) analyze_all(trace);
+  const auto k = kernels_.find(kernel);
+  if (k == kernels_.end()) return std::nullopt;
+  const auto it = k->second.params.find(buffer_offset);
+  return it == k->second.params.end() ? ParamAccess{} : it->second;
 }
 
 std::optional<LaunchParamFact> KernelRequirements::judge(const ProcessTrace& trace, const LaunchParamFact& low_bits) {
@@ -285,23 +326,32 @@ std::optional<LaunchParamFact> KernelRequirements::judge(const ProcessTrace& tra
 }
 
 std::vector<std::string> KernelRequirements::notes() const {
+  // Only the kernels a judgement needed: the others were analyzed in passing.
+  const auto asked = [this](const std::set<std::string>& kernels) {
+    std::vector<std::string> out;
+    for (const std::string& k : kernels) {
+      if (asked_.count(k)) out.push_back(k);
+    }
+    return out;
+  };
   std::vector<std::string> notes;
-  if (!without_nvdisasm_.empty()) {
+  if (const auto kernels = asked(without_nvdisasm_); !kernels.empty()) {
     notes.push_back(fmt::format(
         "nvdisasm (CUDA toolkit) was not found{}: {} kernel(s) given pointers that are not 16-byte aligned were not "
         "checked against their machine code; put the toolkit's bin directory on PATH or give --nvdisasm PATH",
-        nvdisasm_.empty() ? std::string() : fmt::format(" at {}", nvdisasm_), without_nvdisasm_.size()));
+        nvdisasm_.empty() ? std::string() : fmt::format(" at {}", nvdisasm_), kernels.size()));
   }
-  if (!without_code_.empty()) {
+  if (const auto kernels = asked(without_code_); !kernels.empty()) {
     std::string why;
     for (const std::string& reason : modules_not_kept_) why += (why.empty() ? "" : "; ") + reason;
     notes.push_back(fmt::format(
         "the machine code of {} kernel(s) given pointers that are not 16-byte aligned was not kept{} (first: {}): "
         "those launches were not checked against what the kernels' code requires",
-        without_code_.size(), why.empty() ? std::string() : " (" + why + ")", *without_code_.begin()));
+        kernels.size(), why.empty() ? std::string() : " (" + why + ")", kernels.front()));
   }
   for (const auto& [kernel, why] : failed_) {
-    notes.push_back(fmt::format("the machine code of kernel {} could not be read: {}", kernel, why));
+    if (asked_.count(kernel))
+      notes.push_back(fmt::format("the machine code of kernel {} could not be read: {}", kernel, why));
   }
   return notes;
 }

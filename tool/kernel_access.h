@@ -46,7 +46,7 @@ class KernelRequirements {
     std::string cubin;                       // hash of the cubin it came from, as its file name has it
     std::map<uint32_t, ParamAccess> params;  // offset in the parameter buffer -> what its code does
   };
-  const Kernel* analyze(const ProcessTrace& trace, const std::string& kernel);
+  void analyze_all(const ProcessTrace& trace);
   bool find_nvdisasm();
   std::vector<std::string> extract(const std::string& fatbin);
 
@@ -58,6 +58,8 @@ class KernelRequirements {
   std::set<std::string> without_code_;         // kernels whose code no kept cubin holds
   std::set<std::string> without_nvdisasm_;     // kernels that needed nvdisasm where there is none
   std::set<std::string> modules_not_kept_;     // reasons modules' code was not kept
+  std::set<const ProcessTrace*> analyzed_;     // processes whose kernels were analyzed
+  std::set<std::string> asked_;                // kernels a judgement needed: the notes are about these
   bool changed_ = false;
 };
 
