@@ -84,7 +84,7 @@ json finding_json(const Finding& f) {
                  {"alignment", p.alignment ? json(p.alignment) : json(nullptr)},
                  {"offset", p.offset ? json(*p.offset) : json(nullptr)},
                  {"member_offset", p.member_offset},
-                 {"alignment_from", p.alignment ? json(p.alignment_from_code ? "code" : "type") : json(nullptr)}};
+                 {"alignment_from", text_or_null(p.alignment_from)}};
   }
   const char* baseline = baseline_status_key(f.baseline);
   json out = {{"kind", finding_kind_key(f.kind)},
@@ -353,7 +353,7 @@ Finding finding_from(const json& j, const std::string& where) {
     // Reports written before kernel-access checks have neither.
     p.member_offset = get_optional_number<uint32_t>(parameter, "member_offset", at).value_or(0);
     const auto from = parameter.find("alignment_from");
-    p.alignment_from_code = from != parameter.end() && from->is_string() && *from == "code";
+    if (from != parameter.end() && from->is_string()) p.alignment_from = from->get<std::string>();
     f.parameter = std::move(p);
   }
   f.at = get_optional_number<double>(j, "at", where);

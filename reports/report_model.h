@@ -80,11 +80,13 @@ struct RelatedStack {
 struct KernelParameter {
   std::string kernel;  // demangled when it is a C++ name: "fill<int4>(int4*, int)"
   int index = 0;
-  std::string type;                  // as declared ("int4*"); empty for extern "C" kernels
-  uint32_t alignment = 0;            // what the type (or the kernel's code) requires; 0 when unknown
-  std::optional<uint64_t> offset;    // of the value inside the allocation it points into
-  uint32_t member_offset = 0;        // the pointer's place inside a by-value struct parameter (0: the parameter)
-  bool alignment_from_code = false;  // the kernel's machine code requires `alignment`, not the declared type
+  std::string type;                // as declared ("int4*"); empty for extern "C" kernels
+  uint32_t alignment = 0;          // what the type (or the kernel's code) requires; 0 when unknown
+  std::optional<uint64_t> offset;  // of the value inside the allocation it points into
+  uint32_t member_offset = 0;      // the pointer's place inside a by-value struct parameter (0: the parameter)
+  // What requires `alignment`: "type" (the kernel's name), "code" (its machine code), "debug_info"
+  // (the pointee's declared alignment); empty when there is no alignment.
+  std::string alignment_from;
 };
 
 // The device at the moment an allocation failed for lack of memory.

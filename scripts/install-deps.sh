@@ -12,7 +12,7 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 build_only=false
 [ "${1:-}" = "--build-only" ] && build_only=true
-packages=(cmake ninja-build g++ python3 libboost-stacktrace-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcapstone-dev)
+packages=(cmake ninja-build g++ python3 libboost-stacktrace-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcapstone-dev libdw-dev)
 $build_only || packages+=(clang doctest-dev python3-pytest)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

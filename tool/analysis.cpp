@@ -180,7 +180,7 @@ ProcessAnalysis analyze_process(const std::string& dir, TraceFile& file, const s
   file.play([&](const Event& e) {
     if (e.kind == EventKind::LaunchParam && e.launch_param().problem == trace::LaunchProblem::LowBits) {
       // A word not 16-byte aligned: a finding only where the kernel's code needs it aligned.
-      const std::optional<LaunchParamFact> judged = kernel_code.judge(trace, e.launch_param());
+      const std::optional<LaunchParamFact> judged = kernel_code.judge(trace, e);
       if (!judged) return;
       Event misaligned = e;
       misaligned.payload = *judged;

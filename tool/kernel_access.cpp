@@ -307,21 +307,27 @@ std::optional<ParamAccess> KernelRequirements::at(const ProcessTrace& trace, con
   return it == k->second.params.end() ? ParamAccess{} : it->second;
 }
 
-std::optional<LaunchParamFact> KernelRequirements::judge(const ProcessTrace& trace, const LaunchParamFact& low_bits) {
-  const auto name = trace.kernels.find(low_bits.kernel_id);
+std::optional<LaunchParamFact> KernelRequirements::judge(const ProcessTrace& trace, const Event& low_bits) {
+  const LaunchParamFact& fact = low_bits.launch_param();
+  const auto name = trace.kernels.find(fact.kernel_id);
   if (name == trace.kernels.end()) return std::nullopt;
-  const std::optional<ParamAccess> access = at(trace, name->second, low_bits.buffer_offset);
-  if (!access) return std::nullopt;
-  const uint32_t required = access->required_alignment();
-  if (required <= 1 || low_bits.value % required == 0) return std::nullopt;
-  // A pointer parameter whose declared type already demands as much was checked for it in the
-  // target (a double* at +4): one finding, from the type.
-  if (low_bits.member_offset == 0 && declared_alignment(name->second, low_bits.param_index) >= required)
-    return std::nullopt;
-  LaunchParamFact judged = low_bits;
+  LaunchParamFact judged = fact;
   judged.problem = trace::LaunchProblem::Misaligned;
-  judged.alignment = required;
-  judged.from_code = true;
+  judged.alignment_from = AlignmentSource::Code;
+  if (const std::optional<ParamAccess> access = at(trace, name->second, fact.buffer_offset))
+    judged.alignment = access->required_alignment();
+  const DeclaredPointer* declared =
+      declared_.at(trace, name->second, low_bits.stack_id, fact.param_index, fact.member_offset);
+  if (declared && declared->alignment > judged.alignment) {
+    judged.alignment = declared->alignment;
+    judged.alignment_from = AlignmentSource::DebugInfo;
+    judged.declared_type = &declared->pointee;
+  }
+  if (judged.alignment <= 1 || fact.value % judged.alignment == 0) return std::nullopt;
+  // A pointer parameter whose type in the kernel's name already demands as much was checked for it
+  // in the target (a double* at +4): one finding, from the type.
+  if (fact.member_offset == 0 && declared_alignment(name->second, fact.param_index) >= judged.alignment)
+    return std::nullopt;
   return judged;
 }
 
@@ -353,6 +359,7 @@ std::vector<std::string> KernelRequirements::notes() const {
     if (asked_.count(kernel))
       notes.push_back(fmt::format("the machine code of kernel {} could not be read: {}", kernel, why));
   }
+  for (std::string& note : declared_.notes(asked_)) notes.push_back(std::move(note));
   return notes;
 }
 
@@ -362,6 +369,7 @@ bool KernelRequirements::load_cache(const std::string& path, std::string& error)
   if (!document) return true;
   const nlohmann::json& doc = *document;
   try {
+    if (doc.contains("declared")) declared_.from_json(doc.at("declared"));  // caches before it have none
     for (const auto& [name, entry] : doc.at("kernels").items()) {
       Kernel k;
       k.cubin = entry.at("cubin").get<std::string>();
@@ -388,7 +396,9 @@ bool KernelRequirements::save_cache(const std::string& path, std::string& error)
       params[std::to_string(offset)] = {{"width", access.width}, {"guarded", access.guarded}};
     kernels[name] = {{"cubin", k.cubin}, {"params", std::move(params)}};
   }
-  const std::string text = nlohmann::json{{"schema", "cuaudit.kernel-access.v1"}, {"kernels", kernels}}.dump(1) + "\n";
+  const nlohmann::json doc = {
+      {"schema", "cuaudit.kernel-access.v1"}, {"kernels", kernels}, {"declared", declared_.to_json()}};
+  const std::string text = doc.dump(1) + "\n";
   return replace_file(path, text, error);
 }
 

@@ -5,7 +5,8 @@
 // kernel asked about, and sass_access.h reads its accesses. Results are cached per kernel beside
 // the trace (kernel-access.json), so a recorded run is judged the same on a machine without the
 // toolkit (CI replaying a golden run). Without nvdisasm, or without a kernel's code, the check is
-// skipped and the report says so once.
+// skipped and the report says so once. The type a pointer's declared pointee has (debug
+// information: declared_types.h) may require more than the code shows.
 #pragma once
 
 #include <map>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "declared_types.h"
 #include "sass_access.h"
 #include "trace_model.h"
 
@@ -28,15 +30,16 @@ class KernelRequirements {
   // A missing file is not an error; false with `error` when the file cannot be used.
   bool load_cache(const std::string& path, std::string& error);
   bool save_cache(const std::string& path, std::string& error) const;
-  bool changed() const { return changed_; }
+  bool changed() const { return changed_ || declared_.changed(); }
 
   // What `kernel` (its name as the driver gave it) requires of the word at `buffer_offset` of its
   // parameters; nullopt when its code is not known (not kept, no nvdisasm, not readable).
   std::optional<ParamAccess> at(const ProcessTrace& trace, const std::string& kernel, uint32_t buffer_offset);
 
-  // A LowBits fact judged: a Misaligned one with the alignment the code requires, or nothing
-  // (the code requires nothing the value breaks, or is not known).
-  std::optional<LaunchParamFact> judge(const ProcessTrace& trace, const LaunchParamFact& low_bits);
+  // A LowBits fact (the payload of `low_bits`) judged: a Misaligned one with the alignment the
+  // kernel's code or the pointer's declared type requires, whichever is more, or nothing (neither
+  // requires anything the value breaks, or neither is known).
+  std::optional<LaunchParamFact> judge(const ProcessTrace& trace, const Event& low_bits);
 
   // What could not be checked, said once for the whole report.
   std::vector<std::string> notes() const;
@@ -60,6 +63,7 @@ class KernelRequirements {
   std::set<std::string> modules_not_kept_;     // reasons modules' code was not kept
   std::set<const ProcessTrace*> analyzed_;     // processes whose kernels were analyzed
   std::set<std::string> asked_;                // kernels a judgement needed: the notes are about these
+  DeclaredTypes declared_;                     // what the program's debug information declares
   bool changed_ = false;
 };
 

@@ -76,7 +76,7 @@ const Event* misaligned_fault_after(const ProcessTrace& trace, uint64_t seq) {
   constexpr int32_t kMisalignedAddress = 716;
   for (const Event& e : trace.events) {
     if (e.seq <= seq) continue;
-    if (e.kind == EventKind::LaunchParam && e.launch_param().from_code &&
+    if (e.kind == EventKind::LaunchParam && e.launch_param().alignment_from != AlignmentSource::Type &&
         e.launch_param().problem == LaunchProblem::Misaligned)
       return nullptr;
     const auto* call = std::get_if<RuntimeCall>(&e.payload);
@@ -85,20 +85,52 @@ const Event* misaligned_fault_after(const ProcessTrace& trace, uint64_t seq) {
   return nullptr;
 }
 
-// A misaligned value the kernel's machine code cannot take: its accesses through the parameter
-// are `fact.alignment` bytes wide (LDG.E.128 and the like).
+const char* alignment_source_key(AlignmentSource source) {
+  switch (source) {
+    case AlignmentSource::Code:
+      return "code";
+    case AlignmentSource::DebugInfo:
+      return "debug_info";
+    case AlignmentSource::Type:
+      break;
+  }
+  return "type";
+}
+
+// A misaligned value that the kernel's machine code (accesses `fact.alignment` bytes wide,
+// LDG.E.128 and the like) or the pointee's declared alignment (__align__, alignas) cannot take.
 void describe_code_requirement(const ProcessTrace& trace, const Event& e, const std::string& param,
                                const std::string& kernel, const LaunchParamJudgement& j, report::Finding& f) {
   const LaunchParamFact& fact = e.launch_param();
-  f.headline = fmt::format(
-      "Misaligned kernel parameter: {} of {} is 0x{:x}{}, not {}-byte aligned, and the kernel's code accesses {} "
-      "bytes at a time through it; launched by {} at:",
-      param, kernel, fact.value, place_of(trace, j), fact.alignment, fact.alignment, f.api);
-  f.message = fmt::format(
-      "kernel {} loads or stores {} bytes at a time through {} (its machine code says so: a {}-bit access at that "
-      "pointer plus whole multiples of {}); 0x{:x} is {} byte(s) past a multiple of {}",
-      kernel, fact.alignment, param, fact.alignment * 8, fact.alignment, fact.value, fact.value % fact.alignment,
-      fact.alignment);
+  const bool declared = fact.alignment_from == AlignmentSource::DebugInfo;
+  const std::string pointee = declared && fact.declared_type && !fact.declared_type->empty()
+                                  ? *fact.declared_type
+                                  : std::string("its pointee type");
+  const std::string why =
+      declared ? fmt::format(" as {} is declared (the program's debug information)", pointee)
+               : fmt::format(", and the kernel's code accesses {} bytes at a time through it", fact.alignment);
+  f.headline =
+      fmt::format("Misaligned kernel parameter: {} of {} is 0x{:x}{}, not {}-byte aligned{}; launched by {} at:", param,
+                  kernel, fact.value, place_of(trace, j), fact.alignment, why, f.api);
+  f.message = declared ? fmt::format(
+                             "{} is declared with {}-byte alignment (__align__ or alignas), and {} of kernel {} points "
+                             "to it; 0x{:x} is {} byte(s) past a multiple of {}: the compiler may access it {} bytes "
+                             "at a time",
+                             pointee, fact.alignment, param, kernel, fact.value, fact.value % fact.alignment,
+                             fact.alignment, fact.alignment)
+                       : fmt::format(
+                             "kernel {} loads or stores {} bytes at a time through {} (its machine code says so: a "
+                             "{}-bit access at that pointer plus whole multiples of {}); 0x{:x} is {} byte(s) past a "
+                             "multiple of {}",
+                             kernel, fact.alignment, param, fact.alignment * 8, fact.alignment, fact.value,
+                             fact.value % fact.alignment, fact.alignment);
+  if (declared) {
+    f.notes.push_back(fmt::format(
+        "an object of a type declared {}-byte aligned must start at a multiple of {}: the compiler may load and store "
+        "it {} bytes at a time wherever it is used, and this value breaks that; offset the pointer by whole {}s",
+        fact.alignment, fact.alignment, fact.alignment, pointee));
+    return;
+  }
   if (const Event* fault = misaligned_fault_after(trace, e.seq)) {
     f.notes.push_back(fmt::format(
         "this launch faulted: {} after it returned cudaErrorMisalignedAddress (the context is lost from then on)",
@@ -138,10 +170,15 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
   f.address = fact.value;
   f.stack = stacks.user_stack(e.stack_id);
   drop_kernel_wrapper(f.stack, kernel);
-  f.parameter =
-      report::KernelParameter{kernel, fact.param_index, type, fact.alignment, {}, fact.member_offset, fact.from_code};
+  f.parameter = report::KernelParameter{kernel,
+                                        fact.param_index,
+                                        type,
+                                        fact.alignment,
+                                        {},
+                                        fact.member_offset,
+                                        fact.alignment ? alignment_source_key(fact.alignment_from) : std::string()};
   if (j.live || j.freed) f.parameter->offset = j.offset;
-  if (g.kind == report::FindingKind::MisalignedParam && fact.from_code) {
+  if (g.kind == report::FindingKind::MisalignedParam && fact.alignment_from != AlignmentSource::Type) {
     // Only the first launch per site and low bits is recorded: no launch count to give.
     describe_code_requirement(trace, e, param, kernel, j, f);
   } else if (g.kind == report::FindingKind::MisalignedParam) {

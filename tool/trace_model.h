@@ -87,15 +87,21 @@ struct ExitFact {
   trace::ExitHow how = trace::ExitHow::Exit;
 };
 
+// What requires a kernel parameter's alignment: its type in the kernel's mangled name (checked in
+// the target), the kernel's machine code, or the type the program's debug information declares
+// (kernel_access.h).
+enum class AlignmentSource : uint8_t { Type, Code, DebugInfo };
+
 // What the target found wrong with one kernel parameter at one launch.
 struct LaunchParamFact {
   uint64_t value = 0;  // the parameter as passed
   uint32_t kernel_id = 0;
-  uint32_t alignment = 0;  // required by its type (or, from_code, by the kernel's code); 0 unknown
+  uint32_t alignment = 0;  // required (alignment_from says by what); 0 unknown
   uint16_t param_index = 0;
   uint16_t member_offset = 0;  // LowBits: where the word is inside its parameter (a by-value struct's member)
   uint32_t buffer_offset = 0;  // LowBits: where the word is in the parameter buffer
-  bool from_code = false;      // the alignment is what the kernel's machine code requires (kernel_access.h)
+  AlignmentSource alignment_from = AlignmentSource::Type;
+  const std::string* declared_type = nullptr;  // DebugInfo: the pointee's name (owned by the analysis)
   trace::LaunchProblem problem = trace::LaunchProblem::Misaligned;
   uint8_t path = 0;           // trace::LaunchPath (kept raw: a newer writer may know more paths)
   int32_t driver_result = 0;  // NotAccessible: what cuPointerGetAttributes said

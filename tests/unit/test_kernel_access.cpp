@@ -75,6 +75,24 @@ LaunchParamFact low_bits(uint32_t kernel, uint32_t buffer_offset, uint64_t value
   return f;
 }
 
+// The notes about the kernels' code: those about debug information (none in these synthetic
+// traces, whose stacks name no object) are test_debug_types.cpp's.
+std::vector<std::string> code_notes(const KernelRequirements& k) {
+  std::vector<std::string> out;
+  for (const std::string& note : k.notes()) {
+    if (note.find("debug information") == std::string::npos) out.push_back(note);
+  }
+  return out;
+}
+
+// As the reader gives it to the judgement: a launch fact with its stack (none here).
+Event event(const LaunchParamFact& fact) {
+  Event e;
+  e.kind = EventKind::LaunchParam;
+  e.payload = fact;
+  return e;
+}
+
 }  // namespace
 
 TEST_CASE("a cubin's kernels: names, symbol indices for nvdisasm -fun, where parameters start") {
@@ -95,16 +113,16 @@ TEST_CASE("a cubin's kernels: names, symbol indices for nvdisasm -fun, where par
 TEST_CASE("a word the kernel's code reads 16 bytes at a time is misaligned; one it tests itself is not") {
   RunWithCode run;
   KernelRequirements code(run.dir, run.fake_nvdisasm());
-  const auto judged = code.judge(run.trace, low_bits(1, 0, 0x7f0000000004));
+  const auto judged = code.judge(run.trace, event(low_bits(1, 0, 0x7f0000000004)));
   REQUIRE(judged);
   CHECK(judged->problem == trace::LaunchProblem::Misaligned);
   CHECK(judged->alignment == 16);
-  CHECK(judged->from_code);
-  CHECK_FALSE(code.judge(run.trace, low_bits(1, 16, 0x7f0000000004)));  // n: no access through it
-  CHECK_FALSE(code.judge(run.trace, low_bits(2, 0, 0x7f0000000004)));   // guarded: checks its alignment
+  CHECK(judged->alignment_from == AlignmentSource::Code);
+  CHECK_FALSE(code.judge(run.trace, event(low_bits(1, 16, 0x7f0000000004))));  // n: no access through it
+  CHECK_FALSE(code.judge(run.trace, event(low_bits(2, 0, 0x7f0000000004))));   // guarded: checks its alignment
   // Params::idx is read as ints: 4 bytes in is fine, 2 bytes in is not.
-  CHECK_FALSE(code.judge(run.trace, low_bits(3, 8, 0x7f0000000004)));
-  const auto idx = code.judge(run.trace, low_bits(3, 8, 0x7f0000000002));
+  CHECK_FALSE(code.judge(run.trace, event(low_bits(3, 8, 0x7f0000000004))));
+  const auto idx = code.judge(run.trace, event(low_bits(3, 8, 0x7f0000000002)));
   REQUIRE(idx);
   CHECK(idx->alignment == 4);
   // The disassembler ran once, on the process's kernels of that cubin alone (by symbol index).
@@ -114,7 +132,7 @@ TEST_CASE("a word the kernel's code reads 16 bytes at a time is misaligned; one 
   CHECK(line.find("-json -fun ") == 0);
   for (const char* symbol : {"22", "18", "19"}) CHECK(line.find(symbol) != std::string::npos);
   CHECK_FALSE(std::getline(args, line));
-  CHECK(code.notes().empty());  // kernel 4 has no code, but no judgement needed it
+  CHECK(code_notes(code).empty());  // kernel 4 has no code, but no judgement needed it
 }
 
 TEST_CASE("the cache beside the trace judges the run again without the toolkit or the code") {
@@ -123,27 +141,27 @@ TEST_CASE("the cache beside the trace judges the run again without the toolkit o
   std::string error;
   {
     KernelRequirements code(run.dir, run.fake_nvdisasm());
-    REQUIRE(code.judge(run.trace, low_bits(1, 8, 0x7f0000000008)));
+    REQUIRE(code.judge(run.trace, event(low_bits(1, 8, 0x7f0000000008))));
     CHECK(code.changed());
     REQUIRE(code.save_cache(cache, error));
   }
   REQUIRE(unlink(run.fmt_path(run.trace.module_code[0].hash).c_str()) == 0);
   KernelRequirements again(run.dir, "/nonexistent/nvdisasm");
   REQUIRE(again.load_cache(cache, error));
-  const auto judged = again.judge(run.trace, low_bits(1, 8, 0x7f0000000008));
+  const auto judged = again.judge(run.trace, event(low_bits(1, 8, 0x7f0000000008)));
   REQUIRE(judged);
   CHECK(judged->alignment == 16);
   CHECK_FALSE(again.changed());
-  CHECK(again.notes().empty());
+  CHECK(code_notes(again).empty());
 }
 
 TEST_CASE("without nvdisasm or without a kernel's code nothing is guessed, and the report says so once") {
   RunWithCode run;
   KernelRequirements code(run.dir, "/nonexistent/nvdisasm");
-  CHECK_FALSE(code.judge(run.trace, low_bits(1, 0, 0x7f0000000004)));
-  CHECK_FALSE(code.judge(run.trace, low_bits(2, 0, 0x7f0000000004)));
-  CHECK_FALSE(code.judge(run.trace, low_bits(4, 0, 0x7f0000000004)));
-  const auto notes = code.notes();
+  CHECK_FALSE(code.judge(run.trace, event(low_bits(1, 0, 0x7f0000000004))));
+  CHECK_FALSE(code.judge(run.trace, event(low_bits(2, 0, 0x7f0000000004))));
+  CHECK_FALSE(code.judge(run.trace, event(low_bits(4, 0, 0x7f0000000004))));
+  const auto notes = code_notes(code);
   REQUIRE(notes.size() == 2);
   CHECK(notes[0].find("nvdisasm (CUDA toolkit) was not found at /nonexistent/nvdisasm: 2 kernel(s)") == 0);
   CHECK(notes[1].find("the machine code of 1 kernel(s)") == 0);
@@ -151,9 +169,9 @@ TEST_CASE("without nvdisasm or without a kernel's code nothing is guessed, and t
 
   run.trace.module_code.push_back({0, 1 << 30, 2, trace::ModuleCodeStatus::OverLimit});
   KernelRequirements limited(run.dir, run.fake_nvdisasm());
-  CHECK_FALSE(limited.judge(run.trace, low_bits(4, 0, 0x7f0000000004)));
-  REQUIRE(limited.notes().size() == 1);
-  CHECK(limited.notes()[0].find("over CUAUDIT_KERNEL_CODE_LIMIT_MB") != std::string::npos);
+  CHECK_FALSE(limited.judge(run.trace, event(low_bits(4, 0, 0x7f0000000004))));
+  REQUIRE(code_notes(limited).size() == 1);
+  CHECK(code_notes(limited)[0].find("over CUAUDIT_KERNEL_CODE_LIMIT_MB") != std::string::npos);
 }
 
 TEST_CASE("a fat binary's cubins are taken out once, by cuobjdump beside nvdisasm") {
@@ -168,10 +186,10 @@ TEST_CASE("a fat binary's cubins are taken out once, by cuobjdump beside nvdisas
                                         << CUAUDIT_TEST_FIXTURES << "/sass-sm90-kernels.cubin' app.1.sm_90.cubin\n";
   chmod((run.dir + "/cuobjdump").c_str(), 0755);
   KernelRequirements code(run.dir, nvdisasm);
-  const auto judged = code.judge(run.trace, low_bits(1, 0, 0x7f0000000004));
+  const auto judged = code.judge(run.trace, event(low_bits(1, 0, 0x7f0000000004)));
   REQUIRE(judged);
   CHECK(judged->alignment == 16);
-  CHECK(code.judge(run.trace, low_bits(3, 0, 0x7f0000000004)));  // the same fat binary: not taken out again
+  CHECK(code.judge(run.trace, event(low_bits(3, 0, 0x7f0000000004))));  // the same fat binary: not taken out again
   std::ifstream args(run.dir + "/cuobjdump.args");
   std::string line;
   REQUIRE(std::getline(args, line));
@@ -179,7 +197,7 @@ TEST_CASE("a fat binary's cubins are taken out once, by cuobjdump beside nvdisas
   CHECK_FALSE(std::getline(args, line));
   struct stat st;
   CHECK(stat((fatbin.substr(0, fatbin.size() - 7) + ".elf/app.1.sm_90.cubin").c_str(), &st) == 0);
-  CHECK(code.notes().empty());
+  CHECK(code_notes(code).empty());
 }
 
 TEST_CASE("a damaged cache is refused with a reason") {
@@ -204,11 +222,11 @@ TEST_CASE("a pointer whose declared type already demands what the code needs is 
   KernelRequirements code(run.dir, run.fake_nvdisasm());
   std::string error;
   REQUIRE(code.load_cache(cache, error));
-  const auto untyped = code.judge(run.trace, low_bits(5, 0, 0x7f0000000004));
+  const auto untyped = code.judge(run.trace, event(low_bits(5, 0, 0x7f0000000004)));
   REQUIRE(untyped);
   CHECK(untyped->alignment == 8);
-  CHECK_FALSE(code.judge(run.trace, low_bits(6, 0, 0x7f0000000004)));
-  const auto wider = code.judge(run.trace, low_bits(7, 0, 0x7f0000000004));
+  CHECK_FALSE(code.judge(run.trace, event(low_bits(6, 0, 0x7f0000000004))));
+  const auto wider = code.judge(run.trace, event(low_bits(7, 0, 0x7f0000000004)));
   REQUIRE(wider);
   CHECK(wider->alignment == 8);
 }

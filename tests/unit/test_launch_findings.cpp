@@ -118,7 +118,7 @@ TEST_CASE("what the kernel's code requires: where it comes from, a struct member
   t.launch_param(kScale4, 0, 0x7004, kMisaligned, 16, false, 5);    // with work
   ProcessTrace trace = t.trace();
   for (Event& e : trace.events) {
-    if (e.kind == EventKind::LaunchParam) std::get<LaunchParamFact>(e.payload).from_code = true;
+    if (e.kind == EventKind::LaunchParam) std::get<LaunchParamFact>(e.payload).alignment_from = AlignmentSource::Code;
   }
   Event fault;
   fault.kind = EventKind::FailedCall;
@@ -129,7 +129,7 @@ TEST_CASE("what the kernel's code requires: where it comes from, a struct member
   REQUIRE(findings.size() == 3);
   const report::Finding& latent = findings[0];
   REQUIRE(latent.parameter);
-  CHECK(latent.parameter->alignment_from_code);
+  CHECK(latent.parameter->alignment_from == "code");
   CHECK(latent.headline.find("parameter 0 (float const*) of scale4(float const*, float*, int) is 0x7004, 4 byte(s) "
                              "into a 4096-byte allocation") != std::string::npos);
   CHECK(latent.headline.find("not 16-byte aligned, and the kernel's code accesses 16 bytes at a time") !=
@@ -139,4 +139,26 @@ TEST_CASE("what the kernel's code requires: where it comes from, a struct member
   CHECK(findings[1].headline.find("the 8 bytes at offset 0 of parameter 0 (Params)") != std::string::npos);
   CHECK(findings[1].notes[0].find("latent") != std::string::npos);  // a later misaligned launch came between
   CHECK(findings[2].notes[0].find("this launch faulted") != std::string::npos);
+}
+
+TEST_CASE("a pointer misaligned for the type the program declared names the type") {
+  static const std::string kParticle = "Particle";
+  SyntheticTrace t;
+  t.alloc(Api::cudaMalloc, 0x7000, 4096);
+  t.launch_param("_Z9particlesP8Particlei", 0, 0x7004, kMisaligned, 16, false, 3);
+  t.end();
+  ProcessTrace trace = t.trace();
+  for (Event& e : trace.events) {
+    if (e.kind != EventKind::LaunchParam) continue;
+    auto& fact = std::get<LaunchParamFact>(e.payload);
+    fact.alignment_from = AlignmentSource::DebugInfo;
+    fact.declared_type = &kParticle;
+  }
+  const auto findings = judge(trace);
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].headline.find("not 16-byte aligned as Particle is declared (the program's debug information)") !=
+        std::string::npos);
+  CHECK(findings[0].message.find("Particle is declared with 16-byte alignment") == 0);
+  CHECK(findings[0].notes[0].find("whole Particles") != std::string::npos);
+  CHECK(findings[0].parameter->alignment_from == "debug_info");
 }
