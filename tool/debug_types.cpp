@@ -65,24 +65,32 @@ void struct_pointers(Dwarf_Die* type, uint16_t param, uint32_t base, DeclaredPoi
   } while (dwarf_siblingof(&member, &member) == 0);
 }
 
-// The kernel's host-side wrapper: a subprogram whose linkage name is the kernel's mangled name.
+// The kernel's host-side wrapper among `parent`'s children (namespaces searched too): a
+// subprogram whose linkage name is the kernel's mangled name.
+bool find_in(Dwarf_Die* parent, const std::string& kernel, Dwarf_Die* found, int depth) {
+  Dwarf_Die child;
+  if (depth > 16 || dwarf_child(parent, &child) != 0) return false;
+  do {
+    const int tag = dwarf_tag(&child);
+    if (tag == DW_TAG_namespace && find_in(&child, kernel, found, depth + 1)) return true;
+    if (tag != DW_TAG_subprogram) continue;
+    Dwarf_Attribute attribute;
+    const char* linkage = nullptr;
+    if (dwarf_attr_integrate(&child, DW_AT_linkage_name, &attribute)) linkage = dwarf_formstring(&attribute);
+    if (linkage && kernel == linkage && dwarf_haschildren(&child)) {
+      *found = child;
+      return true;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return false;
+}
+
 bool find_kernel(Dwarf* dwarf, const std::string& kernel, Dwarf_Die* found) {
   Dwarf_Off offset = 0, next = 0;
   size_t header_bytes = 0;
   while (dwarf_nextcu(dwarf, offset, &next, &header_bytes, nullptr, nullptr, nullptr) == 0) {
-    Dwarf_Die unit, child;
-    if (dwarf_offdie(dwarf, offset + header_bytes, &unit) && dwarf_child(&unit, &child) == 0) {
-      do {
-        if (dwarf_tag(&child) != DW_TAG_subprogram) continue;
-        Dwarf_Attribute attribute;
-        const char* linkage = nullptr;
-        if (dwarf_attr_integrate(&child, DW_AT_linkage_name, &attribute)) linkage = dwarf_formstring(&attribute);
-        if (linkage && kernel == linkage && dwarf_haschildren(&child)) {
-          *found = child;
-          return true;
-        }
-      } while (dwarf_siblingof(&child, &child) == 0);
-    }
+    Dwarf_Die unit;
+    if (dwarf_offdie(dwarf, offset + header_bytes, &unit) && find_in(&unit, kernel, found, 0)) return true;
     offset = next;
   }
   return false;

@@ -42,6 +42,10 @@ TEST_CASE("a pointer to a user struct declared __align__(16) or alignas(32) has 
   REQUIRE(wide);
   CHECK(wide->at(declared_key(0, 0)).alignment == 32);
   CHECK(wide->at(declared_key(1, 0)).alignment == 16);
+  // A kernel in a namespace.
+  const auto step = declared_pointers(CUAUDIT_DEBUG_TYPES_FIXTURE, "_ZN7physics4stepEP8Particlei");
+  REQUIRE(step);
+  CHECK(step->at(declared_key(0, 0)).alignment == 16);
 }
 
 TEST_CASE("the pointers inside a by-value struct, nested ones too, at their offsets") {
