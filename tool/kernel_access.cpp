@@ -356,7 +356,9 @@ std::vector<std::string> KernelRequirements::notes() const {
         kernels.size(), why.empty() ? std::string() : " (" + why + ")", kernels.front()));
   }
   for (const auto& [kernel, why] : failed_) {
-    if (asked_.count(kernel))
+    const bool fatbin = kernel.size() > 7 && kernel.compare(kernel.size() - 7, 7, ".fatbin") == 0;
+    if (fatbin) notes.push_back(fmt::format("the kernels of {} could not be read: {}", kernel, why));
+    if (!fatbin && asked_.count(kernel))
       notes.push_back(fmt::format("the machine code of kernel {} could not be read: {}", kernel, why));
   }
   for (std::string& note : declared_.notes(asked_)) notes.push_back(std::move(note));

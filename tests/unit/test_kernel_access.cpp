@@ -200,6 +200,24 @@ TEST_CASE("a fat binary's cubins are taken out once, by cuobjdump beside nvdisas
   CHECK(code_notes(code).empty());
 }
 
+TEST_CASE("a fat binary cuobjdump cannot open is said, with what cuobjdump said") {
+  RunWithCode run;
+  const std::string kept = run.fmt_path(run.trace.module_code[0].hash);
+  const std::string fatbin = kept.substr(0, kept.size() - 6) + ".fatbin";
+  REQUIRE(rename(kept.c_str(), fatbin.c_str()) == 0);
+  run.trace.module_code[0].status = trace::ModuleCodeStatus::SavedFatbin;
+  const std::string nvdisasm = run.fake_nvdisasm();
+  std::ofstream(run.dir + "/cuobjdump") << "#!/bin/sh\necho 'cuobjdump fatal: not a fat binary' >&2\nexit 3\n";
+  chmod((run.dir + "/cuobjdump").c_str(), 0755);
+  KernelRequirements code(run.dir, nvdisasm);
+  CHECK_FALSE(code.judge(run.trace, event(low_bits(1, 0, 0x7f0000000004))));
+  const auto notes = code_notes(code);
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[0].find("was not kept") != std::string::npos);  // no cubin holds the kernel
+  CHECK(notes[1].find("the kernels of " + fatbin + " could not be read") == 0);
+  CHECK(notes[1].find("failed (exit status 3): cuobjdump fatal: not a fat binary") != std::string::npos);
+}
+
 TEST_CASE("a damaged cache is refused with a reason") {
   RunWithCode run;
   const std::string cache = run.dir + "/" + kKernelAccessCacheFile;
