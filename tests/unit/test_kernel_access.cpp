@@ -56,6 +56,17 @@ struct RunWithCode {
     snprintf(name, sizeof name, "%016llx", static_cast<unsigned long long>(hash));
     return dir + "/" + kKernelCodeDir + "/" + name + ".cubin";
   }
+  // The module as a fat binary instead, and a stand-in cuobjdump beside nvdisasm running `script`.
+  // Returns the fat binary's path.
+  std::string as_fatbin(const std::string& script) {
+    const std::string kept = fmt_path(trace.module_code[0].hash);
+    const std::string fatbin = kept.substr(0, kept.size() - 6) + ".fatbin";
+    REQUIRE(rename(kept.c_str(), fatbin.c_str()) == 0);
+    trace.module_code[0].status = trace::ModuleCodeStatus::SavedFatbin;
+    std::ofstream(dir + "/cuobjdump") << "#!/bin/sh\n" << script << "\n";
+    chmod((dir + "/cuobjdump").c_str(), 0755);
+    return fatbin;
+  }
   // A stand-in for nvdisasm: prints the SASS recorded on the H200 and notes its arguments.
   std::string fake_nvdisasm() const {
     const std::string script = dir + "/nvdisasm";
@@ -176,15 +187,10 @@ TEST_CASE("without nvdisasm or without a kernel's code nothing is guessed, and t
 
 TEST_CASE("a fat binary's cubins are taken out once, by cuobjdump beside nvdisasm") {
   RunWithCode run;
-  // The module came as a fat binary: a stand-in cuobjdump "extracts" the fixture cubin.
-  const std::string kept = run.fmt_path(run.trace.module_code[0].hash);
-  const std::string fatbin = kept.substr(0, kept.size() - 6) + ".fatbin";
-  REQUIRE(rename(kept.c_str(), fatbin.c_str()) == 0);
-  run.trace.module_code[0].status = trace::ModuleCodeStatus::SavedFatbin;
+  // A stand-in cuobjdump "extracts" the fixture cubin.
+  const std::string fatbin = run.as_fatbin(std::string("echo \"$@\" >> '") + run.dir + "/cuobjdump.args'\ncp '" +
+                                           CUAUDIT_TEST_FIXTURES + "/sass-sm90-kernels.cubin' app.1.sm_90.cubin");
   const std::string nvdisasm = run.fake_nvdisasm();
-  std::ofstream(run.dir + "/cuobjdump") << "#!/bin/sh\necho \"$@\" >> '" << run.dir << "/cuobjdump.args'\ncp '"
-                                        << CUAUDIT_TEST_FIXTURES << "/sass-sm90-kernels.cubin' app.1.sm_90.cubin\n";
-  chmod((run.dir + "/cuobjdump").c_str(), 0755);
   KernelRequirements code(run.dir, nvdisasm);
   const auto judged = code.judge(run.trace, event(low_bits(1, 0, 0x7f0000000004)));
   REQUIRE(judged);
@@ -202,13 +208,8 @@ TEST_CASE("a fat binary's cubins are taken out once, by cuobjdump beside nvdisas
 
 TEST_CASE("a fat binary cuobjdump cannot open is said, with what cuobjdump said") {
   RunWithCode run;
-  const std::string kept = run.fmt_path(run.trace.module_code[0].hash);
-  const std::string fatbin = kept.substr(0, kept.size() - 6) + ".fatbin";
-  REQUIRE(rename(kept.c_str(), fatbin.c_str()) == 0);
-  run.trace.module_code[0].status = trace::ModuleCodeStatus::SavedFatbin;
+  const std::string fatbin = run.as_fatbin("echo 'cuobjdump fatal: not a fat binary' >&2\nexit 3");
   const std::string nvdisasm = run.fake_nvdisasm();
-  std::ofstream(run.dir + "/cuobjdump") << "#!/bin/sh\necho 'cuobjdump fatal: not a fat binary' >&2\nexit 3\n";
-  chmod((run.dir + "/cuobjdump").c_str(), 0755);
   KernelRequirements code(run.dir, nvdisasm);
   CHECK_FALSE(code.judge(run.trace, event(low_bits(1, 0, 0x7f0000000004))));
   const auto notes = code_notes(code);
