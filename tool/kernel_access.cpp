@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <thread>
 
 #include <fmt/format.h>
@@ -19,7 +18,7 @@
 
 #include "cache_file.h"
 #include "cubin_functions.h"
-#include "kernel_signature.h"
+#include "launch_findings.h"
 #include "run_dir.h"
 #include "safe_file.h"
 
@@ -105,14 +104,6 @@ bool capture_output(const std::vector<std::string>& argv, std::string& out, std:
 }
 
 std::string hex(uint64_t hash) { return fmt::format("{:016x}", hash); }
-
-// What a pointer parameter's declared pointee requires (0: not a pointer, or not known).
-uint32_t declared_alignment(const std::string& kernel, uint16_t index) {
-  std::unique_ptr<char, decltype(&free)> demangled(demangle_kernel_name(kernel.c_str()), &free);
-  KernelSignature signature;
-  if (!demangled || !parse_kernel_params(demangled.get(), signature) || index >= signature.count) return 0;
-  return signature.params[index].is_pointer ? signature.params[index].alignment : 0;
-}
 
 const char* not_kept_reason(trace::ModuleCodeStatus status) {
   switch (status) {
@@ -326,7 +317,7 @@ std::optional<LaunchParamFact> KernelRequirements::judge(const ProcessTrace& tra
   if (judged.alignment <= 1 || fact.value % judged.alignment == 0) return std::nullopt;
   // A pointer parameter whose type in the kernel's name already demands as much was checked for it
   // in the target (a double* at +4): one finding, from the type.
-  if (fact.member_offset == 0 && declared_alignment(name->second, fact.param_index) >= judged.alignment)
+  if (fact.member_offset == 0 && kernel_pointer_alignment(name->second, fact.param_index) >= judged.alignment)
     return std::nullopt;
   return judged;
 }

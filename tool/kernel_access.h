@@ -32,10 +32,6 @@ class KernelRequirements {
   bool save_cache(const std::string& path, std::string& error) const;
   bool changed() const { return changed_ || declared_.changed(); }
 
-  // What `kernel` (its name as the driver gave it) requires of the word at `buffer_offset` of its
-  // parameters; nullopt when its code is not known (not kept, no nvdisasm, not readable).
-  std::optional<ParamAccess> at(const ProcessTrace& trace, const std::string& kernel, uint32_t buffer_offset);
-
   // A LowBits fact (the payload of `low_bits`) judged: a Misaligned one with the alignment the
   // kernel's code or the pointer's declared type requires, whichever is more, or nothing (neither
   // requires anything the value breaks, or neither is known).
@@ -49,6 +45,9 @@ class KernelRequirements {
     std::string cubin;                       // hash of the cubin it came from, as its file name has it
     std::map<uint32_t, ParamAccess> params;  // offset in the parameter buffer -> what its code does
   };
+  // What `kernel` (its name as the driver gave it) requires of the word at `buffer_offset` of its
+  // parameters; nullopt when its code is not known (not kept, no nvdisasm, not readable).
+  std::optional<ParamAccess> at(const ProcessTrace& trace, const std::string& kernel, uint32_t buffer_offset);
   void analyze_all(const ProcessTrace& trace);
   bool find_nvdisasm();
   std::vector<std::string> extract(const std::string& fatbin);

@@ -271,6 +271,14 @@ std::string kernel_param_type(const std::string& name, uint16_t index) {
   return std::string(d.text.get() + p.type_begin, p.type_bytes);
 }
 
+uint32_t kernel_pointer_alignment(const std::string& name, uint16_t index) {
+  const Demangled d = demangled(name);
+  if (!d.text) return 0;
+  KernelSignature signature;
+  if (!parse_kernel_params(d.text.get(), signature) || index >= signature.count) return 0;
+  return signature.params[index].is_pointer ? signature.params[index].alignment : 0;
+}
+
 std::vector<report::Finding> launch_findings(const ProcessTrace& trace, const std::vector<LaunchParamJudgement>& judged,
                                              StackResolver& stacks) {
   // Same launch stack, same kernel (by name: one kernel may have several handles), same

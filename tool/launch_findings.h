@@ -22,4 +22,8 @@ std::string kernel_display_name(const std::string& name);
 // The type of parameter `index` as the kernel's name declares it ("float4*"), or empty.
 std::string kernel_param_type(const std::string& name, uint16_t index);
 
+// What the pointee of pointer parameter `index` requires as the kernel's name declares it (the
+// alignment the target checks); 0 for a parameter that is no pointer, or an unknown pointee.
+uint32_t kernel_pointer_alignment(const std::string& name, uint16_t index);
+
 }  // namespace cuaudit
