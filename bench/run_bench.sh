@@ -13,7 +13,7 @@
 #   sanitizer compute-sanitizer --leak-check full, one run, where installed
 # Then one cuaudit run of each benchmark with CUAUDIT_STATS=1: where cuaudit's own time goes.
 # Usage: bench/run_bench.sh BUILD_DIR [REPS] [BENCHMARK...]   (benchmarks: pairs pairs_nokernel
-# launch churn torch; default all; torch only where python3 imports torch)
+# launch launch_struct churn torch; default all; torch only where python3 imports torch)
 set -euo pipefail
 build=${1:?usage: bench/run_bench.sh BUILD_DIR [REPS] [BENCHMARK...]}
 reps=${2:-5}
@@ -21,7 +21,7 @@ shift $(($# < 2 ? $# : 2))
 bin="$build/bin"
 here=$(cd "$(dirname "$0")" && pwd)
 selected=("$@")
-[[ ${#selected[@]} -eq 0 ]] && selected=(pairs pairs_nokernel launch churn torch)
+[[ ${#selected[@]} -eq 0 ]] && selected=(pairs pairs_nokernel launch launch_struct churn torch)
 if [[ " ${selected[*]} " == *" torch "* ]] && ! python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   selected=("${selected[@]/torch/}")
 fi
@@ -36,6 +36,9 @@ unit[pairs_nokernel]="us per pair"
 command[launch]="$bin/bench_launch_rate 200000"
 what[launch]="200,000 launches, 4 pointer parameters"
 unit[launch]="us per launch"
+command[launch_struct]="$bin/bench_launch_rate 200000 struct"
+what[launch_struct]="200,000 launches, the 4 pointers in one by-value struct"
+unit[launch_struct]="us per launch"
 command[churn]="$bin/bench_heap_churn"
 what[churn]="10,000,000 host malloc/free, pinned and managed memory live"
 unit[churn]="ns per pair"
@@ -66,7 +69,7 @@ run_config() {  # CONFIG BENCHMARK: prints the program's output
 # timeline's sampler for allocations.
 configs_of() {
   case $1 in
-    launch) echo native floor cuaudit nocheck ;;
+    launch | launch_struct) echo native floor cuaudit nocheck ;;
     pairs | pairs_nokernel) echo native floor cuaudit nosample ;;
     torch) echo native floor cuaudit nohooks nocode ;;
     *) echo native floor cuaudit ;;

@@ -24,8 +24,10 @@ namespace cuaudit::trace {
 
 inline constexpr char kFileMagic[8] = {'C', 'U', 'A', 'U', 'D', 'T', 'R', 'C'};
 // Version 2: chunks carry a checksum of their payload. Version 3: allocations and releases are
-// written as CompactEventRecords, relative to the thread's previous one. Versions 1 and 2 are still read.
-inline constexpr uint32_t kTraceVersion = 3;
+// written as CompactEventRecords, relative to the thread's previous one. Version 4: a LaunchBitsRecord
+// may carry a problem (a word of a by-value struct that points into released memory). Versions 1 to 3
+// are still read.
+inline constexpr uint32_t kTraceVersion = 4;
 inline constexpr uint32_t kOldestReadableVersion = 1;
 inline constexpr uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"
 inline constexpr size_t kMaxStackDepth = 64;
@@ -222,8 +224,8 @@ enum class LaunchProblem : uint8_t {
   NotAccessible = 2,   // the driver knows no device-accessible memory at the value (freed, pageable, garbage)
   PeerNotEnabled = 3,  // memory of another device that the launching device was given no access to
   ReturnedToPool = 4,  // inside a block an NVTX-annotated pool took back (its memory is still the pool's)
-  // A LaunchBits record (not a LaunchParam one): a pointer-like value not 16-byte aligned, which
-  // the tool compares with what the kernel's code requires of it.
+  // A LaunchBits record (not a LaunchParam one) whose problem is 0: a pointer-like value not
+  // 16-byte aligned, which the tool compares with what the kernel's code requires of it.
   LowBits = 5,
 };
 
@@ -248,12 +250,16 @@ struct LaunchParamRecord {
   int8_t launch_device;   // PeerNotEnabled: the device the kernel runs on
 };
 
-// A value in a kernel's parameters that lies in the range of addresses CUDA handed out and is not
-// 16-byte aligned, the first time its kernel saw these low bits at this word of its parameters
-// from this launch stack (stacks are walked for every such launch at first, then for a sample:
-// launch_checker.cpp). Whether the kernel needs it aligned is for the tool to judge, from the
-// kernel's machine code (ModuleCode); the target cannot tell a pointer from an integer, nor a
-// float* from one the kernel reads as float4.
+// A word of a kernel's parameters (one no typed check covers: a by-value struct's, or an 8-byte
+// integer's) whose value lies in the range of addresses CUDA handed out, and either
+// - problem 0: is not 16-byte aligned, the first time its kernel saw these low bits at this word
+//   from this launch stack (stacks are walked for every such launch at first, then for a sample:
+//   launch_checker.cpp). Whether the kernel needs it aligned is for the tool to judge, from the
+//   kernel's machine code (ModuleCode); the target cannot tell a pointer from an integer, nor a
+//   float* from one the kernel reads as float4; or
+// - problem NotAccessible or ReturnedToPool: is no memory the driver knows, or lies in a block a
+//   pool took back, at every such launch. The tool reports it only where the value lies in memory
+//   the program released: the word may be an integer.
 struct LaunchBitsRecord {
   RecordHeader header;
   uint64_t seq;
@@ -266,7 +272,10 @@ struct LaunchBitsRecord {
   uint16_t param_index;    // the parameter it belongs to
   uint16_t member_offset;  // where it is inside that parameter (0 for a pointer parameter)
   uint8_t path;            // LaunchPath
-  uint8_t reserved[7];
+  uint8_t problem;         // 0 (low bits), or LaunchProblem::NotAccessible or ReturnedToPool (version 4 on)
+  uint8_t memory_type;     // NotAccessible: CU_POINTER_ATTRIBUTE_MEMORY_TYPE (0: none)
+  uint8_t host_readable;   // NotAccessible: 1 when the process can read the address (host memory)
+  int32_t driver_result;   // NotAccessible: what cuPointerGetAttributes returned
 };
 
 // What became of the machine code of one module CUDA loaded (CUPTI's module-loaded callback).

@@ -44,6 +44,7 @@ struct WordCheck {
   uint32_t buffer_offset;  // in the parameter buffer
   uint16_t param_index;
   uint16_t member_offset;  // inside its parameter
+  bool typed_pointer;      // a pointer parameter whose reachability the typed checks already ask
 };
 // Words watched per kernel: 512 bytes of parameters (PyTorch's elementwise kernels take a few
 // hundred); words past them are not watched.
@@ -143,16 +144,20 @@ KernelInfo* build_kernel(const void* handle, const char* name, bool function_fir
   // Every word where a pointer may be has its low bits watched, typed or not: a float* parameter
   // may be read as float4 inside the kernel, a struct may hold pointers. Parameters whose type
   // already demands 16-byte alignment are checked for it above.
+  // Words no typed check covers (a by-value struct's) are also asked whether they point somewhere
+  // reachable, when they look like addresses CUDA handed out: a struct's stale pointer member.
   for (int i = 0; i < count && k->word_count < kMaxWatchedWords; ++i) {
     if (sizes[i] < sizeof(void*) || offsets[i] % sizeof(void*) != 0) continue;
-    bool typed_vector = false;
-    for (uint16_t c = 0; c < k->check_count; ++c)
+    bool typed_pointer = false, typed_vector = false;
+    for (uint16_t c = 0; c < k->check_count; ++c) {
+      typed_pointer |= k->checks[c].index == i;
       typed_vector |= k->checks[c].index == i && k->checks[c].alignment >= 16;
+    }
     if (typed_vector) continue;
     for (size_t member = 0; member + sizeof(void*) <= sizes[i] && k->word_count < kMaxWatchedWords;
          member += sizeof(void*)) {
       k->words[k->word_count++] = {static_cast<uint32_t>(offsets[i] + member), static_cast<uint16_t>(i),
-                                   static_cast<uint16_t>(member)};
+                                   static_cast<uint16_t>(member), typed_pointer};
     }
   }
   return k;
@@ -201,39 +206,6 @@ uint64_t site_key(uint32_t kernel_id, uint16_t word, uint8_t bits, uint64_t stac
   h ^= (uint64_t{kernel_id} << 24 | uint64_t{word} << 8 | bits) * 0xff51afd7ed558ccdull;
   h ^= h >> 31;
   return h | 1;  // 0 marks an empty slot
-}
-
-// Watches the low bits of every word where a pointer may be: a value CUDA could have handed out
-// that is not 16-byte aligned is recorded once per launch site, word and low bits. The tool
-// compares it with what the kernel's code requires (tool/kernel_access.h). The stack is walked
-// only for such values: at each of the first kFullyWalked launches that bring one to a word,
-// then at one in kWalkEvery (a loop launching with p + 1 costs a stack walk per launch
-// otherwise; a new site that launches a few times later on can be missed, docs say so).
-constexpr uint32_t kFullyWalked = 64;
-constexpr uint32_t kWalkEvery = 64;
-void watch_low_bits(trace::LaunchPath path, KernelInfo* k, void* const* params, const char* packed) noexcept {
-  uint64_t stack_id = 0;
-  for (uint16_t w = 0; w < k->word_count; ++w) {
-    const WordCheck& word = k->words[w];
-    const char* argument = params ? static_cast<const char*>(params[word.param_index]) : packed + word.buffer_offset;
-    if (!argument) continue;
-    uint64_t value;
-    memcpy(&value, params ? argument + word.member_offset : argument, sizeof value);
-    const auto bits = static_cast<uint8_t>(value & 15);
-    if (bits == 0 || !in_handed_out_range(value)) continue;
-    const uint32_t seen = k->unaligned_launches[w].fetch_add(1, std::memory_order_relaxed);
-    if (seen >= kFullyWalked && seen % kWalkEvery != 0) continue;
-    if (!stack_id) stack_id = capture_stack();
-    const uint64_t key = site_key(k->id, w, bits, stack_id);
-    std::atomic<uint64_t>& slot = g_recorded_sites[key % kSiteSlots];
-    if (slot.load(std::memory_order_relaxed) == key) continue;
-    slot.store(key, std::memory_order_relaxed);
-    if (!k->recorded.exchange(true)) record_kernel(k->id, k->name);
-    LaunchBitsFact f;
-    f.kernel_id = k->id, f.param_index = word.param_index, f.member_offset = word.member_offset;
-    f.buffer_offset = word.buffer_offset, f.path = path, f.value = value, f.stack_id = stack_id;
-    record_launch_bits(f);
-  }
 }
 
 // The driver's answer for one pointer value.
@@ -322,6 +294,66 @@ const Reachability* unreachable(uint64_t value) noexcept {
   c.bad_value[i] = value;
   c.bad[i] = r;
   return &c.bad[i];
+}
+
+// The low bits of a word where a pointer may be: a value CUDA could have handed out that is not
+// 16-byte aligned is recorded once per launch site, word and low bits. The tool compares it with
+// what the kernel's code requires (tool/kernel_access.h). The stack is walked only for such
+// values: at each of the first kFullyWalked launches that bring one to a word, then at one in
+// kWalkEvery (a loop launching with p + 1 costs a stack walk per launch otherwise; a new site
+// that launches a few times later on can be missed, docs say so).
+constexpr uint32_t kFullyWalked = 64;
+constexpr uint32_t kWalkEvery = 64;
+void note_low_bits(KernelInfo* k, uint16_t w, const LaunchBitsFact& word, uint64_t& stack_id) noexcept {
+  const auto bits = static_cast<uint8_t>(word.value & 15);
+  const uint32_t seen = k->unaligned_launches[w].fetch_add(1, std::memory_order_relaxed);
+  if (seen >= kFullyWalked && seen % kWalkEvery != 0) return;
+  if (!stack_id) stack_id = capture_stack();
+  const uint64_t key = site_key(k->id, w, bits, stack_id);
+  std::atomic<uint64_t>& slot = g_recorded_sites[key % kSiteSlots];
+  if (slot.load(std::memory_order_relaxed) == key) return;
+  slot.store(key, std::memory_order_relaxed);
+  if (!k->recorded.exchange(true)) record_kernel(k->id, k->name);
+  LaunchBitsFact f = word;
+  f.stack_id = stack_id;
+  record_launch_bits(f);
+}
+
+// A word no typed check covers that points to no memory the driver knows, or into a block a pool
+// took back: recorded at every such launch, as the typed checks record theirs. Whether it is a
+// stale pointer or an integer that looks like one is for the tool to tell, from the allocations
+// it replays.
+void note_unreachable(KernelInfo* k, const LaunchBitsFact& word, uint64_t& stack_id) noexcept {
+  LaunchBitsFact f = word;
+  if (in_returned_pool_block(f.value)) {
+    f.problem = static_cast<uint8_t>(trace::LaunchProblem::ReturnedToPool);
+  } else if (const Reachability* r = unreachable(f.value)) {
+    f.problem = static_cast<uint8_t>(trace::LaunchProblem::NotAccessible);
+    f.driver_result = r->result, f.memory_type = r->memory_type, f.host_readable = r->host_readable;
+  } else {
+    return;
+  }
+  if (!stack_id) stack_id = capture_stack();
+  if (!k->recorded.exchange(true)) record_kernel(k->id, k->name);
+  f.stack_id = stack_id;
+  record_launch_bits(f);
+}
+
+// Every word where a pointer may be whose value CUDA could have handed out.
+void watch_words(trace::LaunchPath path, KernelInfo* k, void* const* params, const char* packed) noexcept {
+  uint64_t stack_id = 0;
+  for (uint16_t w = 0; w < k->word_count; ++w) {
+    const WordCheck& word = k->words[w];
+    const char* argument = params ? static_cast<const char*>(params[word.param_index]) : packed + word.buffer_offset;
+    if (!argument) continue;
+    LaunchBitsFact f;
+    memcpy(&f.value, params ? argument + word.member_offset : argument, sizeof f.value);
+    if (!in_handed_out_range(f.value)) continue;
+    f.kernel_id = k->id, f.param_index = word.param_index, f.member_offset = word.member_offset;
+    f.buffer_offset = word.buffer_offset, f.path = path;
+    if (f.value & 15) note_low_bits(k, w, f, stack_id);
+    if (!word.typed_pointer) note_unreachable(k, f, stack_id);
+  }
 }
 
 // Devices the process has contexts on, one bit each (ordinals below 64).
@@ -431,7 +463,7 @@ const char* packed_arguments(void* const* extra) noexcept {
 void check_arguments(trace::LaunchPath path, KernelInfo* k, void* const* params, void* const* extra) noexcept {
   const char* packed = params ? nullptr : packed_arguments(extra);
   if (!params && !(packed && k->has_offsets)) return;
-  if (k->word_count) watch_low_bits(path, k, params, packed);
+  if (k->word_count) watch_words(path, k, params, packed);
   const bool peers = several_devices();
   int8_t launch_device = -2;  // asked once, at the first pointer that needs it
   for (uint16_t i = 0; i < k->check_count; ++i) {

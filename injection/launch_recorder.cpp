@@ -48,6 +48,10 @@ void record_launch_bits(const LaunchBitsFact& f) noexcept {
   r.param_index = f.param_index;
   r.member_offset = f.member_offset;
   r.path = static_cast<uint8_t>(f.path);
+  r.problem = f.problem;
+  r.memory_type = f.memory_type;
+  r.host_readable = f.host_readable ? 1 : 0;
+  r.driver_result = f.driver_result;
   trace_writer().append(r);
 }
 

@@ -28,7 +28,8 @@ struct LaunchFact {
 // Captures the calling thread's stack and writes the fact.
 void record_launch_param(const LaunchFact& fact) noexcept;
 
-// A word of a kernel's parameters that may be a pointer and is not 16-byte aligned.
+// A word of a kernel's parameters that may be a pointer and is not 16-byte aligned (problem 0),
+// or points to no memory the driver knows, or into a block a pool took back.
 struct LaunchBitsFact {
   uint32_t kernel_id = 0;
   uint16_t param_index = 0;
@@ -37,6 +38,10 @@ struct LaunchBitsFact {
   trace::LaunchPath path = trace::LaunchPath::cudaLaunchKernel;
   uint64_t value = 0;
   uint64_t stack_id = 0;  // the launch's stack (capture_stack)
+  uint8_t problem = 0;    // 0, or LaunchProblem::NotAccessible or ReturnedToPool
+  int32_t driver_result = 0;
+  uint8_t memory_type = 0;
+  bool host_readable = false;
 };
 
 // Writes the fact.

@@ -166,13 +166,23 @@ for pass in "nvdisasm" "cache"; do
   end=$(date +%s.%N)
   say "report ($pass): $(awk "BEGIN {printf \"%.3f\", $end - $start}") s, $(python3 -c "import json; print(len(json.load(open('$out/kernel-access-run/kernel-access.json'))['kernels']))") kernels analyzed, $(ls "$out/kernel-access-run/kernel-code" | wc -l) cubins ($(du -sk "$out/kernel-access-run/kernel-code" | cut -f1) KiB)"
 done
+say "== alignment the program's debug information declares: a run kept as a golden trace"
+rm -rf "$out/declared-run"
+"$bin/cuaudit" --save "$out/declared-run" --leak-check summary "$bin/gpu_declared_alignment" 2>&1 | tail -n 6 | tee -a "$log"
+start=$(date +%s.%N)
+"$bin/cuaudit" report "$out/declared-run" --json /tmp/declared.json --log-file /dev/null >/dev/null 2>&1
+end=$(date +%s.%N)
+say "report from the cache: $(awk "BEGIN {printf \"%.3f\", $end - $start}") s"
+
 say "== PyTorch training: the code kept, the words recorded, the report's kernel analysis"
 rm -rf /tmp/torch-ka
-"$bin/cuaudit" --save /tmp/torch-ka --leak-check summary -- python3 tests/gpu/torch_training.py >/dev/null 2>&1
+CUAUDIT_STATS=1 "$bin/cuaudit" --save /tmp/torch-ka --leak-check summary -- python3 tests/gpu/torch_training.py \
+  >/dev/null 2>"$out/torch-ka-stats.log"
+say "torch launch checks: $(grep -h 'launch checks:' "$out/torch-ka-stats.log" /tmp/torch-ka/*.log 2>/dev/null | head -n 2)"
 start=$(date +%s.%N)
 "$bin/cuaudit" report /tmp/torch-ka --json /tmp/torch-ka.json --log-file /dev/null >/dev/null 2>&1
 end=$(date +%s.%N)
-say "torch: $(ls /tmp/torch-ka/kernel-code | wc -l) cubins, $(du -sk /tmp/torch-ka/kernel-code | cut -f1) KiB kept; report $(awk "BEGIN {printf \"%.3f\", $end - $start}") s; kernels analyzed: $(python3 -c "import json; print(len(json.load(open('/tmp/torch-ka/kernel-access.json'))['kernels']))" 2>&1); misaligned findings: $(python3 -c "import json; print([f['headline'][:200] for f in json.load(open('/tmp/torch-ka.json'))['findings'] if f['kind']=='misaligned_param'])"); modules: $(ls /tmp/torch-ka/kernel-code | sed 's/.*\.//' | sort | uniq -c | tr '\n' ' '); notes: $(python3 -c "import json; r=json.load(open('/tmp/torch-ka.json')); print([n for n in r.get('notes', []) if 'machine code' in n or 'nvdisasm' in n])")"
+say "torch: $(ls /tmp/torch-ka/kernel-code | wc -l) cubins, $(du -sk /tmp/torch-ka/kernel-code | cut -f1) KiB kept; report $(awk "BEGIN {printf \"%.3f\", $end - $start}") s; kernels analyzed: $(python3 -c "import json; print(len(json.load(open('/tmp/torch-ka/kernel-access.json'))['kernels']))" 2>&1); misaligned findings: $(python3 -c "import json; print([f['headline'][:200] for f in json.load(open('/tmp/torch-ka.json'))['findings'] if f['kind']=='misaligned_param'])"); launch finding kinds: $(python3 -c "import json; print(sorted({f['kind'] for f in json.load(open('/tmp/torch-ka.json'))['findings'] if 'param' in f['kind']}))"); modules: $(ls /tmp/torch-ka/kernel-code | sed 's/.*\.//' | sort | uniq -c | tr '\n' ' '); notes: $(python3 -c "import json; r=json.load(open('/tmp/torch-ka.json')); print([n for n in r.get('notes', []) if 'machine code' in n or 'nvdisasm' in n])")"
 cp /tmp/torch-ka/kernel-access.json "$out/torch-kernel-access.json" 2>/dev/null
 
 say "== cuaudit report on the recorded run"
@@ -211,8 +221,10 @@ fi
 say "== --check-api-results: discarded results of successful calls, recorded in the target"
 "$bin/cuaudit" --check-api-results "$bin/gpu_handled_errors_O2" 2>&1 | tail -n 30 | tee -a "$log"
 
-# Recorded runs travel back as one file each (the device returns a limited number of files).
-(cd "$out" && tar -czf recorded-runs.tar.gz timeline-run demo-run launch-run kernel-access-run growth-*-run && rm -rf timeline-run demo-run launch-run kernel-access-run growth-*-run)
+# Recorded runs travel back as one file each (the device returns a limited number of files, each
+# of limited size: the small kernel-code runs apart from the others).
+(cd "$out" && tar -czf kernel-code-runs.tar.gz kernel-access-run declared-run && rm -rf kernel-access-run declared-run)
+(cd "$out" && tar -czf recorded-runs.tar.gz timeline-run demo-run launch-run growth-*-run && rm -rf timeline-run demo-run launch-run growth-*-run)
 
 say "== GPU tests: $passed passed, $failed failed, $skipped skipped"
 exit $((failed > 0))

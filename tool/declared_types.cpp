@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "launch_findings.h"
+
 namespace cuaudit {
 namespace {
 
@@ -63,8 +65,9 @@ std::vector<std::string> DeclaredTypes::notes(const std::set<std::string>& kerne
   return {fmt::format(
       "no debug information describes {} kernel(s) given pointers that are not 16-byte aligned (first: {}): the "
       "alignment their parameters' types declare (__align__, alignas) was not checked; build the host code with -g "
-      "and keep the program where it ran",
-      missing.size(), missing.front())};
+      "and keep the program where it ran (kernels the program loads itself, with cuModuleLoad or NVRTC, have no "
+      "host-side declaration to read)",
+      missing.size(), kernel_display_name(missing.front()))};
 }
 
 nlohmann::json DeclaredTypes::to_json() const {

@@ -29,13 +29,16 @@ Demangled demangled(const std::string& name) {
 }
 
 // Which finding a judged parameter makes, if any. An inaccessible value that is neither in freed
-// memory nor readable host memory (an integer, IPC memory, another tool's) is not reported.
+// memory nor readable host memory (an integer, IPC memory, another tool's) is not reported; nor is
+// a word of a by-value struct that is not in freed memory (it may be an integer that happens to
+// look like an address).
 std::optional<report::FindingKind> kind_of(const LaunchParamJudgement& j) {
-  if (j.launch.launch_param().problem == LaunchProblem::Misaligned) return report::FindingKind::MisalignedParam;
-  if (j.launch.launch_param().problem == LaunchProblem::PeerNotEnabled) return report::FindingKind::PeerPointerParam;
+  const LaunchParamFact& fact = j.launch.launch_param();
+  if (fact.problem == LaunchProblem::Misaligned) return report::FindingKind::MisalignedParam;
+  if (fact.problem == LaunchProblem::PeerNotEnabled) return report::FindingKind::PeerPointerParam;
   if (j.live) return std::nullopt;  // tracked memory the driver did not describe: nothing to say
   if (j.freed) return report::FindingKind::StalePointerParam;
-  if (j.launch.launch_param().host_readable) return report::FindingKind::HostPointerParam;
+  if (fact.host_readable && !fact.word) return report::FindingKind::HostPointerParam;
   return std::nullopt;
 }
 
@@ -202,6 +205,11 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
         f.api);
     f.message =
         fmt::format("{} of kernel {} points into memory released before the launch (use after free)", param, kernel);
+    if (fact.word) {
+      f.notes.push_back(
+          "the kernel's name does not say these 8 bytes are a pointer; their value lies in memory the program "
+          "released before the launch, so the kernel reads or writes freed memory if it uses them as one");
+    }
     if (is_pool_block(api_info(j.freed->api).family)) {
       f.notes.push_back(
           "the pool took this block back: its memory is still the pool's, so the kernel neither faults nor warns, "

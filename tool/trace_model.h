@@ -98,8 +98,11 @@ struct LaunchParamFact {
   uint32_t kernel_id = 0;
   uint32_t alignment = 0;  // required (alignment_from says by what); 0 unknown
   uint16_t param_index = 0;
-  uint16_t member_offset = 0;  // LowBits: where the word is inside its parameter (a by-value struct's member)
-  uint32_t buffer_offset = 0;  // LowBits: where the word is in the parameter buffer
+  // A word of the parameters (a LaunchBits record), not a typed pointer: the target could not tell
+  // it was a pointer, so only evidence (memory the program released) makes it a finding.
+  bool word = false;
+  uint16_t member_offset = 0;  // word: where it is inside its parameter (a by-value struct's member)
+  uint32_t buffer_offset = 0;  // word: where it is in the parameter buffer
   AlignmentSource alignment_from = AlignmentSource::Type;
   const std::string* declared_type = nullptr;  // DebugInfo: the pointee's name (owned by the analysis)
   trace::LaunchProblem problem = trace::LaunchProblem::Misaligned;

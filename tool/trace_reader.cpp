@@ -158,14 +158,23 @@ class TraceBuilder {
   }
 
   bool parse(const LaunchBitsRecord& r, Tail) {
+    // Before version 4 the problem byte was reserved (0): every record was about low bits. A
+    // problem this reader does not know for a word is a newer writer's: skipped.
+    const auto problem = static_cast<LaunchProblem>(r.problem);
+    if (r.problem != 0 && problem != LaunchProblem::NotAccessible && problem != LaunchProblem::ReturnedToPool)
+      return true;
     LaunchParamFact fact;
     fact.value = r.value;
     fact.kernel_id = r.kernel_id;
     fact.param_index = r.param_index;
     fact.member_offset = r.member_offset;
     fact.buffer_offset = r.buffer_offset;
-    fact.problem = LaunchProblem::LowBits;
+    fact.word = true;
+    fact.problem = r.problem == 0 ? LaunchProblem::LowBits : problem;
     fact.path = r.path;
+    fact.driver_result = r.driver_result;
+    fact.memory_type = r.memory_type;
+    fact.host_readable = r.host_readable != 0;
     add_event(EventKind::LaunchParam, r.seq, r.time_ns, r.stack_id, r.tid, fact);
     return true;
   }
@@ -177,6 +186,8 @@ class TraceBuilder {
   }
 
   bool parse(const LaunchParamRecord& r, Tail) {
+    // A misaligned value always comes with the alignment it broke: the findings divide by it.
+    if (static_cast<LaunchProblem>(r.problem) == LaunchProblem::Misaligned && r.alignment < 2) return false;
     LaunchParamFact fact;
     fact.value = r.value;
     fact.kernel_id = r.kernel_id;

@@ -6,15 +6,22 @@
 // pointers each launch was given. Launches with no work are latent bugs; the last launch has
 // work and faults. A kernel that checks its pointers' alignment itself, and the same kernels
 // given aligned pointers, are clean.
-// EXPECT: misaligned_param api=cudaLaunchKernel count=1 param=0 align=16 offset=4 from=code note=latent
-// at=@scale4-latent EXPECT: misaligned_param api=cudaLaunchKernel count=1 param=0 align=16 offset=8 from=code
-// at=@store-d2 EXPECT: misaligned_param api=cudaLaunchKernel count=1 param=0 member=0 align=16 offset=4 from=code
-// at=@by-params EXPECT: misaligned_param api=cudaLaunchKernel count=1 param=1 align=16 offset=4 from=code at=@branchy
+// A stale pointer member: Params.idx launched after its memory was released.
+// Long EXPECT lines: clang-format must not reflow them.
+// clang-format off
+// EXPECT: misaligned_param api=cudaLaunchKernel count=1 param=0 align=16 offset=4 from=code note=latent at=@scale4-latent
+// EXPECT: misaligned_param api=cudaLaunchKernel count=1 param=0 align=16 offset=8 from=code at=@store-d2
+// EXPECT: misaligned_param api=cudaLaunchKernel count=1 param=0 member=0 align=16 offset=4 from=code at=@by-params
+// EXPECT: misaligned_param api=cudaLaunchKernel count=1 param=1 align=16 offset=4 from=code at=@branchy
 // EXPECT: misaligned_param api=cuLaunchKernel count=1 param=0 align=16 offset=4 from=code at=@jit
-// EXPECT: misaligned_param api=cudaLaunchKernel count=1 param=0 align=16 offset=4 from=code
-// note=cudaErrorMisalignedAddress at=@scale4-fault The fault loses the context: what the program had not freed by then
-// stays allocated. EXPECT: api_error api=cudaDeviceSynchronize result=cudaErrorMisalignedAddress at=@fault-seen EXPECT:
-// leak api=cudaMalloc bytes=16384 count=1 at=@in EXPECT: leak api=cudaMalloc bytes=16384 count=1 at=@out EXPECT-EXIT: 0
+// EXPECT: stale_pointer_param api=cudaLaunchKernel count=1 param=0 member=8 offset=0 at=@by-params-stale
+// EXPECT: misaligned_param api=cudaLaunchKernel count=1 param=0 align=16 offset=4 from=code note=cudaErrorMisalignedAddress at=@scale4-fault
+// The fault loses the context: what the program had not freed by then stays allocated.
+// EXPECT: api_error api=cudaDeviceSynchronize result=cudaErrorMisalignedAddress at=@fault-seen
+// EXPECT: leak api=cudaMalloc bytes=16384 count=1 at=@in
+// EXPECT: leak api=cudaMalloc bytes=16384 count=1 at=@out
+// EXPECT-EXIT: 0
+// clang-format on
 #include <cuda.h>
 
 #include <cstdint>
@@ -127,6 +134,8 @@ int main() {
   CHECK(cudaDeviceSynchronize());
   CU_CHECK(cuModuleUnload(module));
   CHECK(cudaFree(idx));
+  Params stale{reinterpret_cast<float4*>(out), idx, 0};  // idx was released: a stale member
+  by_params<<<1, 32>>>(stale);                           // @by-params-stale
 
   // With work: the kernel faults and the context is lost; the program reports it and ends.
   scale4<<<1, 32>>>(in + 1, out, 32);                 // @scale4-fault

@@ -162,3 +162,39 @@ TEST_CASE("a pointer misaligned for the type the program declared names the type
   CHECK(findings[0].notes[0].find("whole Particles") != std::string::npos);
   CHECK(findings[0].parameter->alignment_from == "debug_info");
 }
+
+TEST_CASE("a word of a by-value struct is stale only where it lies in released memory") {
+  const std::string kByParams = "_Z9by_params6Params";
+  SyntheticTrace t;
+  t.alloc(Api::cudaMalloc, 0x9000, 4096).release(Api::cudaFree, 0x9000);
+  t.alloc(Api::cudaMalloc, 0x20000, 4096);
+  t.launch_param(kByParams, 0, 0x9010, kNotAccessible, 0, false, 3);  // Params.idx, freed
+  t.launch_param(kByParams, 0, 0x9010, kNotAccessible, 0, false, 3);
+  t.launch_param(kByParams, 0, 0x40000, kNotAccessible, 0, true, 3);  // an integer, or host memory: unknown
+  t.end();
+  ProcessTrace trace = t.trace();
+  int word = 0;
+  for (Event& e : trace.events) {
+    if (e.kind != EventKind::LaunchParam) continue;
+    auto& fact = std::get<LaunchParamFact>(e.payload);
+    fact.word = true;
+    fact.member_offset = 8;
+    fact.buffer_offset = 8;
+    ++word;
+  }
+  REQUIRE(word == 3);
+  const auto findings = judge(trace);
+  REQUIRE(findings.size() == 1);
+  const report::Finding& f = findings[0];
+  CHECK(f.kind == report::FindingKind::StalePointerParam);
+  CHECK(f.count == 2);
+  REQUIRE(f.parameter);
+  CHECK(f.parameter->member_offset == 8);
+  CHECK(f.parameter->offset == 0x10);
+  CHECK(f.headline.find("the 8 bytes at offset 8 of parameter 0 (Params) of by_params(Params) is 0x9010, 16 byte(s) "
+                        "into a 4096-byte allocation of device memory (cudaMalloc) already released by cudaFree") !=
+        std::string::npos);
+  REQUIRE(f.notes.size() == 1);
+  CHECK(f.notes[0].find("does not say these 8 bytes are a pointer") != std::string::npos);
+  CHECK(f.related.size() == 2);
+}

@@ -297,11 +297,35 @@ TEST_CASE("a word of a kernel's parameters not 16-byte aligned reads back as a L
     if (e.kind != EventKind::LaunchParam || e.launch_param().kernel_id != 9001) continue;
     const LaunchParamFact& fact = e.launch_param();
     CHECK(fact.problem == trace::LaunchProblem::LowBits);
+    CHECK(fact.word);
     CHECK(fact.param_index == 1);
     CHECK(fact.member_offset == 8);
     CHECK(fact.buffer_offset == 24);
     CHECK(fact.value == 0x7f0000000004);
     CHECK(fact.path == static_cast<uint8_t>(trace::LaunchPath::cuLaunchKernel));
+    found = true;
+  }
+  CHECK(found);
+}
+
+TEST_CASE("a struct word in released memory reads back with its problem and the driver's answer") {
+  trace_path();
+  inject::record_kernel(9002, "_Z9by_params6Params");
+  inject::LaunchBitsFact f;
+  f.kernel_id = 9002, f.param_index = 0, f.member_offset = 8, f.buffer_offset = 8, f.value = 0x7f0000001000;
+  f.problem = static_cast<uint8_t>(trace::LaunchProblem::NotAccessible);
+  f.driver_result = 1, f.memory_type = 0, f.host_readable = true;
+  inject::record_launch_bits(f);
+  const ProcessTrace t = read_back();
+  bool found = false;
+  for (const Event& e : t.events) {
+    if (e.kind != EventKind::LaunchParam || e.launch_param().kernel_id != 9002) continue;
+    const LaunchParamFact& fact = e.launch_param();
+    CHECK(fact.word);
+    CHECK(fact.problem == trace::LaunchProblem::NotAccessible);
+    CHECK(fact.member_offset == 8);
+    CHECK(fact.driver_result == 1);
+    CHECK(fact.host_readable);
     found = true;
   }
   CHECK(found);

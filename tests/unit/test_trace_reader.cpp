@@ -328,3 +328,31 @@ TEST_CASE("a long run's memory samples are thinned to a bound, its peak kept") {
   CHECK(std::any_of(t.samples.begin(), t.samples.end(), [](const MemorySample& s) { return s.free_bytes == 1; }));
   CHECK(t.samples.back().launches == n - 1);
 }
+
+TEST_CASE(
+    "launch facts a writer never makes are not read: a misaligned value without its alignment, a word's unknown "
+    "problem") {
+  LaunchParamRecord l{};
+  l.header = {static_cast<uint16_t>(RecordType::LaunchParam), sizeof l, 0};
+  l.seq = 1;
+  l.value = 0x7004;
+  l.problem = static_cast<uint8_t>(LaunchProblem::Misaligned);  // alignment 0: the findings would divide by it
+  LaunchBitsRecord w{};
+  w.header = {static_cast<uint16_t>(RecordType::LaunchBits), sizeof w, 0};
+  w.seq = 2;
+  w.value = 0x7008;
+  w.problem = static_cast<uint8_t>(LaunchProblem::Misaligned);  // words carry no alignment either
+  LaunchBitsRecord stale = w;
+  stale.seq = 3;
+  stale.problem = static_cast<uint8_t>(LaunchProblem::NotAccessible);
+  std::string bits;
+  put(bits, w);
+  put(bits, stale);
+  std::string misaligned;
+  put(misaligned, l);
+  const auto t = parse_trace(header() + chunk(bits) + chunk(misaligned), "t.cutrace");
+  REQUIRE(t.events.size() == 1);
+  CHECK(t.events[0].launch_param().problem == LaunchProblem::NotAccessible);
+  CHECK(t.events[0].launch_param().word);
+  CHECK(t.problems.size() == 1);
+}
