@@ -250,16 +250,19 @@ struct LaunchParamRecord {
   int8_t launch_device;   // PeerNotEnabled: the device the kernel runs on
 };
 
-// A word of a kernel's parameters (one no typed check covers: a by-value struct's, or an 8-byte
-// integer's) whose value lies in the range of addresses CUDA handed out, and either
-// - problem 0: is not 16-byte aligned, the first time its kernel saw these low bits at this word
-//   from this launch stack (stacks are walked for every such launch at first, then for a sample:
-//   launch_checker.cpp). Whether the kernel needs it aligned is for the tool to judge, from the
-//   kernel's machine code (ModuleCode); the target cannot tell a pointer from an integer, nor a
-//   float* from one the kernel reads as float4; or
-// - problem NotAccessible or ReturnedToPool: is no memory the driver knows, or lies in a block a
-//   pool took back, at every such launch. The tool reports it only where the value lies in memory
-//   the program released: the word may be an integer.
+// A word of a kernel's parameters where a pointer may be, whose value
+// - problem 0: lies in the range of addresses CUDA handed out and is not 16-byte aligned, the
+//   first time its kernel saw these low bits at this word from this launch stack (stacks are
+//   walked for every such launch at first, then for a sample: launch_checker.cpp). Whether the
+//   kernel needs it aligned is for the tool to judge, from the kernel's machine code
+//   (ModuleCode); the target cannot tell a pointer from an integer, nor a float* from one the
+//   kernel reads as float4; or
+// - problem NotAccessible or ReturnedToPool (a word no typed check covers: a by-value struct's):
+//   lies in that range and is no memory the driver knows, or in a block a pool took back; or,
+//   outside that range, is host memory the process can read and the driver does not know
+//   (host_readable). Sampled and kept once per launch site like the low bits. The word may be an
+//   integer: the tool reports it only where the value lies in memory the program released, or in
+//   host memory the kernel's code reads through.
 struct LaunchBitsRecord {
   RecordHeader header;
   uint64_t seq;

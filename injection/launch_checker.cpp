@@ -62,7 +62,11 @@ struct KernelInfo {
   uint16_t word_count;
   ParamCheck checks[kMaxKernelParams];
   WordCheck words[kMaxWatchedWords];
-  std::atomic<uint32_t> unaligned_launches[kMaxWatchedWords];  // launches with a watched value there
+  // Launches that brought each word a value worth a record (sampling: look_this_time).
+  std::atomic<uint32_t> unaligned_launches[kMaxWatchedWords];    // not 16-byte aligned
+  std::atomic<uint32_t> unreachable_launches[kMaxWatchedWords];  // in the handed-out range, unreachable
+  std::atomic<uint32_t> host_launches[kMaxWatchedWords];         // outside it, where host memory may be
+  std::atomic<uint64_t> host_value_asked[kMaxWatchedWords];      // the last such value asked about
 };
 
 constexpr size_t kKernelSlots = 1 << 14;  // open addressing; PyTorch loads thousands of kernels
@@ -296,34 +300,45 @@ const Reachability* unreachable(uint64_t value) noexcept {
   return &c.bad[i];
 }
 
-// The low bits of a word where a pointer may be: a value CUDA could have handed out that is not
-// 16-byte aligned is recorded once per launch site, word and low bits. The tool compares it with
-// what the kernel's code requires (tool/kernel_access.h). The stack is walked only for such
-// values: at each of the first kFullyWalked launches that bring one to a word, then at one in
-// kWalkEvery (a loop launching with p + 1 costs a stack walk per launch otherwise; a new site
-// that launches a few times later on can be missed, docs say so).
+// The words' records are sampled and kept once per launch site: a loop launching with p + 1, or
+// with a struct whose word always holds such a value, would otherwise cost a stack walk (and a
+// record) per launch. Each word is looked at in each of the first kFullyWalked launches that
+// bring it such a value, then in one in kWalkEvery; a new site that launches a few times later on
+// can be missed (docs say so). The tool gives these findings no launch count.
 constexpr uint32_t kFullyWalked = 64;
 constexpr uint32_t kWalkEvery = 64;
-void note_low_bits(KernelInfo* k, uint16_t w, const LaunchBitsFact& word, uint64_t& stack_id) noexcept {
-  const auto bits = static_cast<uint8_t>(word.value & 15);
-  const uint32_t seen = k->unaligned_launches[w].fetch_add(1, std::memory_order_relaxed);
-  if (seen >= kFullyWalked && seen % kWalkEvery != 0) return;
+bool look_this_time(std::atomic<uint32_t>& launches) noexcept {
+  const uint32_t seen = launches.fetch_add(1, std::memory_order_relaxed);
+  return seen < kFullyWalked || seen % kWalkEvery == 0;
+}
+
+// What a word's record is about, for the per-site table: its low bits (1 to 15), or one of these.
+constexpr uint8_t kUnreachableTag = 0x10;  // | LaunchProblem
+constexpr uint8_t kHostMemoryTag = 0x20;
+
+// Records `f` unless this launch site already recorded it for this word.
+void record_once_per_site(KernelInfo* k, uint16_t w, uint8_t tag, LaunchBitsFact f, uint64_t& stack_id) noexcept {
   if (!stack_id) stack_id = capture_stack();
-  const uint64_t key = site_key(k->id, w, bits, stack_id);
+  const uint64_t key = site_key(k->id, w, tag, stack_id);
   std::atomic<uint64_t>& slot = g_recorded_sites[key % kSiteSlots];
   if (slot.load(std::memory_order_relaxed) == key) return;
   slot.store(key, std::memory_order_relaxed);
   if (!k->recorded.exchange(true)) record_kernel(k->id, k->name);
-  LaunchBitsFact f = word;
   f.stack_id = stack_id;
   record_launch_bits(f);
 }
 
-// A word no typed check covers that points to no memory the driver knows, or into a block a pool
-// took back: recorded at every such launch, as the typed checks record theirs. Whether it is a
-// stale pointer or an integer that looks like one is for the tool to tell, from the allocations
-// it replays.
-void note_unreachable(KernelInfo* k, const LaunchBitsFact& word, uint64_t& stack_id) noexcept {
+// A value CUDA could have handed out that is not 16-byte aligned: the tool compares it with what
+// the kernel's code requires (tool/kernel_access.h).
+void note_low_bits(KernelInfo* k, uint16_t w, const LaunchBitsFact& word, uint64_t& stack_id) noexcept {
+  if (look_this_time(k->unaligned_launches[w]))
+    record_once_per_site(k, w, static_cast<uint8_t>(word.value & 15), word, stack_id);
+}
+
+// A value in the handed-out range that points to no memory the driver knows, or into a block a
+// pool took back. Whether it is a stale pointer or an integer that looks like one is for the tool
+// to tell, from the allocations it replays.
+void note_unreachable(KernelInfo* k, uint16_t w, const LaunchBitsFact& word, uint64_t& stack_id) noexcept {
   LaunchBitsFact f = word;
   if (in_returned_pool_block(f.value)) {
     f.problem = static_cast<uint8_t>(trace::LaunchProblem::ReturnedToPool);
@@ -333,13 +348,31 @@ void note_unreachable(KernelInfo* k, const LaunchBitsFact& word, uint64_t& stack
   } else {
     return;
   }
-  if (!stack_id) stack_id = capture_stack();
-  if (!k->recorded.exchange(true)) record_kernel(k->id, k->name);
-  f.stack_id = stack_id;
-  record_launch_bits(f);
+  if (look_this_time(k->unreachable_launches[w])) record_once_per_site(k, w, kUnreachableTag | f.problem, f, stack_id);
 }
 
-// Every word where a pointer may be whose value CUDA could have handed out.
+// A value outside the handed-out range that the process can read and the driver does not know:
+// pageable host memory, or an integer that happens to look like its address. The tool reports it
+// only where the kernel's code loads or stores through the word. The system call that asks is
+// made only for the launches sampled, and not again for the value last asked about at this word
+// (cuBLAS passes the same host-side alpha at every launch; sizes and strides repeat).
+void note_host_memory(KernelInfo* k, uint16_t w, const LaunchBitsFact& word, uint64_t& stack_id) noexcept {
+  constexpr uint64_t kLowestMappable = 0x10000, kUserSpaceEnd = uint64_t{1} << 47;
+  if (word.value < kLowestMappable || word.value >= kUserSpaceEnd) return;
+  if (k->host_value_asked[w].load(std::memory_order_relaxed) == word.value) return;
+  if (!look_this_time(k->host_launches[w])) return;
+  k->host_value_asked[w].store(word.value, std::memory_order_relaxed);
+  if (!readable_memory(word.value)) return;
+  const Reachability* r = unreachable(word.value);
+  if (!r) return;  // memory the device can reach (registered, or a system where it reaches all)
+  LaunchBitsFact f = word;
+  f.problem = static_cast<uint8_t>(trace::LaunchProblem::NotAccessible);
+  f.driver_result = r->result, f.memory_type = r->memory_type, f.host_readable = true;
+  record_once_per_site(k, w, kHostMemoryTag, f, stack_id);
+}
+
+// Every word where a pointer may be: its low bits where CUDA could have handed it out; where no
+// typed check covers it (a by-value struct's), whether it points somewhere the device can reach.
 void watch_words(trace::LaunchPath path, KernelInfo* k, void* const* params, const char* packed) noexcept {
   uint64_t stack_id = 0;
   for (uint16_t w = 0; w < k->word_count; ++w) {
@@ -348,11 +381,14 @@ void watch_words(trace::LaunchPath path, KernelInfo* k, void* const* params, con
     if (!argument) continue;
     LaunchBitsFact f;
     memcpy(&f.value, params ? argument + word.member_offset : argument, sizeof f.value);
-    if (!in_handed_out_range(f.value)) continue;
     f.kernel_id = k->id, f.param_index = word.param_index, f.member_offset = word.member_offset;
     f.buffer_offset = word.buffer_offset, f.path = path;
+    if (!in_handed_out_range(f.value)) {
+      if (!word.typed_pointer) note_host_memory(k, w, f, stack_id);
+      continue;
+    }
     if (f.value & 15) note_low_bits(k, w, f, stack_id);
-    if (!word.typed_pointer) note_unreachable(k, f, stack_id);
+    if (!word.typed_pointer) note_unreachable(k, w, f, stack_id);
   }
 }
 

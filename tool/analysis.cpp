@@ -188,6 +188,16 @@ ProcessAnalysis analyze_process(const std::string& dir, TraceFile& file, const s
       trace.events.push_back(misaligned);
       return;
     }
+    if (e.kind == EventKind::LaunchParam && e.launch_param().word && e.launch_param().host_readable) {
+      // A word into host memory, or an integer that looks like its address: a finding only where
+      // the kernel's code loads or stores through it.
+      if (!kernel_code.dereferences(trace, e)) return;
+      Event host = e;
+      std::get<LaunchParamFact>(host.payload).code_dereferences = true;
+      replayer.apply(host);
+      trace.events.push_back(host);
+      return;
+    }
     replayer.apply(e);
     const bool bulk = e.is_memory() && e.memory().result == 0;
     if (!bulk) trace.events.push_back(e);

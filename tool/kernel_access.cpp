@@ -322,6 +322,14 @@ std::optional<LaunchParamFact> KernelRequirements::judge(const ProcessTrace& tra
   return judged;
 }
 
+bool KernelRequirements::dereferences(const ProcessTrace& trace, const Event& word) {
+  const LaunchParamFact& fact = word.launch_param();
+  const auto name = trace.kernels.find(fact.kernel_id);
+  if (name == trace.kernels.end()) return false;
+  const std::optional<ParamAccess> access = at(trace, name->second, fact.buffer_offset);
+  return access && access->width > 0;
+}
+
 std::vector<std::string> KernelRequirements::notes() const {
   // Only the kernels a judgement needed: the others were analyzed in passing.
   const auto asked = [this](const std::set<std::string>& kernels) {
@@ -334,15 +342,17 @@ std::vector<std::string> KernelRequirements::notes() const {
   std::vector<std::string> notes;
   if (const auto kernels = asked(without_nvdisasm_); !kernels.empty()) {
     notes.push_back(fmt::format(
-        "nvdisasm (CUDA toolkit) was not found{}: {} kernel(s) given pointers that are not 16-byte aligned were not "
-        "checked against their machine code; put the toolkit's bin directory on PATH or give --nvdisasm PATH",
+        "nvdisasm (CUDA toolkit) was not found{}: {} kernel(s) given pointers that are not 16-byte aligned, or that "
+        "point into host memory, were not checked against their machine code; put the toolkit's bin directory on PATH "
+        "or give --nvdisasm PATH",
         nvdisasm_.empty() ? std::string() : fmt::format(" at {}", nvdisasm_), kernels.size()));
   }
   if (const auto kernels = asked(without_code_); !kernels.empty()) {
     std::string why;
     for (const std::string& reason : modules_not_kept_) why += (why.empty() ? "" : "; ") + reason;
     notes.push_back(fmt::format(
-        "the machine code of {} kernel(s) given pointers that are not 16-byte aligned was not kept{} (first: {}): "
+        "the machine code of {} kernel(s) given pointers that are not 16-byte aligned, or that point into host "
+        "memory, was not kept{} (first: {}): "
         "those launches were not checked against what the kernels' code requires",
         kernels.size(), why.empty() ? std::string() : " (" + why + ")", kernels.front()));
   }

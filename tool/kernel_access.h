@@ -37,6 +37,10 @@ class KernelRequirements {
   // requires anything the value breaks, or neither is known).
   std::optional<LaunchParamFact> judge(const ProcessTrace& trace, const Event& low_bits);
 
+  // Whether the kernel's code loads or stores through the word of a LaunchBits fact (the payload
+  // of `word`); false when its code is not known or the analysis could not follow it.
+  bool dereferences(const ProcessTrace& trace, const Event& word);
+
   // What could not be checked, said once for the whole report.
   std::vector<std::string> notes() const;
 

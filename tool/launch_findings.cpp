@@ -29,16 +29,16 @@ Demangled demangled(const std::string& name) {
 }
 
 // Which finding a judged parameter makes, if any. An inaccessible value that is neither in freed
-// memory nor readable host memory (an integer, IPC memory, another tool's) is not reported; nor is
-// a word of a by-value struct that is not in freed memory (it may be an integer that happens to
-// look like an address).
+// memory nor readable host memory (an integer, IPC memory, another tool's) is not reported; a word
+// of a by-value struct (it may be an integer that happens to look like an address) only when it
+// lies in freed memory, or in host memory the kernel's code loads or stores through.
 std::optional<report::FindingKind> kind_of(const LaunchParamJudgement& j) {
   const LaunchParamFact& fact = j.launch.launch_param();
   if (fact.problem == LaunchProblem::Misaligned) return report::FindingKind::MisalignedParam;
   if (fact.problem == LaunchProblem::PeerNotEnabled) return report::FindingKind::PeerPointerParam;
   if (j.live) return std::nullopt;  // tracked memory the driver did not describe: nothing to say
   if (j.freed) return report::FindingKind::StalePointerParam;
-  if (fact.host_readable && !fact.word) return report::FindingKind::HostPointerParam;
+  if (fact.host_readable && (!fact.word || fact.code_dereferences)) return report::FindingKind::HostPointerParam;
   return std::nullopt;
 }
 
@@ -161,7 +161,9 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
   // A pointer inside a by-value struct: its place in the struct.
   const bool member = fact.member_offset != 0 || (!type.empty() && type.back() != '*');
   if (member) param = fmt::format("the 8 bytes at offset {} of {}", fact.member_offset, param);
-  const std::string launches = g.launches > 1 ? fmt::format(" in {} launches", g.launches) : std::string();
+  // A word's facts are kept once per launch site (launch_checker.cpp): no launch count to give.
+  const std::string launches =
+      g.launches > 1 && !fact.word ? fmt::format(" in {} launches", g.launches) : std::string();
 
   report::Finding f;
   f.kind = g.kind;
@@ -240,6 +242,11 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
         "{} of kernel {} points into pageable host memory, which the device cannot access "
         "(except on systems with HMM or ATS)",
         param, kernel);
+    if (fact.code_dereferences) {
+      f.notes.push_back(
+          "the kernel's name does not say these 8 bytes are a pointer; its machine code loads or stores through "
+          "them");
+    }
     f.notes.push_back(
         "copy the data to device memory first (cudaMemcpy), or allocate it with cudaMallocHost, "
         "cudaMallocManaged or cudaHostRegister");

@@ -101,8 +101,9 @@ struct LaunchParamFact {
   // A word of the parameters (a LaunchBits record), not a typed pointer: the target could not tell
   // it was a pointer, so only evidence (memory the program released) makes it a finding.
   bool word = false;
-  uint16_t member_offset = 0;  // word: where it is inside its parameter (a by-value struct's member)
-  uint32_t buffer_offset = 0;  // word: where it is in the parameter buffer
+  bool code_dereferences = false;  // word: the kernel's code loads or stores through it (kernel_access.h)
+  uint16_t member_offset = 0;      // word: where it is inside its parameter (a by-value struct's member)
+  uint32_t buffer_offset = 0;      // word: where it is in the parameter buffer
   AlignmentSource alignment_from = AlignmentSource::Type;
   const std::string* declared_type = nullptr;  // DebugInfo: the pointee's name (owned by the analysis)
   trace::LaunchProblem problem = trace::LaunchProblem::Misaligned;

@@ -6,7 +6,9 @@
 // pointers each launch was given. Launches with no work are latent bugs; the last launch has
 // work and faults. A kernel that checks its pointers' alignment itself, and the same kernels
 // given aligned pointers, are clean.
-// A stale pointer member: Params.idx launched after its memory was released.
+// Pointer members that no type names: Params.idx launched after its memory was released (stale),
+// and pointing into malloc'd host memory (the kernel's code reads through it); a Tagged struct
+// whose host-side `label` the kernel never touches is clean.
 // Long EXPECT lines: clang-format must not reflow them.
 // clang-format off
 // EXPECT: misaligned_param api=cudaLaunchKernel count=1 param=0 align=16 offset=4 from=code note=latent at=@scale4-latent
@@ -15,6 +17,7 @@
 // EXPECT: misaligned_param api=cudaLaunchKernel count=1 param=1 align=16 offset=4 from=code at=@branchy
 // EXPECT: misaligned_param api=cuLaunchKernel count=1 param=0 align=16 offset=4 from=code at=@jit
 // EXPECT: stale_pointer_param api=cudaLaunchKernel count=1 param=0 member=8 offset=0 at=@by-params-stale
+// EXPECT: host_pointer_param api=cudaLaunchKernel count=1 param=0 member=8 at=@by-params-host
 // EXPECT: misaligned_param api=cudaLaunchKernel count=1 param=0 align=16 offset=4 from=code note=cudaErrorMisalignedAddress at=@scale4-fault
 // The fault loses the context: what the program had not freed by then stays allocated.
 // EXPECT: api_error api=cudaDeviceSynchronize result=cudaErrorMisalignedAddress at=@fault-seen
@@ -26,6 +29,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 
 #include "cuda_check.h"
 
@@ -47,6 +51,17 @@ struct Params {
 __global__ void by_params(Params p) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < p.n) p.out[p.idx[i]] = make_float4(1, 2, 3, 4);
+}
+
+// Carries a host-side name the kernel never reads (structs shared by host and device code do).
+struct Tagged {
+  float* data;
+  const char* label;
+  int n;
+};
+__global__ void tagged(Tagged t) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < t.n) t.data[i] = 0;
 }
 
 // Vector code only for large inputs: small ones take the scalar path, so the bug hides in tests.
@@ -136,6 +151,13 @@ int main() {
   CHECK(cudaFree(idx));
   Params stale{reinterpret_cast<float4*>(out), idx, 0};  // idx was released: a stale member
   by_params<<<1, 32>>>(stale);                           // @by-params-stale
+  int* host_idx = static_cast<int*>(malloc(1024 * sizeof(int)));
+  Params on_host{reinterpret_cast<float4*>(out), host_idx, 0};  // pageable host memory the kernel reads
+  by_params<<<1, 32>>>(on_host);                                // @by-params-host
+  static const char kLabel[] = "host-side name";
+  tagged<<<1, 32>>>(Tagged{out, kLabel, 32});  // label is host memory, never read by the kernel: clean
+  CHECK(cudaDeviceSynchronize());
+  free(host_idx);
 
   // With work: the kernel faults and the context is lost; the program reports it and ends.
   scale4<<<1, 32>>>(in + 1, out, 32);                 // @scale4-fault

@@ -146,6 +146,15 @@ TEST_CASE("a word the kernel's code reads 16 bytes at a time is misaligned; one 
   CHECK(code_notes(code).empty());  // kernel 4 has no code, but no judgement needed it
 }
 
+TEST_CASE("a word the kernel's code loads or stores through is dereferenced; one it never follows is not") {
+  RunWithCode run;
+  KernelRequirements code(run.dir, run.fake_nvdisasm());
+  CHECK(code.dereferences(run.trace, event(low_bits(3, 8, 0x5555'0000'1000))));         // Params::idx, read as ints
+  CHECK(code.dereferences(run.trace, event(low_bits(2, 0, 0x5555'0000'1000))));         // guarded: still read through
+  CHECK_FALSE(code.dereferences(run.trace, event(low_bits(1, 16, 0x5555'0000'1000))));  // n: an int
+  CHECK_FALSE(code.dereferences(run.trace, event(low_bits(4, 0, 0x5555'0000'1000))));   // no code: no evidence
+}
+
 TEST_CASE("the cache beside the trace judges the run again without the toolkit or the code") {
   RunWithCode run;
   const std::string cache = run.dir + "/" + kKernelAccessCacheFile;

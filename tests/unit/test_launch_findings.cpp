@@ -15,6 +15,21 @@ constexpr auto kMisaligned = trace::LaunchProblem::Misaligned;
 constexpr auto kNotAccessible = trace::LaunchProblem::NotAccessible;
 const std::string kWrite4 = "_Z6write4P6float4i";  // write4(float4*, int)
 
+// The trace's launch facts as the reader gives a by-value struct's words (LaunchBits records):
+// `place` sets each one's member offset (and buffer offset) from its order, 0 first.
+template <typename Place>
+ProcessTrace as_words(const SyntheticTrace& t, Place place) {
+  ProcessTrace trace = t.trace();
+  int n = 0;
+  for (Event& e : trace.events) {
+    if (e.kind != EventKind::LaunchParam) continue;
+    auto& fact = std::get<LaunchParamFact>(e.payload);
+    fact.word = true;
+    place(fact, n++);
+  }
+  return trace;
+}
+
 std::vector<report::Finding> judge(const ProcessTrace& trace) {
   Symbolizer symbolizer;
   StackResolver stacks(trace, symbolizer);
@@ -172,17 +187,12 @@ TEST_CASE("a word of a by-value struct is stale only where it lies in released m
   t.launch_param(kByParams, 0, 0x9010, kNotAccessible, 0, false, 3);
   t.launch_param(kByParams, 0, 0x40000, kNotAccessible, 0, true, 3);  // an integer, or host memory: unknown
   t.end();
-  ProcessTrace trace = t.trace();
-  int word = 0;
-  for (Event& e : trace.events) {
-    if (e.kind != EventKind::LaunchParam) continue;
-    auto& fact = std::get<LaunchParamFact>(e.payload);
-    fact.word = true;
-    fact.member_offset = 8;
-    fact.buffer_offset = 8;
-    ++word;
-  }
-  REQUIRE(word == 3);
+  int words = 0;
+  const ProcessTrace trace = as_words(t, [&](LaunchParamFact& fact, int) {
+    fact.member_offset = fact.buffer_offset = 8;
+    ++words;
+  });
+  REQUIRE(words == 3);
   const auto findings = judge(trace);
   REQUIRE(findings.size() == 1);
   const report::Finding& f = findings[0];
@@ -197,4 +207,26 @@ TEST_CASE("a word of a by-value struct is stale only where it lies in released m
   REQUIRE(f.notes.size() == 1);
   CHECK(f.notes[0].find("does not say these 8 bytes are a pointer") != std::string::npos);
   CHECK(f.related.size() == 2);
+}
+
+TEST_CASE(
+    "a word of a by-value struct in host memory is a host pointer only where the kernel's code reads through it") {
+  const std::string kByParams = "_Z9by_params6Params";
+  SyntheticTrace t;
+  t.launch_param(kByParams, 0, 0x5555'0000'1000, kNotAccessible, 0, /*host_readable=*/true, 3);  // Params.idx
+  t.launch_param(kByParams, 0, 0x5555'0000'2000, kNotAccessible, 0, /*host_readable=*/true, 3);  // Params.label
+  t.end();
+  const ProcessTrace trace = as_words(t, [](LaunchParamFact& fact, int n) {
+    fact.member_offset = fact.buffer_offset = n == 0 ? 8 : 16;
+    fact.code_dereferences = n == 0;  // what the analysis found in the kernel's code
+  });
+  const auto findings = judge(trace);
+  REQUIRE(findings.size() == 1);
+  const report::Finding& f = findings[0];
+  CHECK(f.kind == report::FindingKind::HostPointerParam);
+  CHECK(f.parameter->member_offset == 8);
+  CHECK(f.headline.find("the 8 bytes at offset 8 of parameter 0 (Params) of by_params(Params) is 0x555500001000, "
+                        "pageable host memory") != std::string::npos);
+  REQUIRE(f.notes.size() == 2);
+  CHECK(f.notes[0].find("its machine code loads or stores through them") != std::string::npos);
 }
