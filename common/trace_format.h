@@ -25,8 +25,8 @@ namespace cuaudit::trace {
 inline constexpr char kFileMagic[8] = {'C', 'U', 'A', 'U', 'D', 'T', 'R', 'C'};
 // Version 2: chunks carry a checksum of their payload. Version 3: allocations and releases are
 // written as CompactEventRecords, relative to the thread's previous one. Version 4: a LaunchBitsRecord
-// may carry a problem (a word of a by-value struct that points into released memory). Versions 1 to 3
-// are still read.
+// may carry a problem (a word of a by-value struct pointing to no memory the driver knows, or into
+// host memory). Versions 1 to 3 are still read.
 inline constexpr uint32_t kTraceVersion = 4;
 inline constexpr uint32_t kOldestReadableVersion = 1;
 inline constexpr uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"

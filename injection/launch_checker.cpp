@@ -149,7 +149,7 @@ KernelInfo* build_kernel(const void* handle, const char* name, bool function_fir
   // may be read as float4 inside the kernel, a struct may hold pointers. Parameters whose type
   // already demands 16-byte alignment are checked for it above.
   // Words no typed check covers (a by-value struct's) are also asked whether they point somewhere
-  // reachable, when they look like addresses CUDA handed out: a struct's stale pointer member.
+  // the device can reach: a struct's stale or host pointer member (watch_words).
   for (int i = 0; i < count && k->word_count < kMaxWatchedWords; ++i) {
     if (sizes[i] < sizeof(void*) || offsets[i] % sizeof(void*) != 0) continue;
     bool typed_pointer = false, typed_vector = false;

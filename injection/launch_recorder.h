@@ -29,7 +29,7 @@ struct LaunchFact {
 void record_launch_param(const LaunchFact& fact) noexcept;
 
 // A word of a kernel's parameters that may be a pointer and is not 16-byte aligned (problem 0),
-// or points to no memory the driver knows, or into a block a pool took back.
+// or points to no memory the driver knows (host memory among it), or into a block a pool took back.
 struct LaunchBitsFact {
   uint32_t kernel_id = 0;
   uint16_t param_index = 0;

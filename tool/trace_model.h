@@ -99,7 +99,8 @@ struct LaunchParamFact {
   uint32_t alignment = 0;  // required (alignment_from says by what); 0 unknown
   uint16_t param_index = 0;
   // A word of the parameters (a LaunchBits record), not a typed pointer: the target could not tell
-  // it was a pointer, so only evidence (memory the program released) makes it a finding.
+  // it was a pointer, so only evidence makes it a finding (memory the program released, host memory
+  // the kernel's code reads through).
   bool word = false;
   bool code_dereferences = false;  // word: the kernel's code loads or stores through it (kernel_access.h)
   uint16_t member_offset = 0;      // word: where it is inside its parameter (a by-value struct's member)
