@@ -178,24 +178,15 @@ ProcessAnalysis analyze_process(const std::string& dir, TraceFile& file, const s
   Replayer replayer(trace, &observers);
   trace.events.clear();
   file.play([&](const Event& e) {
-    if (e.kind == EventKind::LaunchParam && e.launch_param().problem == trace::LaunchProblem::LowBits) {
-      // A word not 16-byte aligned: a finding only where the kernel's code needs it aligned.
-      const std::optional<LaunchParamFact> judged = kernel_code.judge(trace, e);
+    if (e.kind == EventKind::LaunchParam && e.launch_param().word) {
+      // A word of the parameters, which may be an integer: what it means depends on what the
+      // kernel's code does with it (a word not 16-byte aligned, one into host memory).
+      const std::optional<LaunchParamFact> judged = kernel_code.judge_word(trace, e);
       if (!judged) return;
-      Event misaligned = e;
-      misaligned.payload = *judged;
-      replayer.apply(misaligned);
-      trace.events.push_back(misaligned);
-      return;
-    }
-    if (e.kind == EventKind::LaunchParam && e.launch_param().word && e.launch_param().host_readable) {
-      // A word into host memory, or an integer that looks like its address: a finding only where
-      // the kernel's code loads or stores through it.
-      if (!kernel_code.dereferences(trace, e)) return;
-      Event host = e;
-      std::get<LaunchParamFact>(host.payload).code_dereferences = true;
-      replayer.apply(host);
-      trace.events.push_back(host);
+      Event word = e;
+      word.payload = *judged;
+      replayer.apply(word);
+      trace.events.push_back(word);
       return;
     }
     replayer.apply(e);

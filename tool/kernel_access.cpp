@@ -330,6 +330,16 @@ bool KernelRequirements::dereferences(const ProcessTrace& trace, const Event& wo
   return access && access->width > 0;
 }
 
+std::optional<LaunchParamFact> KernelRequirements::judge_word(const ProcessTrace& trace, const Event& word) {
+  const LaunchParamFact& fact = word.launch_param();
+  if (fact.problem == trace::LaunchProblem::LowBits) return judge(trace, word);
+  if (!fact.host_readable) return fact;
+  if (!dereferences(trace, word)) return std::nullopt;
+  LaunchParamFact read_through = fact;
+  read_through.code_dereferences = true;
+  return read_through;
+}
+
 std::vector<std::string> KernelRequirements::notes() const {
   // Only the kernels a judgement needed: the others were analyzed in passing.
   const auto asked = [this](const std::set<std::string>& kernels) {

@@ -41,6 +41,11 @@ class KernelRequirements {
   // of `word`); false when its code is not known or the analysis could not follow it.
   bool dereferences(const ProcessTrace& trace, const Event& word);
 
+  // Any LaunchBits fact (`word`) as the replay should see it: a LowBits one judged (above), one in
+  // host memory only where the kernel's code reads through the word (marked so), others as they
+  // are (the replay judges a stale one); nothing where the kernel's code clears it.
+  std::optional<LaunchParamFact> judge_word(const ProcessTrace& trace, const Event& word);
+
   // What could not be checked, said once for the whole report.
   std::vector<std::string> notes() const;
 

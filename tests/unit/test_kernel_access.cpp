@@ -153,6 +153,22 @@ TEST_CASE("a word the kernel's code loads or stores through is dereferenced; one
   CHECK(code.dereferences(run.trace, event(low_bits(2, 0, 0x5555'0000'1000))));         // guarded: still read through
   CHECK_FALSE(code.dereferences(run.trace, event(low_bits(1, 16, 0x5555'0000'1000))));  // n: an int
   CHECK_FALSE(code.dereferences(run.trace, event(low_bits(4, 0, 0x5555'0000'1000))));   // no code: no evidence
+  // As the replay gets them: a host-memory word kept, marked, only where the code reads through it;
+  // a word the driver did not know (stale, or an integer) left to the replay as it is.
+  LaunchParamFact host = low_bits(3, 8, 0x5555'0000'1000);
+  host.word = host.host_readable = true;
+  host.problem = trace::LaunchProblem::NotAccessible;
+  const auto kept = code.judge_word(run.trace, event(host));
+  REQUIRE(kept);
+  CHECK(kept->code_dereferences);
+  host.buffer_offset = 16;
+  CHECK_FALSE(code.judge_word(run.trace, event(host)));
+  LaunchParamFact unknown = host;
+  unknown.host_readable = false;
+  const auto as_is = code.judge_word(run.trace, event(unknown));
+  REQUIRE(as_is);
+  CHECK_FALSE(as_is->code_dereferences);
+  CHECK(as_is->problem == trace::LaunchProblem::NotAccessible);
 }
 
 TEST_CASE("the cache beside the trace judges the run again without the toolkit or the code") {
