@@ -6,6 +6,8 @@
 #include <iterator>
 #include <string_view>
 
+#include "memory_sources.h"
+
 namespace cuaudit {
 
 enum class ApiRole : uint8_t { Alloc, Free };
@@ -50,15 +52,31 @@ enum class KeySpace : uint8_t {
   MemPool,
   ExternalMemory,
   ExternalSemaphore,
-  PoolBlock,  // blocks a pool handed out: addresses inside memory the pool itself allocated
 };
-inline constexpr size_t kKeySpaces = static_cast<size_t>(KeySpace::PoolBlock) + 1;
+inline constexpr size_t kKeySpaces = static_cast<size_t>(KeySpace::ExternalSemaphore) + 1;
 inline constexpr bool is_memory_space(KeySpace s) { return s <= KeySpace::VmmMapping; }
+
+// Every operation that hands out or takes back memory: CUDA's own APIs (api_list.inc), then the
+// block operations of the pools (memory_sources.inc), so that every check names and judges a block
+// as it does an allocation. CUDA APIs are ids on the wire; block operations are not (a block's
+// record carries its source and BlockOp).
+namespace detail {
+enum class CudaApiCount : uint16_t {
+#define CUAUDIT_API(id, name, role, family, space) id,
+#include "api_list.inc"
+#undef CUAUDIT_API
+  Count
+};
+}  // namespace detail
+inline constexpr uint16_t kCudaApis = static_cast<uint16_t>(detail::CudaApiCount::Count);
 
 enum class Api : uint16_t {
 #define CUAUDIT_API(id, name, role, family, space) id,
 #include "api_list.inc"
 #undef CUAUDIT_API
+#define CUAUDIT_BLOCK_OP(id, source, op, name) id,
+#include "memory_sources.inc"
+#undef CUAUDIT_BLOCK_OP
   Count
 };
 
@@ -66,17 +84,26 @@ struct ApiInfo {
   std::string_view name;
   ApiRole role;
   MemoryFamily family;
-  KeySpace space;
+  KeySpace space;                     // a block's key is an address inside its pool's memory
+  MemorySource source = MemorySource::Cuda;
+  BlockOp op = BlockOp::None;         // a CUDA API: None
 };
 
 inline constexpr ApiInfo kApiInfo[] = {
 #define CUAUDIT_API(id, name, role, family, space) {name, ApiRole::role, MemoryFamily::family, KeySpace::space},
 #include "api_list.inc"
 #undef CUAUDIT_API
+#define CUAUDIT_BLOCK_OP(id, source, op, name)                                                                   \
+  {name, block_op_allocates(BlockOp::op) ? ApiRole::Alloc : ApiRole::Free, MemoryFamily::PoolBlock, KeySpace::Address, \
+   MemorySource::source, BlockOp::op},
+#include "memory_sources.inc"
+#undef CUAUDIT_BLOCK_OP
 };
 static_assert(std::size(kApiInfo) == static_cast<size_t>(Api::Count), "kApiInfo must list every Api");
 
-inline const ApiInfo* api_info(uint16_t id) { return id < static_cast<uint16_t>(Api::Count) ? &kApiInfo[id] : nullptr; }
+// A CUDA API's info by its id on the wire; nullptr for anything else (block operations are never
+// ids on the wire).
+inline const ApiInfo* api_info(uint16_t id) { return id < kCudaApis ? &kApiInfo[id] : nullptr; }
 inline const ApiInfo& api_info(Api api) { return kApiInfo[static_cast<size_t>(api)]; }
 
 // How a report names memory of a family ("pinned host memory from cudaMallocHost").
@@ -116,9 +143,26 @@ inline bool is_resource(MemoryFamily f) { return f >= MemoryFamily::Stream && f 
 
 // Blocks a pool handed out of its own memory (NVTX regions, framework allocator blocks).
 inline bool is_pool_block(MemoryFamily f) { return f == MemoryFamily::PoolBlock; }
+inline bool is_block_op(Api api) { return api_info(api).op != BlockOp::None; }
 
 // The release that ends every block of a pool at once (nvtxMemHeapUnregister, nvtxMemHeapReset).
-inline bool releases_whole_pool(Api api) { return api == Api::nvtxMemHeapUnregister || api == Api::nvtxMemHeapReset; }
+inline bool releases_whole_pool(Api api) {
+  return api_info(api).op == BlockOp::ReleaseAll || api_info(api).op == BlockOp::Reset;
+}
+
+// The Api of a source's block operation (Api::Count when the source has no such operation).
+inline Api block_api(MemorySource source, BlockOp op) {
+  for (uint16_t id = kCudaApis; id < static_cast<uint16_t>(Api::Count); ++id) {
+    if (kApiInfo[id].source == source && kApiInfo[id].op == op) return static_cast<Api>(id);
+  }
+  return Api::Count;
+}
+
+// How a pool gives back a block it handed out (nvtxMemRegionsUnregister, MemoryPool.free).
+inline std::string_view take_back_name(MemorySource source) {
+  const Api api = block_api(source, BlockOp::TakeBack);
+  return api == Api::Count ? std::string_view("its pool's release") : api_info(api).name;
+}
 
 // Reservations and mappings are address space, not memory: they are leaks of their own,
 // but their bytes are not added to the leaked-bytes total (the physical handle carries them).

@@ -20,14 +20,18 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "memory_sources.h"
+
 namespace cuaudit::trace {
 
 inline constexpr char kFileMagic[8] = {'C', 'U', 'A', 'U', 'D', 'T', 'R', 'C'};
 // Version 2: chunks carry a checksum of their payload. Version 3: allocations and releases are
 // written as CompactEventRecords, relative to the thread's previous one. Version 4: a LaunchBitsRecord
 // may carry a problem (a word of a by-value struct pointing to no memory the driver knows, or into
-// host memory). Versions 1 to 3 are still read.
-inline constexpr uint32_t kTraceVersion = 4;
+// host memory). Version 5: a pool's blocks are PoolBlockRecords (source, pool and operation said
+// explicitly) and its memory PoolSegmentRecords; before, blocks were allocation and release records
+// of pseudo-APIs whose context field carried the pool. Versions 1 to 4 are still read.
+inline constexpr uint32_t kTraceVersion = 5;
 inline constexpr uint32_t kOldestReadableVersion = 1;
 inline constexpr uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"
 inline constexpr size_t kMaxStackDepth = 64;
@@ -453,27 +457,55 @@ struct SharedMemoryRecord {
   uint32_t reserved;
 };
 
-// A pool whose blocks the trace records (family PoolBlock; their records carry the pool's number
-// in ApiEventRecord::context_uid, since blocks belong to no context). Written once per pool, before
-// its first block. Followed by name_bytes of its name, no NUL.
-enum class PoolKind : uint32_t {
-  NvtxHeap = 1,      // nvtxMemHeapRegister: a program's own pool, annotated for tools
-  CupyPool = 2,      // CuPy's memory pool (its memory hook)
-  TorchCaching = 3,  // PyTorch's CUDA caching allocator (its memory history, read at exit)
-};
-// Whether `kind` (a PoolRecord's) is one this build knows.
-constexpr bool is_known_pool_kind(uint32_t kind) {
-  return kind >= static_cast<uint32_t>(PoolKind::NvtxHeap) && kind <= static_cast<uint32_t>(PoolKind::TorchCaching);
-}
+// A pool whose blocks the trace records (memory_sources.inc: every source but CUDA's own calls).
+// Written once per pool, before its first block or segment. Followed by name_bytes of its name, no NUL.
+using PoolKind = MemorySource;  // the pool's source: NvtxHeap, CupyPool, TorchCaching
+// Whether `kind` (a PoolRecord's) is a pool source this build knows.
+inline bool is_known_pool_kind(uint32_t kind) { return is_pool_source(kind); }
 struct PoolRecord {
   RecordHeader header;
-  uint32_t pool;  // this process's number for it, from 1
-  uint32_t kind;  // PoolKind
+  uint32_t pool;  // this process's number for it, from 1 (0: NVTX's process-wide heap)
+  uint32_t kind;  // MemorySource
   uint64_t base;  // the range it hands blocks out of (0 and 0: not said)
   uint64_t bytes;
   uint64_t stack_id;  // where it was made; kNoStack when not known
   int32_t device;     // ordinal or kUnknownDevice
   uint32_t name_bytes;
+};
+
+// A block a pool handed out, resized or took back, or the end of all its blocks at once (version 5
+// on). Which pool said so and what it did are fields of their own; the memory around the block is
+// the pool's segments (PoolSegmentRecord), and the tool places a block in the segment holding it.
+struct PoolBlockRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  uint64_t key;       // the block's address (0 for ReleaseAll and Reset)
+  uint64_t bytes;     // HandOut, Resize: its size
+  uint64_t stack_id;  // kNoStack when no stack could be captured
+  uint32_t tid;
+  uint32_t pool;    // the pool (PoolRecord::pool); on TakeBack and Resize, 0 when the writer does not know it
+  int32_t device;   // ordinal or kUnknownDevice
+  uint8_t source;   // MemorySource of the pool
+  uint8_t op;       // BlockOp
+  uint16_t reserved;
+};
+
+// Memory a pool took to hand blocks out of (Mapped), or gave back (Unmapped): an NVTX heap's
+// registered range, the cudaMalloc segments of a framework's allocator. Version 5 on.
+enum class SegmentChange : uint8_t { Mapped = 1, Unmapped = 2 };
+struct PoolSegmentRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  uint64_t base;
+  uint64_t bytes;
+  uint64_t stack_id;
+  uint32_t tid;
+  uint32_t pool;
+  int32_t device;
+  uint8_t change;  // SegmentChange
+  uint8_t reserved[3];
 };
 
 constexpr size_t padded_record_size(size_t bytes) { return (bytes + 7) & ~size_t{7}; }

@@ -22,9 +22,14 @@ namespace {
 // Heap handles are our pool numbers; handle 0 is NVTX's process-wide heap (pool 0).
 uint32_t pool_of(nvtxMemHeapHandle_t heap) { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(heap)); }
 
-// Each heap's device, looked up once when it is registered (regions inherit it).
+// Each heap's device, looked up once when it is registered (regions inherit it), and its range
+// (its segment, given back when the heap is unregistered).
 constexpr uint32_t kHeapDevices = 4096;
 int32_t g_heap_device[kHeapDevices];
+struct HeapRange {
+  uint64_t base = 0, bytes = 0;
+};
+HeapRange g_heap_range[kHeapDevices];
 
 int32_t device_of_heap(uint32_t pool, uint64_t region) {
   if (pool != 0 && pool < kHeapDevices) return g_heap_device[pool];
@@ -50,13 +55,23 @@ nvtxMemHeapHandle_t NVTX_API heap_register(nvtxDomainHandle_t, const nvtxMemHeap
     bytes = range->size;
   }
   const int32_t device = device_of_pointer(base);
-  const uint32_t pool = register_pool(trace::PoolKind::NvtxHeap, name, base, bytes, device, capture_stack());
-  if (pool < kHeapDevices) g_heap_device[pool] = device;
+  const uint32_t pool = register_pool(MemorySource::NvtxHeap, name, base, bytes, device, capture_stack());
+  if (pool < kHeapDevices) {
+    g_heap_device[pool] = device;
+    g_heap_range[pool] = {base, bytes};
+  }
   return reinterpret_cast<nvtxMemHeapHandle_t>(static_cast<uintptr_t>(pool));
 }
 
 void heap_release(Api api, nvtxMemHeapHandle_t heap) {
-  record_pool_block(api, pool_of(heap), 0, 0, trace::kUnknownDevice, capture_stack());
+  const uint32_t pool = pool_of(heap);
+  const uint64_t stack = capture_stack();
+  record_pool_block(api, pool, 0, 0, trace::kUnknownDevice, stack);
+  // An unregistered heap's range is no longer the pool's (a reset heap keeps it).
+  if (api == Api::nvtxMemHeapUnregister && pool != 0 && pool < kHeapDevices && g_heap_range[pool].bytes) {
+    record_pool_segment(pool, false, g_heap_range[pool].base, g_heap_range[pool].bytes, g_heap_device[pool], stack);
+    g_heap_range[pool] = {};
+  }
 }
 void NVTX_API heap_unregister(nvtxDomainHandle_t, nvtxMemHeapHandle_t heap) {
   heap_release(Api::nvtxMemHeapUnregister, heap);

@@ -14,22 +14,15 @@ namespace {
 std::atomic<uint32_t> g_next_pool{1};
 std::atomic<DeviceOfPointer> g_device_of{nullptr};
 
-// Each pool's kind, for the C entry points (which name their pool by number only): beyond the
+// Each pool's source, for the C entry points (which name their pool by number only): beyond the
 // table, a pool's blocks are recorded as CuPy's, the one framework that calls them today.
 constexpr uint32_t kKnownPools = 4096;
 std::atomic<uint8_t> g_pool_kind[kKnownPools];
 
-Api block_api(uint32_t pool, bool handed_out) {
-  const auto kind = static_cast<trace::PoolKind>(pool < kKnownPools ? g_pool_kind[pool].load() : 0);
-  switch (kind) {
-    case trace::PoolKind::NvtxHeap:
-      return handed_out ? Api::nvtxMemRegionsRegister : Api::nvtxMemRegionsUnregister;
-    case trace::PoolKind::TorchCaching:
-      return handed_out ? Api::torchBlockAlloc : Api::torchBlockFree;
-    case trace::PoolKind::CupyPool:
-    default:
-      return handed_out ? Api::cupyPoolMalloc : Api::cupyPoolFree;
-  }
+Api block_api_of(uint32_t pool, bool handed_out) {
+  uint8_t number = pool < kKnownPools ? g_pool_kind[pool].load(std::memory_order_relaxed) : 0;
+  if (!is_pool_source(number)) number = static_cast<uint8_t>(MemorySource::CupyPool);
+  return block_api(static_cast<MemorySource>(number), handed_out ? BlockOp::HandOut : BlockOp::TakeBack);
 }
 
 // The NVTX pools' blocks as the launch checks need them: the size of each block handed out (NVTX
@@ -138,7 +131,7 @@ bool in_returned_pool_block(uint64_t pointer) noexcept { return g_nvtx_blocks.in
 
 void reset_pool_state_after_fork() noexcept { g_nvtx_blocks.reset_after_fork(); }
 
-uint32_t register_pool(trace::PoolKind kind, const char* name, uint64_t base, uint64_t bytes, int32_t device,
+uint32_t register_pool(MemorySource kind, const char* name, uint64_t base, uint64_t bytes, int32_t device,
                        uint64_t stack) noexcept {
   const uint32_t pool = g_next_pool.fetch_add(1, std::memory_order_relaxed);
   if (pool < kKnownPools) g_pool_kind[pool].store(static_cast<uint8_t>(kind), std::memory_order_relaxed);
@@ -152,24 +145,43 @@ uint32_t register_pool(trace::PoolKind kind, const char* name, uint64_t base, ui
   const size_t name_bytes = name ? strnlen(name, 256) : 0;
   r.name_bytes = static_cast<uint32_t>(name_bytes);
   trace_writer().append_with_tail(r, name, name_bytes);
+  // A pool that says which memory it hands blocks out of (an NVTX heap's range): its one segment.
+  if (bytes) record_pool_segment(pool, true, base, bytes, device, stack);
   return pool;
 }
 
+void record_pool_segment(uint32_t pool, bool mapped, uint64_t base, uint64_t bytes, int32_t device,
+                         uint64_t stack) noexcept {
+  trace::PoolSegmentRecord r{};
+  r.seq = next_sequence();
+  r.time_ns = monotonic_ns();
+  r.base = base;
+  r.bytes = bytes;
+  r.stack_id = stack;
+  r.tid = current_tid();
+  r.pool = pool;
+  r.device = device;
+  r.change = static_cast<uint8_t>(mapped ? trace::SegmentChange::Mapped : trace::SegmentChange::Unmapped);
+  trace_writer().append(r);
+}
+
 void record_pool_block(Api api, uint32_t pool, uint64_t key, uint64_t bytes, int32_t device, uint64_t stack) noexcept {
-  const bool alloc = api_info(api).role == ApiRole::Alloc;
+  const ApiInfo& info = api_info(api);
+  if (info.op == BlockOp::None) return;  // not a block operation
   track_nvtx_block(api, key, bytes);
-  trace::ApiEventRecord r{};
+  trace::PoolBlockRecord r{};
   r.seq = next_sequence();
   r.time_ns = monotonic_ns();
   r.key = key;
   r.bytes = bytes;
   r.stack_id = stack;
   r.tid = current_tid();
-  r.context_uid = pool;  // blocks belong to no context: the field carries their pool
+  r.pool = pool;
   r.device = device;
-  r.api = static_cast<uint16_t>(api);
-  trace_writer().append_memory_event(alloc, r);
-  if (alloc) record_python_stack_of(r.seq);
+  r.source = static_cast<uint8_t>(info.source);
+  r.op = static_cast<uint8_t>(info.op);
+  trace_writer().append(r);
+  if (info.op == BlockOp::HandOut) record_python_stack_of(r.seq);
 }
 
 void set_device_of_pointer(DeviceOfPointer lookup) noexcept { g_device_of.store(lookup, std::memory_order_release); }
@@ -184,12 +196,21 @@ int32_t device_of_pointer(uint64_t pointer) noexcept {
 // The C entry points a framework's memory hook calls (CuPy's, through ctypes.PyDLL, holding the
 // GIL: python/cuaudit_site/cuaudit_hooks.py). Exported by the injection library.
 
-// A framework's pool (`kind`: trace::PoolKind); returns its number, 0 for an unknown kind.
+// The number of the memory source a key names ("cupy_pool": common/memory_sources.inc), which
+// cuaudit_pool_register takes as its kind; -1 for a key this build does not know.
+extern "C" __attribute__((visibility("default"))) int32_t cuaudit_memory_source(const char* key) {
+  const cuaudit::SourceInfo* source = cuaudit::source_by_key(key);
+  return source && cuaudit::is_pool_source(static_cast<uint32_t>(source->source))
+             ? static_cast<int32_t>(source->source)
+             : -1;
+}
+
+// A framework's pool (`kind`: a pool's memory source); returns its number, 0 for an unknown kind.
 extern "C" __attribute__((visibility("default"))) uint32_t cuaudit_pool_register(uint32_t kind, const char* name,
                                                                                  int32_t device) {
   using namespace cuaudit;
   if (!trace::is_known_pool_kind(kind)) return 0;
-  return inject::register_pool(static_cast<trace::PoolKind>(kind), name, 0, 0, device, inject::capture_stack());
+  return inject::register_pool(static_cast<MemorySource>(kind), name, 0, 0, device, inject::capture_stack());
 }
 
 // A block pool `pool` handed out (`handed_out` 1) or took back (0).
@@ -197,6 +218,14 @@ extern "C" __attribute__((visibility("default"))) void cuaudit_pool_block(uint32
                                                                           uint64_t pointer, uint64_t bytes,
                                                                           int32_t device) {
   using namespace cuaudit;
-  inject::record_pool_block(inject::block_api(pool, handed_out != 0), pool, pointer, bytes, device,
+  inject::record_pool_block(inject::block_api_of(pool, handed_out != 0), pool, pointer, bytes, device,
                             inject::capture_stack());
+}
+
+// Memory pool `pool` took from CUDA to hand blocks out of (`mapped` 1), or gave back (0).
+extern "C" __attribute__((visibility("default"))) void cuaudit_pool_segment(uint32_t pool, int32_t mapped,
+                                                                            uint64_t pointer, uint64_t bytes,
+                                                                            int32_t device) {
+  using namespace cuaudit;
+  inject::record_pool_segment(pool, mapped != 0, pointer, bytes, device, inject::capture_stack());
 }

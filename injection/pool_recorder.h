@@ -1,7 +1,8 @@
 // Blocks that pools hand out of memory they already hold: the program's own pools annotated with
 // NVTX (nvtx_memory.cpp) and framework pools through their hooks (CuPy's memory hook, which calls
 // the C entry points below through ctypes). Each pool gets a number and a Pool record; each block
-// handed out or returned is an allocation or release of family PoolBlock, with its stacks.
+// handed out or returned is a PoolBlock record (its source, pool and operation), with its stacks;
+// the memory a pool hands blocks out of is its segments (PoolSegment records).
 #pragma once
 
 #include <cstdint>
@@ -12,11 +13,16 @@
 namespace cuaudit::inject {
 
 // A new pool: its number (from 1; 0 when the trace cannot take it). `stack` is where it was made.
-uint32_t register_pool(trace::PoolKind kind, const char* name, uint64_t base, uint64_t bytes, int32_t device,
+// A pool that names its range (an NVTX heap's) gets that range as its one segment.
+uint32_t register_pool(MemorySource kind, const char* name, uint64_t base, uint64_t bytes, int32_t device,
                        uint64_t stack) noexcept;
 
-// One block handed out (an allocation API) or returned (a release API) by pool `pool`. `stack`
-// is the caller's (captured once for a batch); handed-out blocks also get the Python stack.
+// Memory pool `pool` took to hand blocks out of (mapped), or gave back.
+void record_pool_segment(uint32_t pool, bool mapped, uint64_t base, uint64_t bytes, int32_t device,
+                         uint64_t stack) noexcept;
+
+// One block operation (`api`: a pool's, memory_sources.inc) by pool `pool`. `stack` is the
+// caller's (captured once for a batch); handed-out blocks also get the Python stack.
 void record_pool_block(Api api, uint32_t pool, uint64_t key, uint64_t bytes, int32_t device, uint64_t stack) noexcept;
 
 // Whether `pointer` lies in an NVTX-annotated block its pool took back and has not handed out

@@ -8,20 +8,18 @@ std::string pool_description(const std::map<uint32_t, PoolInfo>& pools, uint64_t
   auto it = pools.find(static_cast<uint32_t>(pool));
   if (it == pools.end()) return fmt::format("pool #{}", pool);
   const PoolInfo& p = it->second;
-  switch (p.kind) {
-    case trace::PoolKind::NvtxHeap:
-      return p.name.empty() ? fmt::format("unnamed NVTX heap #{}", pool) : fmt::format("pool '{}' (NVTX heap)", p.name);
-    case trace::PoolKind::CupyPool:
-      return "CuPy's memory pool";
-    case trace::PoolKind::TorchCaching:
-      return "PyTorch's CUDA caching allocator";
+  const SourceInfo& source = source_info(p.kind);
+  // A program's own pools are told apart by the names it gave them; a framework has one pool.
+  if (source.kind == SourceKind::NvtxHeap) {
+    return p.name.empty() ? fmt::format("unnamed {} #{}", source.description, pool)
+                          : fmt::format("pool '{}' ({})", p.name, source.description);
   }
-  return fmt::format("pool #{}", pool);
+  return source.description;
 }
 
 bool is_framework_pool(const std::map<uint32_t, PoolInfo>& pools, uint64_t pool) {
   auto it = pools.find(static_cast<uint32_t>(pool));
-  return it != pools.end() && it->second.kind != trace::PoolKind::NvtxHeap;
+  return it != pools.end() && source_info(it->second.kind).kind == SourceKind::FrameworkPool;
 }
 
 }  // namespace cuaudit

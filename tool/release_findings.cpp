@@ -123,16 +123,7 @@ report::Finding describe(const Group& g, const ProcessTrace& trace, StackResolve
 
 std::string_view right_release_for(Api allocation) {
   MemoryFamily family = api_info(allocation).family;
-  if (is_pool_block(family)) {  // each pool has its own way back
-    switch (allocation) {
-      case Api::cupyPoolMalloc:
-        return api_info(Api::cupyPoolFree).name;
-      case Api::torchBlockAlloc:
-        return api_info(Api::torchBlockFree).name;
-      default:
-        return api_info(Api::nvtxMemRegionsUnregister).name;
-    }
-  }
+  if (is_pool_block(family)) return take_back_name(api_info(allocation).source);  // each pool has its own way back
   // cudaFree / cuMemFree: managed memory, imported pool pointers and external buffers.
   if (family == MemoryFamily::Managed || family == MemoryFamily::ImportedPool || family == MemoryFamily::ExternalBuffer)
     family = MemoryFamily::Device;

@@ -1,5 +1,7 @@
 #include "replay.h"
 
+#include "pool_heaps.h"
+
 #include <algorithm>
 #include <array>
 #include <iterator>
@@ -24,25 +26,16 @@ bool dies_with_context(MemoryFamily f) {
 
 MemoryFamily family_of(const MemoryEvent& e) { return api_info(e.api).family; }
 
-// One past the last address of [key, key + bytes) (at least one byte), saturated: a damaged or
-// hostile trace can name a range that wraps around, which must not turn a range into its reverse
-// (found by fuzzing: std::map::erase(first, last) with last before first).
-uint64_t range_end(const MemoryEvent& e) {
-  const uint64_t bytes = e.bytes ? e.bytes : 1;
-  return bytes > UINT64_MAX - e.key ? UINT64_MAX : e.key + bytes;
-}
+uint64_t range_end(const MemoryEvent& e) { return memory_range_end(e); }
 
-struct Released {
-  MemoryEvent allocation;
-  MemoryEvent release;
-};
+using Released = ReleasedMemory;
 
 class AllocationTable {
  public:
-  AllocationTable(ReplayResult& result, ReplayObserver* observer) : result_(result), observer_(observer) {}
+  AllocationTable(ReplayResult& result, ReplayObserver* observer, const PoolHeaps& pools)
+      : result_(result), observer_(observer), pools_(pools) {}
 
   void allocate(const MemoryEvent& e) {
-    if (e.api == Api::nvtxMemRegionsResize) return resize(e);
     if (e.result != 0 || e.key == 0) {
       if (e.result != 0) ++result_.failed_allocations;
       return;
@@ -70,7 +63,6 @@ class AllocationTable {
   }
 
   void release(const MemoryEvent& e) {
-    if (releases_whole_pool(e.api)) return release_pool(e);
     if (e.key == 0) return;  // cudaFree(nullptr) and friends are legal no-ops
     if (api_info(e.api).space == KeySpace::VmmMapping) return unmap(e);
     const bool shutdown = e.result == kShutdownResult && family_of(e) != MemoryFamily::HostHeap;
@@ -111,15 +103,13 @@ class AllocationTable {
     }
     if (family_of(e) == MemoryFamily::HostHeap) return;  // ordinary heap memory: not ours to judge
 
-    if (api_info(e.api).space == KeySpace::Address || api_info(e.api).space == KeySpace::PoolBlock) {
+    if (api_info(e.api).space == KeySpace::Address) {
       if (const MemoryEvent* inside = containing(live, e.key)) {
         result_.release_findings.push_back({ReleaseProblem::Invalid, e, *inside, {}, e.key - inside->key});
         return;
       }
     }
-    // A pool's return reports no result: every block it handed out was recorded, so one it never
-    // handed out is the program's mistake.
-    if (e.result == 0 && !is_pool_block(family_of(e))) {
+    if (e.result == 0) {
       // CUDA accepted it: memory cuaudit did not see allocated (handles made by CUDA itself, such
       // as the runtime's own streams, are not worth a note).
       if (!is_resource(family_of(e))) ++result_.unmatched_releases;
@@ -140,11 +130,15 @@ class AllocationTable {
     LaunchParamJudgement j{e, {}, {}, {}, 0};
     const uint64_t value = e.launch_param().value;
     // A pool's block first: the offset that matters is the one into the block the program was given.
-    for (KeySpace space : {KeySpace::PoolBlock, KeySpace::Address, KeySpace::VmmMapping}) {
+    if (const MemoryEvent* block = pools_.containing(value)) {
+      j.live = *block;
+      j.offset = value - block->key;
+    }
+    for (KeySpace space : {KeySpace::Address, KeySpace::VmmMapping}) {
+      if (j.live) break;
       if (const MemoryEvent* inside = containing(live_[static_cast<size_t>(space)], value)) {
         j.live = *inside;
         j.offset = value - inside->key;
-        break;
       }
     }
     // Graph memory exists only while its graph runs: a kernel node given it was checked when the
@@ -153,15 +147,13 @@ class AllocationTable {
     // A block returned to its pool is stale although the pool's memory around it is still live.
     const bool in_block = j.live && is_pool_block(family_of(*j.live));
     if (!in_block) {
-      for (KeySpace space : {KeySpace::PoolBlock, KeySpace::Address}) {
-        if (space == KeySpace::Address && j.live) break;  // live memory, not a returned block
-        if (const Released* r = released_containing(space, value)) {
-          j.live.reset();
-          j.freed = r->allocation;
-          j.release = r->release;
-          j.offset = value - r->allocation.key;
-          break;
-        }
+      const Released* r = pools_.released_containing(value);
+      if (!r && !j.live) r = released_containing(KeySpace::Address, value);  // live memory, not a returned block
+      if (r) {
+        j.live.reset();
+        j.freed = r->allocation;
+        j.release = r->release;
+        j.offset = value - r->allocation.key;
       }
     }
     result_.launch_params.push_back(std::move(j));
@@ -189,36 +181,6 @@ class AllocationTable {
     ++result_.releases;
     forget(it->second);
     live.erase(it);
-  }
-
-  // nvtxMemRegionsResize: the block keeps its pool, its stacks and its place; only its size changes.
-  void resize(const MemoryEvent& e) {
-    auto& live = live_[static_cast<size_t>(KeySpace::PoolBlock)];
-    auto it = live.find(e.key);
-    if (it == live.end()) {
-      result_.release_findings.push_back({ReleaseProblem::Invalid, e, {}, {}, 0});
-      return;
-    }
-    forget(it->second);
-    it->second.bytes = e.bytes;
-    remember(it->second);
-  }
-
-  // nvtxMemHeapUnregister / nvtxMemHeapReset: the pool's blocks still handed out end with it, never
-  // returned by the program.
-  void release_pool(const MemoryEvent& e) {
-    auto& live = live_[static_cast<size_t>(KeySpace::PoolBlock)];
-    auto& released = released_[static_cast<size_t>(KeySpace::PoolBlock)];
-    for (auto it = live.begin(); it != live.end();) {
-      if (it->second.pool != e.pool) {
-        ++it;
-        continue;
-      }
-      result_.leaks.push_back(leaked(it->second, LeakEnd::PoolReleased));
-      forget(it->second);
-      released[it->first] = {it->second, e};
-      it = live.erase(it);
-    }
   }
 
   // Each live allocation moves to the leaks as it leaves the table: the two are never both whole
@@ -305,6 +267,7 @@ class AllocationTable {
 
   ReplayResult& result_;
   ReplayObserver* observer_;
+  const PoolHeaps& pools_;  // where a launch argument into a pool's block is looked up first
   std::array<Live, kSpaces> live_;
   std::array<std::map<uint64_t, Released>, kSpaces> released_;
   std::unordered_map<uint64_t, MemoryEvent> failed_releases_;  // allocation seq -> the release that failed
@@ -406,14 +369,19 @@ class GraphMemory {
 }  // namespace
 
 struct Replayer::State {
-  State(ReplayResult& result, ReplayObserver* observer) : table(result, observer), graphs(table) {}
-  AllocationTable table;
+  State(ReplayResult& result, ReplayObserver* observer)
+      : pools(result, observer), table(result, observer, pools), graphs(table) {}
+  PoolHeaps pools;        // the pools' blocks and segments
+  AllocationTable table;  // CUDA's own allocations
   GraphMemory graphs;
 };
 
 Replayer::Replayer(const ProcessTrace& trace, ReplayObserver* observer)
     : trace_(trace), observer_(observer), state_(std::make_unique<State>(result_, observer)) {
-  live_ = [this](const std::function<void(const MemoryEvent&)>& visit) { state_->table.for_each_live(visit); };
+  live_ = [this](const std::function<void(const MemoryEvent&)>& visit) {
+    state_->table.for_each_live(visit);
+    state_->pools.for_each_live(visit);
+  };
 }
 Replayer::~Replayer() = default;
 
@@ -430,13 +398,25 @@ void Replayer::apply(const Event& e) {
   if (observer_) observer_->on_event(e);
   switch (e.kind) {
     case EventKind::Alloc:
+      if (is_block_op(e.memory().api)) {
+        state_->pools.apply(e.memory());
+        break;
+      }
       if (observer_ && e.memory().result != 0) {
         observer_->on_failed_allocation(e.memory(), table.holdings(e.memory().device), live_);
       }
       table.allocate(e.memory());
       break;
     case EventKind::Free:
+      if (is_block_op(e.memory().api)) {
+        state_->pools.apply(e.memory());
+        break;
+      }
       table.release(e.memory());
+      if (e.memory().result == 0) state_->pools.cuda_released(e.memory().key);
+      break;
+    case EventKind::PoolSegment:
+      state_->pools.segment(e.pool_segment());
       break;
     case EventKind::ContextDestroyed:
       table.destroy_context(e.context().context_uid);
@@ -466,7 +446,9 @@ void Replayer::apply(const Event& e) {
 
 ReplayResult Replayer::finish(std::optional<LeakEnd> end) {
   observe_samples_before(UINT64_MAX);
-  state_->table.finish(end ? *end : trace_.reached_exit ? LeakEnd::ProcessExit : LeakEnd::ProcessDied);
+  const LeakEnd how = end ? *end : trace_.reached_exit ? LeakEnd::ProcessExit : LeakEnd::ProcessDied;
+  state_->table.finish(how);
+  state_->pools.finish(how);
   return std::move(result_);
 }
 

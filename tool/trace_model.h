@@ -40,6 +40,7 @@ enum class EventKind : uint8_t {
   GraphMemNode,  // a memory alloc or free node was added to a graph
   GraphChange,   // a graph was instantiated, cloned or destroyed
   GraphLaunch,   // an executable graph was launched
+  PoolSegment,   // a pool took memory to hand blocks out of, or gave it back
 };
 
 // An allocation or release by a tracked API (Alloc, Free): complete on its own, since the replay
@@ -53,18 +54,16 @@ struct MemoryEvent {
   uint64_t bytes = 0;
   uint64_t python_stack_id = 0;  // Alloc: the Python stack it was made from (0: none)
   uint64_t launches = 0;         // Alloc from Python: kernel launches before it
-  union {
-    uint64_t graph_launches = 0;  // graph memory: launches of its graph so far (this one included)
-    uint64_t pool;                // pool blocks: the pool (ProcessTrace::pools) it came from
-  };
+  uint64_t graph_launches = 0;   // graph memory: launches of its graph so far (this one included)
   uint32_t tid = 0;
-  uint32_t context_uid = 0;
+  uint32_t context_uid = 0;                // CUDA memory: its context (blocks belong to none)
   int32_t device = trace::kUnknownDevice;  // or trace::kHostDevice
   int32_t result = 0;                      // what the call returned to the program
   uint32_t call_ns = 0;                    // time inside the call (saturated); 0: not measured
-  Api api = Api::Count;
+  uint32_t pool = 0;  // a pool's block (api is a block operation): the pool (ProcessTrace::pools) it came from
+  Api api = Api::Count;  // a CUDA API, or a pool's block operation (memory_sources.inc)
 };
-static_assert(sizeof(MemoryEvent) == 88, "MemoryEvent grew: the live set grows with it");
+static_assert(sizeof(MemoryEvent) == 96, "MemoryEvent grew: the live set grows with it");
 
 // A context was created or destroyed (its allocations die with it).
 struct ContextChange {
@@ -143,6 +142,15 @@ struct GraphChangeFact {
   uint64_t flags = 0;
 };
 
+// A pool's segment (PoolSegment): memory it took to hand blocks out of, or gave back.
+struct PoolSegmentFact {
+  uint32_t pool = 0;
+  uint64_t base = 0;
+  uint64_t bytes = 0;
+  int32_t device = trace::kUnknownDevice;
+  bool mapped = true;  // false: given back
+};
+
 struct GraphLaunchFact {
   uint64_t exec = 0;
   int32_t result = 0;
@@ -167,7 +175,7 @@ struct Event {
   uint64_t stack_id = 0;  // kNoStack when the fact has none
   uint32_t tid = 0;
   std::variant<std::monostate, MemoryEvent, ContextChange, RuntimeCall, SignalFact, ExitFact, LaunchParamFact,
-               GraphNodeFact, GraphChangeFact, GraphLaunchFact>
+               GraphNodeFact, GraphChangeFact, GraphLaunchFact, PoolSegmentFact>
       payload;
 
   bool is_memory() const { return kind == EventKind::Alloc || kind == EventKind::Free; }
@@ -181,6 +189,7 @@ struct Event {
   const GraphNodeFact& graph_node() const { return std::get<GraphNodeFact>(payload); }
   const GraphChangeFact& graph_change() const { return std::get<GraphChangeFact>(payload); }
   const GraphLaunchFact& graph_launch() const { return std::get<GraphLaunchFact>(payload); }
+  const PoolSegmentFact& pool_segment() const { return std::get<PoolSegmentFact>(payload); }
   // What a call returned to the program: memory and runtime-call kinds; 0 for the others.
   int32_t call_result() const {
     if (const auto* m = std::get_if<MemoryEvent>(&payload)) return m->result;
@@ -218,7 +227,7 @@ struct DeviceState {
 
 // A pool whose blocks the trace records (an NVTX heap, a framework's allocator).
 struct PoolInfo {
-  trace::PoolKind kind = trace::PoolKind::NvtxHeap;
+  MemorySource kind = MemorySource::NvtxHeap;  // its source (memory_sources.inc)
   std::string name;  // as the program named it; may be empty
   uint64_t base = 0;
   uint64_t bytes = 0;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <tuple>
 
@@ -58,7 +59,7 @@ struct Tail {
 // then skipped).
 class TraceBuilder {
  public:
-  explicit TraceBuilder(ProcessTrace& out) : out_(out) {}
+  TraceBuilder(ProcessTrace& out, uint32_t version) : out_(out), version_(version) {}
 
   bool parse(const ProcessInfoRecord& r, Tail tail) {
     if (r.cmdline_bytes > tail.bytes) return false;
@@ -147,8 +148,38 @@ class TraceBuilder {
   bool parse(const PoolRecord& r, Tail tail) {
     if (r.name_bytes > tail.bytes) return false;
     if (!is_known_pool_kind(r.kind)) return true;  // a kind of pool a newer writer knows
-    out_.pools[r.pool] = {
-        static_cast<PoolKind>(r.kind), std::string(tail.data, r.name_bytes), r.base, r.bytes, r.stack_id, r.device};
+    out_.pools[r.pool] = {static_cast<MemorySource>(r.kind), std::string(tail.data, r.name_bytes), r.base, r.bytes,
+                          r.stack_id, r.device};
+    return true;
+  }
+
+  bool parse(const PoolBlockRecord& r, Tail) {
+    const SourceInfo* source = source_info(r.source);
+    const Api api = source && is_known_block_op(r.op) ? block_api(source->source, static_cast<BlockOp>(r.op)) : Api::Count;
+    if (api == Api::Count) {  // a source or an operation a newer writer knows
+      ++unknown_apis_;
+      return true;
+    }
+    MemoryEvent m;
+    m.seq = r.seq;
+    m.time_ns = r.time_ns;
+    m.stack_id = r.stack_id;
+    m.tid = r.tid;
+    m.api = api;
+    m.key = r.key;
+    m.bytes = r.bytes;
+    m.pool = r.pool;
+    m.device = r.device;
+    add_event(api_info(api).role == ApiRole::Alloc ? EventKind::Alloc : EventKind::Free, r.seq, r.time_ns, r.stack_id,
+              r.tid, m);
+    return true;
+  }
+
+  bool parse(const PoolSegmentRecord& r, Tail) {
+    const auto change = static_cast<SegmentChange>(r.change);
+    if (change != SegmentChange::Mapped && change != SegmentChange::Unmapped) return true;  // a newer writer's
+    add_event(EventKind::PoolSegment, r.seq, r.time_ns, r.stack_id, r.tid,
+              PoolSegmentFact{r.pool, r.base, r.bytes, r.device, change == SegmentChange::Mapped});
     return true;
   }
 
@@ -343,7 +374,8 @@ class TraceBuilder {
   }
 
   bool add_memory_event(EventKind kind, const ApiEventRecord& r) {
-    if (!api_info(r.api)) {
+    const Api legacy_block = version_ <= 4 ? legacy_block_api(r.api) : Api::Count;
+    if (!api_info(r.api) && legacy_block == Api::Count) {
       ++unknown_apis_;
       return true;
     }
@@ -352,11 +384,11 @@ class TraceBuilder {
     m.time_ns = r.time_ns;
     m.stack_id = r.stack_id;
     m.tid = r.tid;
-    m.api = static_cast<Api>(r.api);
+    m.api = legacy_block != Api::Count ? legacy_block : static_cast<Api>(r.api);
     m.key = r.key;
     m.bytes = r.bytes;
-    if (is_pool_block(api_info(m.api).family)) {
-      m.pool = r.context_uid;  // blocks belong to no context: the field names their pool
+    if (legacy_block != Api::Count) {
+      m.pool = r.context_uid;  // before version 5 a block's context field carried its pool
     } else {
       m.context_uid = r.context_uid;
     }
@@ -377,7 +409,18 @@ class TraceBuilder {
     return true;
   }
 
+  // Before version 5 a pool's blocks were allocations and releases of pseudo-APIs numbered right
+  // after CUDA's 115 APIs of then, in the order of memory_sources.inc's block operations.
+  static Api legacy_block_api(uint16_t id) {
+    constexpr uint16_t kFirst = 115;
+    constexpr Api kLegacy[] = {Api::nvtxMemRegionsRegister, Api::nvtxMemRegionsResize, Api::nvtxMemRegionsUnregister,
+                               Api::nvtxMemHeapUnregister,  Api::nvtxMemHeapReset,     Api::cupyPoolMalloc,
+                               Api::cupyPoolFree,           Api::torchBlockAlloc,      Api::torchBlockFree};
+    return id >= kFirst && id - kFirst < static_cast<int>(std::size(kLegacy)) ? kLegacy[id - kFirst] : Api::Count;
+  }
+
   ProcessTrace& out_;
+  uint32_t version_;
   size_t unknown_apis_ = 0;
   size_t unknown_records_ = 0;
   size_t undecodable_ = 0;
@@ -529,10 +572,11 @@ void TraceFile::index(const std::string& name) {
     throw TraceError(fmt::format("{} has a damaged header", name));
   }
 
+  version_ = header.version;
   ProcessTrace& out = metadata_;
   out.file = name;
   out.pid = header.pid;
-  TraceBuilder parser(out);
+  TraceBuilder parser(out, header.version);
   const size_t size = bytes.size();
   size_t pos = header.header_size;
   size_t bad_records = 0, damaged_chunks = 0, damaged_bytes = 0;
@@ -655,7 +699,7 @@ void TraceFile::play(const std::function<void(const Event&)>& sink) const {
   ProcessTrace scratch;  // what the builder makes of the events' records
   auto load_chunk = [&](const Chunk& c) {
     scratch.events.clear();
-    TraceBuilder builder(scratch);
+    TraceBuilder builder(scratch, version_);
     builder.start_chunk(c.tid);
     builder.set_compact_state(c.tid, c.compact);
     const char* data = bytes_->read(c.begin, c.end - c.begin);

@@ -55,6 +55,7 @@ class TraceFile {
   // The record types that made events in the first pass: the second parses only those (learned,
   // not listed, so a new event record cannot be forgotten there).
   std::vector<bool> event_types_ = std::vector<bool>(size_t{1} << 16, false);
+  uint32_t version_ = 0;  // the file's trace format version (the reader maps older records)
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> alloc_python_;  // seq -> (Python stack, launches)
 };
 

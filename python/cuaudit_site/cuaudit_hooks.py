@@ -10,9 +10,11 @@ imports it, without changing the program:
   (PyTorch keeps the most recent); at exit its snapshot (every block allocated then, with its
   stack, and the events) is written to CUAUDIT_TRACE_DIR/torch-blocks-<pid>.json.
 - CuPy: a memory hook (cupy.cuda.MemoryHook) on the thread that imports CuPy, which hands every
-  block its default pool gives out or takes back to the injection library
-  (cuaudit_pool_register and cuaudit_pool_block, through ctypes.PyDLL: the GIL stays held, so the
-  injection reads the Python stack as it does for cudaMalloc).
+  block its default pool gives out or takes back, and every segment it takes from CUDA, to the
+  injection library (cuaudit_pool_register, cuaudit_pool_block and cuaudit_pool_segment, through
+  ctypes.PyDLL: the GIL stays held, so the injection reads the Python stack as it does for
+  cudaMalloc). The pool's kind is the injection's number for the memory source "cupy_pool"
+  (common/memory_sources.inc), asked with cuaudit_memory_source.
 
 A hook that fails warns on stderr once and leaves the program alone.
 """
@@ -23,7 +25,7 @@ import json
 import os
 import sys
 
-_POOL_KIND_CUPY = 2  # trace::PoolKind::CupyPool
+_CUPY_SOURCE = b"cupy_pool"  # the memory source's key in common/memory_sources.inc
 _TORCH_DEFAULT_ENTRIES = 100000
 
 
@@ -159,6 +161,10 @@ def _injection():
     lib.cuaudit_pool_block.restype = None
     lib.cuaudit_pool_block.argtypes = [ctypes.c_uint32, ctypes.c_int32, ctypes.c_uint64, ctypes.c_uint64,
                                        ctypes.c_int32]
+    lib.cuaudit_pool_segment.restype = None
+    lib.cuaudit_pool_segment.argtypes = lib.cuaudit_pool_block.argtypes
+    lib.cuaudit_memory_source.restype = ctypes.c_int32
+    lib.cuaudit_memory_source.argtypes = [ctypes.c_char_p]
     return lib
 
 
@@ -178,8 +184,18 @@ def _start_cupy(cupy):
             if self.lib is None:
                 self.lib = _injection() or False
                 if self.lib:
-                    self.pool = self.lib.cuaudit_pool_register(_POOL_KIND_CUPY, b"CuPy memory pool", -1)
+                    kind = self.lib.cuaudit_memory_source(_CUPY_SOURCE)
+                    if kind < 0:
+                        _warn("CuPy's blocks are not followed", "this cuaudit knows no memory source cupy_pool")
+                        self.lib = False
+                    else:
+                        self.pool = self.lib.cuaudit_pool_register(kind, b"CuPy memory pool", -1)
             return bool(self.lib) and self.pool
+
+        def alloc_postprocess(self, device_id, mem_size, mem_ptr):
+            # Memory the pool took from CUDA: a segment it hands blocks out of (its cudaFree ends it).
+            if self._ready():
+                self.lib.cuaudit_pool_segment(self.pool, 1, mem_ptr, mem_size, device_id)
 
         def malloc_postprocess(self, device_id, size, mem_size, mem_ptr, pmem_id):
             if self._ready():

@@ -57,17 +57,23 @@ FAKE_CUPY = {
             def __enter__(self):
                 get_memory_hooks()[self.name] = self
                 return self
+            def alloc_postprocess(self, **kw): pass
             def malloc_postprocess(self, **kw): pass
             def free_postprocess(self, **kw): pass
         """),
 }
 PROGRAM = textwrap.dedent("""\
-    import threading
+    import ctypes, os, threading
+    if os.environ.get("CUDA_INJECTION64_PATH"):  # as the driver would have loaded it
+        ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"], mode=os.RTLD_GLOBAL)
     import torch, cupy
     torch.cuda._lazy_init()
     hooks = cupy.cuda.memory_hook.get_memory_hooks()
     assert "cuaudit" in hooks, hooks
+    hooks["cuaudit"].alloc_postprocess(device_id=0, mem_size=1 << 20, mem_ptr=4096)
     hooks["cuaudit"].malloc_postprocess(device_id=0, size=10, mem_size=512, mem_ptr=4096, pmem_id=1)
+    hooks["cuaudit"].free_postprocess(device_id=0, mem_size=512, mem_ptr=4096, pmem_id=1)
+    print("CuPy pool number:", hooks["cuaudit"].pool)
     other = []
     t = threading.Thread(target=lambda: other.append(dict(cupy.cuda.memory_hook.get_memory_hooks())))
     t.start(); t.join()
@@ -83,10 +89,12 @@ def write_tree(root, files):
             f.write(text)
 
 
-def run(hooks, tmp, extra_env=None):
+def run(hooks, tmp, extra_env=None, injection=None):
     trace_dir = tempfile.mkdtemp(dir=tmp)
     env = dict(os.environ)
     env.pop("CUDA_INJECTION64_PATH", None)
+    if injection:
+        env["CUDA_INJECTION64_PATH"] = injection
     env.update({"PYTHONPATH": os.pathsep.join([hooks, os.path.join(tmp, "fakes"), os.path.join(tmp, "other")]),
                 "CUAUDIT_TRACE_DIR": trace_dir})
     env.update(extra_env or {})
@@ -98,6 +106,7 @@ def run(hooks, tmp, extra_env=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hooks", required=True, help="the cuaudit_site directory")
+    ap.add_argument("--injection", help="libcuaudit-injection.so: CuPy's hook then reaches its C entry points")
     opts = ap.parse_args()
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,6 +137,15 @@ def main():
                 failures.append("events: %s" % doc.get("events"))
             if doc.get("frames") != [[["/home/me/train.py", 19, "<module>"]]]:
                 failures.append("frames: %s" % doc.get("frames"))
+
+        if opts.injection:
+            # The hook's ctypes calls against the real library: the pool's kind from the memory
+            # source's key, a segment, a block handed out and taken back, with no warning.
+            proc, _ = run(opts.hooks, tmp, injection=opts.injection)
+            if proc.returncode != 0 or "warning" in proc.stderr or "CuPy pool number: 0" in proc.stdout or \
+                    "CuPy pool number:" not in proc.stdout:
+                failures.append("CuPy's hook against the injection library (exit %d):\n%s" % (
+                    proc.returncode, proc.stdout + proc.stderr))
 
         proc, trace_dir = run(opts.hooks, tmp, {"FAKE_TORCH_FAILS": "1"})
         if proc.returncode != 0 or "memory history could not be started" not in proc.stderr:

@@ -1,0 +1,176 @@
+#include "pool_heaps.h"
+
+#include <algorithm>
+
+namespace cuaudit {
+
+uint64_t memory_range_end(const MemoryEvent& e) {
+  const uint64_t bytes = e.bytes ? e.bytes : 1;
+  return bytes > UINT64_MAX - e.key ? UINT64_MAX : e.key + bytes;
+}
+
+void PoolHeaps::apply(const MemoryEvent& e) {
+  switch (api_info(e.api).op) {
+    case BlockOp::HandOut:
+      return hand_out(e);
+    case BlockOp::Resize:
+      return resize(e);
+    case BlockOp::TakeBack:
+      return take_back(e);
+    case BlockOp::ReleaseAll:
+    case BlockOp::Reset:
+      return release_pool(e);
+    case BlockOp::None:
+      return;
+  }
+}
+
+void PoolHeaps::hand_out(const MemoryEvent& e) {
+  if (e.key == 0) return;
+  ++result_.allocations;
+  // The address is handed out again: what was taken back there before is history, not a double return.
+  released_.erase(released_.lower_bound(e.key), released_.lower_bound(memory_range_end(e)));
+  // A block still live at the same address means its return went unseen; the new one replaces it.
+  if (auto old = live_.find(e.key); old != live_.end()) {
+    used_[old->second.pool] -= old->second.bytes;
+    if (observer_) observer_->on_gone(old->second);
+  }
+  live_[e.key] = e;
+  used_[e.pool] += e.bytes;
+  if (observer_) observer_->on_live(e);
+}
+
+// nvtxMemRegionsResize: the block keeps its pool, its stacks and its place; only its size changes.
+void PoolHeaps::resize(const MemoryEvent& e) {
+  auto it = live_.find(e.key);
+  if (it == live_.end()) {
+    result_.release_findings.push_back({ReleaseProblem::Invalid, e, {}, {}, 0});
+    return;
+  }
+  MemoryEvent& block = it->second;
+  if (observer_) observer_->on_gone(block);
+  used_[block.pool] = used_[block.pool] - block.bytes + e.bytes;
+  block.bytes = e.bytes;
+  if (observer_) observer_->on_live(block);
+}
+
+void PoolHeaps::gone(Blocks::iterator it, const MemoryEvent& release, bool by_program) {
+  const MemoryEvent& block = it->second;
+  if (by_program) {
+    ++result_.releases;
+    if (observer_) observer_->on_released(block, release);
+  }
+  if (observer_) observer_->on_gone(block);
+  used_[block.pool] -= block.bytes;
+  released_[it->first] = {block, release};
+  live_.erase(it);
+}
+
+void PoolHeaps::take_back(const MemoryEvent& e) {
+  if (e.key == 0) return;
+  if (auto it = live_.find(e.key); it != live_.end()) return gone(it, e, true);
+  // A pool's return reports no result: every block it handed out was recorded, so one it never
+  // handed out is the program's mistake.
+  if (const MemoryEvent* inside = containing(e.key)) {
+    result_.release_findings.push_back({ReleaseProblem::Invalid, e, *inside, {}, e.key - inside->key});
+    return;
+  }
+  if (auto before = released_.find(e.key); before != released_.end()) {
+    result_.release_findings.push_back(
+        {ReleaseProblem::Double, e, before->second.allocation, before->second.release, 0});
+    return;
+  }
+  result_.release_findings.push_back({ReleaseProblem::Invalid, e, {}, {}, 0});
+}
+
+// nvtxMemHeapUnregister / nvtxMemHeapReset: the pool's blocks still handed out end with it, never
+// returned by the program.
+void PoolHeaps::release_pool(const MemoryEvent& e) {
+  for (auto it = live_.begin(); it != live_.end();) {
+    if (it->second.pool != e.pool) {
+      ++it;
+      continue;
+    }
+    result_.leaks.push_back(leaked(it->second, LeakEnd::PoolReleased));
+    gone(it++, e, false);
+  }
+}
+
+void PoolHeaps::segment(const PoolSegmentFact& s) {
+  auto& segments = segments_[s.pool];
+  if (s.mapped) {
+    segments[s.base] = {s.bytes, s.device};
+  } else {
+    segments.erase(s.base);
+  }
+}
+
+void PoolHeaps::cuda_released(uint64_t key) {
+  for (auto& [pool, segments] : segments_) segments.erase(key);
+}
+
+const MemoryEvent* PoolHeaps::containing(uint64_t address) const {
+  auto it = live_.upper_bound(address);
+  if (it == live_.begin()) return nullptr;
+  --it;
+  return address - it->first < it->second.bytes ? &it->second : nullptr;  // no wrap-around
+}
+
+const ReleasedMemory* PoolHeaps::released_containing(uint64_t address) const {
+  auto it = released_.upper_bound(address);
+  if (it == released_.begin()) return nullptr;
+  --it;
+  return address - it->first < std::max<uint64_t>(it->second.allocation.bytes, 1) ? &it->second : nullptr;
+}
+
+PoolUsage PoolHeaps::usage(uint32_t pool) const {
+  PoolUsage u;
+  if (auto it = used_.find(pool); it != used_.end()) u.used = it->second;
+  for (const auto& [key, block] : live_) u.blocks += block.pool == pool;
+  auto segments = segments_.find(pool);
+  if (segments == segments_.end()) return u;
+  for (const auto& [base, segment] : segments->second) {
+    const uint64_t end = segment.bytes > UINT64_MAX - base ? UINT64_MAX : base + segment.bytes;
+    ++u.segments;
+    u.reserved += segment.bytes;
+    // The gaps between the blocks inside [base, end): a block that starts before the segment and
+    // reaches into it covers its start.
+    uint64_t covered_to = base;
+    auto it = live_.lower_bound(base);
+    if (it != live_.begin()) {
+      const auto before = std::prev(it);
+      covered_to = std::max(covered_to, std::min(end, memory_range_end(before->second)));
+    }
+    for (; it != live_.end() && it->first < end; ++it) {
+      if (it->first > covered_to) {
+        u.free += it->first - covered_to;
+        u.largest_free = std::max(u.largest_free, it->first - covered_to);
+      }
+      covered_to = std::max(covered_to, std::min(end, memory_range_end(it->second)));
+    }
+    if (end > covered_to) {
+      u.free += end - covered_to;
+      u.largest_free = std::max(u.largest_free, end - covered_to);
+    }
+  }
+  return u;
+}
+
+std::vector<uint32_t> PoolHeaps::pools() const {
+  std::vector<uint32_t> out;
+  for (const auto& [pool, bytes] : used_) out.push_back(pool);
+  for (const auto& [pool, segments] : segments_) out.push_back(pool);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void PoolHeaps::finish(LeakEnd end) {
+  result_.leaks.reserve(result_.leaks.size() + live_.size());
+  while (!live_.empty()) {
+    auto node = live_.extract(live_.begin());
+    result_.leaks.push_back(leaked(node.mapped(), end));
+  }
+}
+
+}  // namespace cuaudit

@@ -1,0 +1,92 @@
+// The heaps of the pools a trace records (memory_sources.inc: NVTX heaps, CuPy's pool, PyTorch's
+// caching allocator): the blocks each pool handed out and took back, the segments it handed them
+// out of, and what that makes of its memory (reserved, used, the largest free gap). The replay
+// keeps CUDA's own allocations in its allocation table and a pool's blocks here, in the manner of
+// LeakSanitizer's allocator interface: the checks ask a heap what is live, what contains an
+// address, and what each pool holds, not which API made it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "replay.h"
+#include "trace_model.h"
+
+namespace cuaudit {
+
+// Memory that was live and was released: the allocation and the release that ended it.
+struct ReleasedMemory {
+  MemoryEvent allocation;
+  MemoryEvent release;
+};
+
+// One past the last address of [key, key + bytes) (at least one byte), saturated: a damaged or
+// hostile trace can name a range that wraps around, which must not turn a range into its reverse
+// (found by fuzzing: std::map::erase(first, last) with last before first).
+uint64_t memory_range_end(const MemoryEvent& e);
+
+// What one pool's memory looks like at one moment (mimalloc's area statistics).
+struct PoolUsage {
+  uint64_t reserved = 0;      // the bytes of its segments
+  uint64_t used = 0;          // the bytes of the blocks it has handed out
+  uint64_t free = 0;          // of its segments' bytes, those no handed-out block covers
+  uint64_t largest_free = 0;  // the largest gap between handed-out blocks inside one segment
+  size_t segments = 0;
+  size_t blocks = 0;
+  // The seeds' fragmentation ratio: 1 - largest free / free (0 when nothing is free).
+  double fragmentation() const { return free ? 1.0 - static_cast<double>(largest_free) / free : 0.0; }
+};
+
+class PoolHeaps {
+ public:
+  PoolHeaps(ReplayResult& result, ReplayObserver* observer) : result_(result), observer_(observer) {}
+
+  // A block operation (memory_sources.inc): handed out, resized, taken back, or the pool's end.
+  void apply(const MemoryEvent& e);
+  // A segment mapped or unmapped (PoolSegment).
+  void segment(const PoolSegmentFact& s);
+  // CUDA released `key`: a pool's segment there (the cudaMalloc it took) is gone with it.
+  void cuda_released(uint64_t key);
+
+  // The live block containing `address`, or the released one (not handed out again) containing it.
+  const MemoryEvent* containing(uint64_t address) const;
+  const ReleasedMemory* released_containing(uint64_t address) const;
+
+  void for_each_live(const std::function<void(const MemoryEvent&)>& visit) const {
+    for (const auto& [key, block] : live_) visit(block);
+  }
+
+  // What pool `pool` holds now.
+  PoolUsage usage(uint32_t pool) const;
+  // The pools that have handed out a block or mapped a segment, in number order.
+  std::vector<uint32_t> pools() const;
+
+  // After the last event: every block still handed out leaks, as `end` says.
+  void finish(LeakEnd end);
+
+ private:
+  struct Segment {
+    uint64_t bytes = 0;
+    int32_t device = trace::kUnknownDevice;
+  };
+  using Blocks = std::map<uint64_t, MemoryEvent>;
+
+  void hand_out(const MemoryEvent& e);
+  void resize(const MemoryEvent& e);
+  void take_back(const MemoryEvent& e);
+  void release_pool(const MemoryEvent& e);
+  void gone(Blocks::iterator it, const MemoryEvent& release, bool by_program);
+  LeakedAllocation leaked(const MemoryEvent& block, LeakEnd end) const { return {block, end, -1}; }
+
+  ReplayResult& result_;
+  ReplayObserver* observer_;
+  Blocks live_;                                  // every pool's blocks handed out, by address
+  std::map<uint64_t, ReleasedMemory> released_;  // blocks taken back and not handed out again
+  std::map<uint32_t, std::map<uint64_t, Segment>> segments_;  // pool -> base -> segment
+  std::map<uint32_t, uint64_t> used_;                         // pool -> bytes handed out
+};
+
+}  // namespace cuaudit
