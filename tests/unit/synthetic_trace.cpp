@@ -44,6 +44,13 @@ SyntheticTrace& SyntheticTrace::block(Api api, uint32_t pool, uint64_t key, uint
   return *this;
 }
 
+SyntheticTrace& SyntheticTrace::segment(uint32_t pool, uint64_t base, uint64_t bytes, bool mapped) {
+  Event e = next(EventKind::PoolSegment);
+  e.payload = PoolSegmentFact{pool, base, bytes, 0, mapped};
+  trace_.events.push_back(e);
+  return *this;
+}
+
 SyntheticTrace& SyntheticTrace::python_stack(uint64_t id, std::vector<PythonFrameInfo> frames) {
   trace_.python_stacks[id] = std::move(frames);
   return *this;

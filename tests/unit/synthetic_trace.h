@@ -44,6 +44,8 @@ class SyntheticTrace {
   // back (the API says which), and a release of the whole pool (nvtxMemHeapUnregister / Reset).
   SyntheticTrace& pool(uint32_t pool, const std::string& name, trace::PoolKind kind = trace::PoolKind::NvtxHeap);
   SyntheticTrace& block(Api api, uint32_t pool, uint64_t key, uint64_t bytes = 0, uint64_t stack = 5);
+  // Memory a pool took to hand blocks out of (mapped), or gave back.
+  SyntheticTrace& segment(uint32_t pool, uint64_t base, uint64_t bytes, bool mapped = true);
   SyntheticTrace& pid(uint64_t pid);
   // Later events happen `ns` later than they otherwise would.
   SyntheticTrace& wait(uint64_t ns);
