@@ -1,5 +1,7 @@
 #include "kernel_code.h"
 
+#include "run_dir_layout.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,7 +42,7 @@ bool write_all(int fd, const unsigned char* data, size_t bytes) noexcept {
 trace::ModuleCodeStatus save(const char* dir, uint64_t hash, const void* image, size_t bytes,
                              trace::ModuleCodeStatus saved) noexcept {
   char folder[4200], path[4300], temporary[4400];
-  snprintf(folder, sizeof folder, "%s/kernel-code", dir);
+  snprintf(folder, sizeof folder, "%s/%s", dir, run_dir::KernelCode.prefix);
   snprintf(path, sizeof path, "%s/%016llx.%s", folder, static_cast<unsigned long long>(hash),
            saved == trace::ModuleCodeStatus::SavedFatbin ? "fatbin" : "cubin");
   if (access(path, F_OK) == 0) return saved;

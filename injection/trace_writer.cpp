@@ -1,5 +1,7 @@
 #include "trace_writer.h"
 
+#include "run_dir_layout.h"
+
 #include <fcntl.h>
 
 #include <pthread.h>
@@ -225,8 +227,10 @@ bool TraceWriter::open(const char* dir, char* error, size_t error_bytes) noexcep
   const long pid = static_cast<long>(getpid());
   int fd = -1;
   for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    const int n = attempt == 0 ? snprintf(s.path, sizeof s.path, "%s/trace-%ld.cutrace", dir, pid)
-                               : snprintf(s.path, sizeof s.path, "%s/trace-%ld.%d.cutrace", dir, pid, attempt);
+    const int n = attempt == 0 ? snprintf(s.path, sizeof s.path, "%s/%s%ld%s", dir, run_dir::Trace.prefix, pid,
+                                          run_dir::Trace.suffix)
+                               : snprintf(s.path, sizeof s.path, "%s/%s%ld.%d%s", dir, run_dir::Trace.prefix, pid,
+                                          attempt, run_dir::Trace.suffix);
     if (n >= static_cast<int>(sizeof s.path)) {
       snprintf(error, error_bytes, "trace directory path is too long: %s", dir);
       return false;

@@ -178,14 +178,6 @@ std::string prepare_run_dir(Options& o, bool& temporary) {
   return realpath(o.save_dir.c_str(), absolute) ? std::string(absolute) : o.save_dir;
 }
 
-void remove_run_dir(const std::string& dir) {
-  for (const auto& trace : list_traces(dir)) unlink(trace.c_str());
-  unlink((dir + "/" + kRunInfoFile).c_str());
-  unlink((dir + "/" + kSymbolCacheFile).c_str());
-  unlink((dir + "/" + kCallSiteCacheFile).c_str());
-  rmdir(dir.c_str());
-}
-
 // One interim report of the running program (--snapshot-interval): JSON, and HTML with --html, next
 // to the final one with the snapshot's number before the extension (report.snapshot-3.json); without
 // --json, in the --save directory, or in the working directory for a temporary run.

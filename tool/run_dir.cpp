@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include <dirent.h>
+#include <ftw.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -51,15 +53,30 @@ std::optional<RunInfo> read_run_info(const std::string& dir) {
 
 std::vector<std::string> list_traces(const std::string& dir) {
   std::vector<std::string> traces;
+  const std::string suffix = run_dir::Trace.suffix;
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* entry = readdir(d)) {
       const std::string name = entry->d_name;
-      if (name.size() > 8 && name.compare(name.size() - 8, 8, ".cutrace") == 0) traces.push_back(dir + "/" + name);
+      if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        traces.push_back(dir + "/" + name);
     }
     closedir(d);
   }
   std::sort(traces.begin(), traces.end());
   return traces;
+}
+
+namespace {
+// nftw's callback, bottom up (FTW_DEPTH) and without following links (FTW_PHYS): a link is
+// removed, never what it points to.
+int remove_entry(const char* path, const struct stat*, int type, struct FTW*) {
+  const int rc = type == FTW_DP ? rmdir(path) : unlink(path);
+  return rc == 0 ? 0 : 1;
+}
+}  // namespace
+
+bool remove_run_dir(const std::string& dir) {
+  return nftw(dir.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0;
 }
 
 std::string signal_name(int signal) {

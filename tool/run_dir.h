@@ -1,13 +1,12 @@
-// A run directory: what one `cuaudit run` recorded, readable later by `cuaudit report DIR`.
-//   trace-<pid>.cutrace  one per tracked process (written by the injection)
-//   run.json             the launcher's account: command and how the program ended
-//   symbols.json         stack symbols resolved so far, so the run can be read anywhere
-//   call_sites.json      what each failing call's site did with the result (from the machine code)
+// A run directory: what one `cuaudit run` recorded, readable later by `cuaudit report DIR`. What
+// it holds is declared once, in common/run_dir_layout.inc.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "run_dir_layout.h"
 
 namespace cuaudit {
 
@@ -19,16 +18,20 @@ struct RunInfo {
   std::string cuaudit_version;
 };
 
-inline constexpr const char* kRunInfoFile = "run.json";
-inline constexpr const char* kSymbolCacheFile = "symbols.json";
-inline constexpr const char* kCallSiteCacheFile = "call_sites.json";
-inline constexpr const char* kKernelAccessCacheFile = "kernel-access.json";
-inline constexpr const char* kKernelCodeDir = "kernel-code";  // the injection's kernel_code.h writes it
+inline constexpr const char* kRunInfoFile = run_dir::RunInfo.prefix;
+inline constexpr const char* kSymbolCacheFile = run_dir::SymbolCache.prefix;
+inline constexpr const char* kCallSiteCacheFile = run_dir::CallSiteCache.prefix;
+inline constexpr const char* kKernelAccessCacheFile = run_dir::KernelAccessCache.prefix;
+inline constexpr const char* kKernelCodeDir = run_dir::KernelCode.prefix;
 
 bool write_run_info(const std::string& dir, const RunInfo& info, std::string& error);
 // Returns nullopt when the file is absent; throws std::runtime_error when it is unreadable.
 std::optional<RunInfo> read_run_info(const std::string& dir);
 std::vector<std::string> list_traces(const std::string& dir);
+
+// A temporary run directory, removed whole (whatever the injection, the hooks and the tool wrote
+// in it); links are removed, never followed. False when something could not be removed.
+bool remove_run_dir(const std::string& dir);
 
 // "SIGSEGV" for 11, "signal 77" for what has no name.
 std::string signal_name(int signal);

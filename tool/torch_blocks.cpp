@@ -163,7 +163,7 @@ ProcessTrace torch_block_trace(const std::string& json_text, const ProcessTrace&
 void analyze_torch_blocks(const std::string& dir, const ProcessTrace& process, Symbolizer& symbolizer,
                           std::vector<report::Finding>& findings, std::vector<std::string>& notes,
                           report::Timeline& timeline) {
-  const std::string path = fmt::format("{}/{}{}.json", dir, kTorchBlocksPrefix, process.pid);
+  const std::string path = fmt::format("{}/{}{}{}", dir, kTorchBlocksPrefix, process.pid, run_dir::TorchBlocks.suffix);
   if (access(path.c_str(), F_OK) != 0) return;  // not a PyTorch process, or its hooks were off
   std::string text, error;
   // As any file of a run directory received from elsewhere: a regular file, of a bounded size.

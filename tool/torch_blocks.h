@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "report_model.h"
+#include "run_dir_layout.h"
 #include "symbolizer.h"
 #include "trace_model.h"
 
 namespace cuaudit {
 
-inline constexpr const char* kTorchBlocksPrefix = "torch-blocks-";
+inline constexpr const char* kTorchBlocksPrefix = run_dir::TorchBlocks.prefix;
 
 // What PyTorch's blocks say about `process` (nothing when `dir` has no blocks file for it): growth
 // findings replace those the segments alone gave (which named the caching allocator, not the

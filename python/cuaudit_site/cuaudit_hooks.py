@@ -25,6 +25,8 @@ import json
 import os
 import sys
 
+import cuaudit_layout  # the run directory's names (generated from common/run_dir_layout.inc)
+
 _CUPY_SOURCE = b"cupy_pool"  # the memory source's key in common/memory_sources.inc
 _TORCH_DEFAULT_ENTRIES = 100000
 
@@ -134,7 +136,8 @@ def _write_torch_blocks(torch, entries):
                                stack_id(e.get("frames")) if action == "alloc" else 0])
     out = {"format": "cuaudit-torch-blocks", "version": 1, "pid": os.getpid(), "torch": torch.__version__,
            "max_entries": entries, "clock": "realtime_us", "frames": frames, "live": live, "events": events}
-    path = os.path.join(directory, "torch-blocks-%d.json" % os.getpid())
+    prefix, suffix = cuaudit_layout.TorchBlocks
+    path = os.path.join(directory, "%s%d%s" % (prefix, os.getpid(), suffix))
     try:
         with open(path + ".tmp", "w") as f:
             json.dump(out, f, separators=(",", ":"))

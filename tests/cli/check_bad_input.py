@@ -124,8 +124,29 @@ def main():
         shutil.copytree(golden, saved)
         expect("--save into a directory holding a run", run([cu, "--save", saved, "true"]), 125,
                "already holds a recorded run")
+        check_temporary_run_removed(cu, tmp)
     print("%d passed, %d failed" % (len(passes), len(failures)))
     return 1 if failures else 0
+
+
+def check_temporary_run_removed(cu, tmp):
+    """A run without --save leaves nothing behind: what the injection, the hooks and the tool write
+    into the temporary run directory (kept code, PyTorch's blocks, caches, a link) all goes, and
+    what a link there points to stays."""
+    scratch = os.path.join(tmp, "tmpdir")
+    os.mkdir(scratch)
+    outside = os.path.join(tmp, "outside.txt")
+    with open(outside, "w") as f:
+        f.write("not the run's\n")
+    script = ('d="$CUAUDIT_TRACE_DIR"; mkdir -p "$d/kernel-code/abc.elf" && : >"$d/kernel-code/0123.cubin" && '
+              ': >"$d/kernel-code/abc.elf/x.cubin" && : >"$d/torch-blocks-1.json" && : >"$d/kernel-access.json" && '
+              'ln -s %s "$d/link"' % outside)
+    proc = run([cu, "--", "sh", "-c", script], env=dict(os.environ, TMPDIR=scratch))
+    left = sorted(os.listdir(scratch))
+    ok = proc.returncode != 125 and left == [] and os.path.exists(outside)
+    print("%s a temporary run directory is removed whole (exit %d, left %s)" % ("PASS" if ok else "FAIL",
+                                                                                proc.returncode, left))
+    (passes if ok else failures).append("temporary run removed")
 
 
 if __name__ == "__main__":
