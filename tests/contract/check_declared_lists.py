@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """The lists declared once in the code and the tables in the docs name the same things.
 
-common/environment.inc <-> docs/INJECTION.md's environment table; reports/finding_kinds.inc
-<-> docs/JSON.md's kinds table. A variable or kind added to one and not the other fails here.
+common/environment.inc <-> docs/INJECTION.md's environment table; common/memory_sources.inc <->
+docs/POOLS.md's memory sources table; common/run_dir_layout.inc <-> docs/ARCHITECTURE.md's run
+directory table; reports/finding_kinds.inc <-> docs/JSON.md's kinds table. A name added to one and
+not the other fails here.
 """
 import argparse
 import re
 import sys
 
 
-def declared(path, macro):
+def declared(path, macro, skip=0):
+    """The first quoted argument of each `macro(...)` line, after `skip` unquoted ones."""
     text = "\n".join(line for line in open(path) if not line.lstrip().startswith("//"))
-    return set(re.findall(macro + r'\(\s*\w+\s*,\s*"([^"]+)"', text))
+    return set(re.findall(macro + r'\(\s*\w+\s*,' + r'\s*\w+\s*,' * skip + r'\s*"([^"]+)"', text))
 
 
 def documented(path, heading):
@@ -49,6 +52,12 @@ def main():
     env_docs = documented(f"{a.source}/docs/INJECTION.md", "## Environment") - {"CUDA_INJECTION64_PATH",
                                                                                   "NVTX_INJECTION64_PATH"}
     ok = compare("environment variable", env, env_docs, "common/environment.inc", "docs/INJECTION.md")
+    sources = declared(f"{a.source}/common/memory_sources.inc", "CUAUDIT_SOURCE", skip=1)
+    source_docs = documented(f"{a.source}/docs/POOLS.md", "## Memory sources")
+    ok = compare("memory source", sources, source_docs, "common/memory_sources.inc", "docs/POOLS.md") and ok
+    entries = declared(f"{a.source}/common/run_dir_layout.inc", "CUAUDIT_RUN_ENTRY")
+    entry_docs = documented(f"{a.source}/docs/ARCHITECTURE.md", "## The run directory")
+    ok = compare("run directory name", entries, entry_docs, "common/run_dir_layout.inc", "docs/ARCHITECTURE.md") and ok
     kinds = declared(f"{a.source}/reports/finding_kinds.inc", "CUAUDIT_FINDING")
     kind_docs = documented(f"{a.source}/docs/JSON.md", "## Finding kinds")
     ok = compare("finding kind", kinds, kind_docs, "reports/finding_kinds.inc", "docs/JSON.md") and ok
