@@ -22,7 +22,7 @@
 #include "symbolizer.h"
 #include "text_helpers.h"
 #include "timeline.h"
-#include "torch_blocks.h"
+#include "torch_history.h"
 #include "trace_reader.h"
 
 #ifndef CUAUDIT_VERSION
@@ -157,6 +157,9 @@ ProcessAnalysis analyze_process(const std::string& dir, TraceFile& file, const s
   ProcessTrace& trace = file.metadata();
   ProcessAnalysis out;
   out.trace = &trace;
+  // A framework's own history of its pool (PyTorch's), merged by time into the one replay below.
+  std::vector<std::string> history_notes;
+  const std::optional<TorchHistory> torch = load_torch_history(dir, trace, history_notes);
   StackResolver stacks(trace, symbolizer);
   // What the report shows besides findings, and what several checks read.
   ObserverList observers;
@@ -193,12 +196,13 @@ ProcessAnalysis analyze_process(const std::string& dir, TraceFile& file, const s
     const bool bulk = e.is_memory() && e.memory().result == 0;
     if (!bulk) trace.events.push_back(e);
     out.call_sites_recorded |= e.kind == EventKind::CallSite;
-  });
+  }, torch ? &torch->events : nullptr);
   const bool running = options.snapshot && !ending_fact(trace);
   const ReplayResult result = replayer.finish(running ? std::optional(LeakEnd::StillRunning) : std::nullopt);
   history.finish();
   out.shared_memory = shared.use();
   report.processes.push_back(describe_process(trace, run, options.snapshot, bounds.last_ns(trace), result));
+  for (std::string& note : history_notes) report.processes.back().notes.push_back(std::move(note));
   if (!trace.tracked) return out;
 
   if (!trace.samples.empty()) timeline.finish(stacks);
@@ -210,7 +214,6 @@ ProcessAnalysis analyze_process(const std::string& dir, TraceFile& file, const s
   for (const auto& check : checks) {
     for (auto& f : check->findings(context)) out.findings.push_back(std::move(f));
   }
-  analyze_torch_blocks(dir, trace, symbolizer, out.findings, report.processes.back().notes, report.timeline);
   return out;
 }
 

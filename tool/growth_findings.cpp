@@ -28,6 +28,13 @@ uint64_t launches_before(const ProcessTrace& trace, const MemoryEvent& a) {
   return after == trace.samples.begin() ? 0 : std::prev(after)->launches;
 }
 
+// A native stack through PyTorch's caching allocator: one of its segments.
+bool through_caching_allocator(const std::vector<report::Frame>& stack) {
+  return std::any_of(stack.begin(), stack.end(), [](const report::Frame& frame) {
+    return frame.function.find("CUDACachingAllocator") != std::string::npos;
+  });
+}
+
 }  // namespace
 
 GrowthObserver::GrowthObserver(const ProcessTrace& trace) : python_(!trace.python_stacks.empty()) {
@@ -83,6 +90,9 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
     auto it = std::lower_bound(blocks.begin(), blocks.end(), std::make_pair(a.key, INT32_MIN));
     return it != blocks.end() && it->first - a.key < a.bytes;
   };
+  const bool torch_blocks = std::any_of(trace.pools.begin(), trace.pools.end(), [](const auto& pool) {
+    return pool.second.kind == MemorySource::TorchCaching;
+  });
   std::map<std::tuple<std::string, int, std::string, uint64_t>, Site> sites;
   for (const MemoryEvent& a : held) {
     const MemoryFamily family = api_info(a.api).family;
@@ -129,6 +139,9 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
     if ((clock(site.allocations.back()) - first) * 4 < end - start) continue;
 
     const MemoryEvent& sample = *site.allocations.back();
+    // PyTorch's segments, made for whichever line first needed one: its blocks say where the memory went.
+    if (torch_blocks && !is_block_op(sample.api) && through_caching_allocator(stacks.user_stack(sample.stack_id)))
+      continue;
     const std::string api(api_info(stacks.api_called(sample.stack_id, sample.api)).name);
     report::Finding f;
     f.kind = report::FindingKind::Growth;

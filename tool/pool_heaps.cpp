@@ -25,6 +25,16 @@ void PoolHeaps::apply(const MemoryEvent& e) {
   }
 }
 
+void PoolHeaps::account(const MemoryEvent& block, bool coming) {
+  uint64_t& used = used_[block.pool];
+  used = coming ? used + block.bytes : used - block.bytes;
+  if (!pools_) return;
+  auto it = pools_->find(block.pool);
+  if (it == pools_->end() || source_info(it->second.kind).kind != SourceKind::FrameworkPool) return;
+  uint64_t& bytes = framework_bytes_[block.device];
+  bytes = coming ? bytes + block.bytes : bytes - block.bytes;
+}
+
 void PoolHeaps::hand_out(const MemoryEvent& e) {
   if (e.key == 0) return;
   ++result_.allocations;
@@ -32,11 +42,11 @@ void PoolHeaps::hand_out(const MemoryEvent& e) {
   released_.erase(released_.lower_bound(e.key), released_.lower_bound(memory_range_end(e)));
   // A block still live at the same address means its return went unseen; the new one replaces it.
   if (auto old = live_.find(e.key); old != live_.end()) {
-    used_[old->second.pool] -= old->second.bytes;
+    account(old->second, false);
     if (observer_) observer_->on_gone(old->second);
   }
   live_[e.key] = e;
-  used_[e.pool] += e.bytes;
+  account(e, true);
   if (observer_) observer_->on_live(e);
 }
 
@@ -49,8 +59,9 @@ void PoolHeaps::resize(const MemoryEvent& e) {
   }
   MemoryEvent& block = it->second;
   if (observer_) observer_->on_gone(block);
-  used_[block.pool] = used_[block.pool] - block.bytes + e.bytes;
+  account(block, false);
   block.bytes = e.bytes;
+  account(block, true);
   if (observer_) observer_->on_live(block);
 }
 
@@ -61,7 +72,7 @@ void PoolHeaps::gone(Blocks::iterator it, const MemoryEvent& release, bool by_pr
     if (observer_) observer_->on_released(block, release);
   }
   if (observer_) observer_->on_gone(block);
-  used_[block.pool] -= block.bytes;
+  account(block, false);
   released_[it->first] = {block, release};
   live_.erase(it);
 }

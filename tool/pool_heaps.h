@@ -42,7 +42,9 @@ struct PoolUsage {
 
 class PoolHeaps {
  public:
-  PoolHeaps(ReplayResult& result, ReplayObserver* observer) : result_(result), observer_(observer) {}
+  // `pools`: what each pool is (ProcessTrace::pools), to tell a framework's from a program's own.
+  PoolHeaps(ReplayResult& result, ReplayObserver* observer, const std::map<uint32_t, PoolInfo>* pools = nullptr)
+      : result_(result), observer_(observer), pools_(pools) {}
 
   // A block operation (memory_sources.inc): handed out, resized, taken back, or the pool's end.
   void apply(const MemoryEvent& e);
@@ -61,6 +63,13 @@ class PoolHeaps {
 
   // What pool `pool` holds now.
   PoolUsage usage(uint32_t pool) const;
+  // The bytes of the blocks frameworks' pools (PyTorch's, CuPy's) have handed out on `device`:
+  // what their segments hold for the program (allocated, beside reserved).
+  uint64_t framework_block_bytes(int32_t device) const {
+    auto it = framework_bytes_.find(device);
+    return it == framework_bytes_.end() ? 0 : it->second;
+  }
+
   // The pools that have handed out a block or mapped a segment, in number order.
   std::vector<uint32_t> pools() const;
 
@@ -79,6 +88,8 @@ class PoolHeaps {
   void take_back(const MemoryEvent& e);
   void release_pool(const MemoryEvent& e);
   void gone(Blocks::iterator it, const MemoryEvent& release, bool by_program);
+  // A block's bytes coming (+) or going (-) in its pool's accounts.
+  void account(const MemoryEvent& block, bool coming);
   LeakedAllocation leaked(const MemoryEvent& block, LeakEnd end) const { return {block, end, -1}; }
 
   ReplayResult& result_;
@@ -87,6 +98,8 @@ class PoolHeaps {
   std::map<uint64_t, ReleasedMemory> released_;  // blocks taken back and not handed out again
   std::map<uint32_t, std::map<uint64_t, Segment>> segments_;  // pool -> base -> segment
   std::map<uint32_t, uint64_t> used_;                         // pool -> bytes handed out
+  const std::map<uint32_t, PoolInfo>* pools_;
+  std::map<int32_t, uint64_t> framework_bytes_;  // device -> bytes of frameworks' blocks
 };
 
 }  // namespace cuaudit

@@ -369,15 +369,15 @@ class GraphMemory {
 }  // namespace
 
 struct Replayer::State {
-  State(ReplayResult& result, ReplayObserver* observer)
-      : pools(result, observer), table(result, observer, pools), graphs(table) {}
+  State(ReplayResult& result, ReplayObserver* observer, const ProcessTrace& trace)
+      : pools(result, observer, &trace.pools), table(result, observer, pools), graphs(table) {}
   PoolHeaps pools;        // the pools' blocks and segments
   AllocationTable table;  // CUDA's own allocations
   GraphMemory graphs;
 };
 
 Replayer::Replayer(const ProcessTrace& trace, ReplayObserver* observer)
-    : trace_(trace), observer_(observer), state_(std::make_unique<State>(result_, observer)) {
+    : trace_(trace), observer_(observer), state_(std::make_unique<State>(result_, observer, trace)) {
   live_ = [this](const std::function<void(const MemoryEvent&)>& visit) {
     state_->table.for_each_live(visit);
     state_->pools.for_each_live(visit);
@@ -385,10 +385,16 @@ Replayer::Replayer(const ProcessTrace& trace, ReplayObserver* observer)
 }
 Replayer::~Replayer() = default;
 
+DeviceHoldings Replayer::holdings(int32_t device) const {
+  DeviceHoldings h = state_->table.holdings(device);
+  h.framework_blocks = state_->pools.framework_block_bytes(device);
+  return h;
+}
+
 void Replayer::observe_samples_before(uint64_t seq) {
   for (; sample_ < trace_.samples.size() && trace_.samples[sample_].seq < seq; ++sample_) {
     const MemorySample& s = trace_.samples[sample_];
-    if (observer_) observer_->on_sample(s, state_->table.holdings(s.device), live_);
+    if (observer_) observer_->on_sample(s, holdings(s.device), live_);
   }
 }
 
@@ -403,7 +409,7 @@ void Replayer::apply(const Event& e) {
         break;
       }
       if (observer_ && e.memory().result != 0) {
-        observer_->on_failed_allocation(e.memory(), table.holdings(e.memory().device), live_);
+        observer_->on_failed_allocation(e.memory(), holdings(e.memory().device), live_);
       }
       table.allocate(e.memory());
       break;

@@ -72,6 +72,9 @@ struct ReplayResult {
 struct DeviceHoldings {
   uint64_t total = 0;
   std::array<uint64_t, kMemoryFamilies> by_family{};
+  // Of that, what frameworks' pools (PyTorch's, CuPy's) have handed out as blocks: allocated,
+  // inside the segments they reserved (which `total` counts).
+  uint64_t framework_blocks = 0;
 };
 
 // Sees the allocation state at each memory sample, in order (the timeline is built this way).
@@ -136,6 +139,7 @@ class Replayer {
  private:
   struct State;
   void observe_samples_before(uint64_t seq);
+  DeviceHoldings holdings(int32_t device) const;
   const ProcessTrace& trace_;
   ReplayObserver* observer_;
   ReplayResult result_;

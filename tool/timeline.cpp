@@ -9,7 +9,10 @@
 namespace cuaudit {
 
 TimelineObserver::TimelineObserver(const ProcessTrace& trace, const SiteHistory& sites, report::Timeline& timeline)
-    : trace_(trace), sites_(sites), timeline_(timeline) {}
+    : trace_(trace), sites_(sites), timeline_(timeline) {
+  for (const auto& [number, pool] : trace.pools)
+    has_framework_pool_ |= source_info(pool.kind).kind == SourceKind::FrameworkPool;
+}
 
 void TimelineObserver::on_sample(const MemorySample& s, const DeviceHoldings& held, const LiveVisitor&) {
   report::TimelineSample out;
@@ -19,6 +22,8 @@ void TimelineObserver::on_sample(const MemorySample& s, const DeviceHoldings& he
   out.used = s.total_bytes > s.free_bytes ? s.total_bytes - s.free_bytes : 0;
   out.free = s.free_bytes;
   out.tracked = held.total;
+  // A framework's pool (PyTorch's, CuPy's): what its segments hold for the program, beside them.
+  if (has_framework_pool_) out.blocks = held.framework_blocks;
   for (size_t f = 0; f < kMemoryFamilies; ++f) {
     if (held.by_family[f]) out.families.emplace_back(family_key(static_cast<MemoryFamily>(f)), held.by_family[f]);
   }

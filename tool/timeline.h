@@ -40,6 +40,7 @@ class TimelineObserver : public ReplayObserver {
   const SiteHistory& sites_;
   report::Timeline& timeline_;
   size_t state_ = 0;  // the first device state not yet behind the samples
+  bool has_framework_pool_ = false;
   std::map<int32_t, Peak> peaks_;
 };
 

@@ -235,6 +235,15 @@ struct PoolInfo {
   int32_t device = trace::kUnknownDevice;
 };
 
+// An out-of-memory error a framework's allocator raised itself (PyTorch's history keeps them).
+struct FrameworkOom {
+  uint32_t pool = 0;
+  uint64_t time_ns = 0;
+  int32_t device = trace::kUnknownDevice;
+  uint64_t requested = 0;    // the bytes asked for
+  uint64_t device_free = 0;  // what the device had free then, as the allocator saw it
+};
+
 // A device the process had a context on.
 struct DeviceInfo {
   std::string name;  // "NVIDIA H200"
@@ -265,6 +274,7 @@ struct ProcessTrace {
   std::unordered_map<uint64_t, std::array<uint64_t, 2>> call_pointers;       // failed copy's seq -> its pointers
   std::vector<SharedMemoryFact> shared_memory;                               // IPC and pool exports and imports
   std::map<uint32_t, PoolInfo> pools;                                        // pool number -> what it is
+  std::vector<FrameworkOom> framework_ooms;                                  // out of memory, said by a pool
   std::vector<ModuleCodeFact> module_code;                                   // what became of each module's code
   std::vector<std::string> notices;                                          // from the injection
   bool tracked = true;                // false when the injection could not subscribe

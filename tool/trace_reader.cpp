@@ -683,7 +683,39 @@ void TraceFile::index(const std::string& name) {
 // Pass 2: the chunks' events merged by sequence number. A chunk is decoded when the merge reaches
 // its first event, and dropped when its last has been handed on: only chunks whose events overlap
 // in time (one per busy thread) are in memory at once.
-void TraceFile::play(const std::function<void(const Event&)>& sink) const {
+void TimedMerge::before(const Event* next, const std::function<void(const Event&)>& sink) {
+  if (!timed_) return;
+  for (; next_ < timed_->size() && (!next || (*timed_)[next_].time_ns < next->time_ns); ++next_) {
+    Event t = (*timed_)[next_];
+    uint64_t seq = next ? next->seq : UINT64_MAX;
+    // The first sample after it in time comes after it (samples are in seq order, which is the
+    // order of their times).
+    auto sample = std::upper_bound(samples_.begin(), samples_.end(), t.time_ns,
+                                   [](uint64_t ns, const MemorySample& s) { return ns < s.time_ns; });
+    if (sample != samples_.end()) seq = std::min(seq, sample->seq);
+    if (seq == UINT64_MAX) seq = last_seq_ + 1;  // after everything the trace holds
+    t.seq = std::max(seq, last_seq_);
+    if (t.is_memory()) t.memory().seq = t.seq;
+    last_seq_ = t.seq;
+    sink(t);
+  }
+}
+
+std::vector<Event> merge_by_time(const ProcessTrace& trace, const std::vector<Event>& timed) {
+  std::vector<Event> out;
+  TimedMerge merge(&timed, trace.samples);
+  auto keep = [&](const Event& e) { out.push_back(e); };
+  for (const Event& e : trace.events) {
+    merge.before(&e, keep);
+    merge.handed_on(e.seq);
+    out.push_back(e);
+  }
+  merge.before(nullptr, keep);
+  return out;
+}
+
+void TraceFile::play(const std::function<void(const Event&)>& sink, const std::vector<Event>* timed) const {
+  TimedMerge merge(timed, metadata_.samples);
   struct Loaded {
     std::vector<Event> events;  // sorted by seq
     size_t next = 0;
@@ -738,6 +770,8 @@ void TraceFile::play(const std::function<void(const Event&)>& sink) const {
     std::pop_heap(heap.begin(), heap.end(), later);
     const size_t slot = heap.back();
     Loaded& chunk = *loaded[slot];
+    merge.before(&chunk.events[chunk.next], sink);
+    merge.handed_on(chunk.events[chunk.next].seq);
     sink(chunk.events[chunk.next]);
     if (++chunk.next < chunk.events.size()) {
       std::push_heap(heap.begin(), heap.end(), later);
@@ -747,6 +781,7 @@ void TraceFile::play(const std::function<void(const Event&)>& sink) const {
       free_slots.push_back(slot);
     }
   }
+  merge.before(nullptr, sink);
 }
 
 // Allocations made from Python get the id of the stack recorded with them.

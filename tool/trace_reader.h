@@ -1,6 +1,7 @@
 // Reads trace-<pid>.cutrace files written by the injection (see injection/trace_format.h).
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -38,7 +39,10 @@ class TraceFile {
   ProcessTrace& metadata() { return metadata_; }
   size_t event_count() const { return event_count_; }
   // Every event in sequence order (ties in file order), each complete (Python stacks attached).
-  void play(const std::function<void(const Event&)>& sink) const;
+  // `timed` (in time order: a framework's history, recorded by its own clock) is merged in by
+  // time: each of its events goes just before the first event of the file that came after it,
+  // and takes that event's seq (so that it sees the memory samples taken before that event).
+  void play(const std::function<void(const Event&)>& sink, const std::vector<Event>* timed = nullptr) const;
   // The metadata with every event in `events`: for small traces and tests.
   ProcessTrace materialize() const;
 
@@ -58,6 +62,28 @@ class TraceFile {
   uint32_t version_ = 0;  // the file's trace format version (the reader maps older records)
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> alloc_python_;  // seq -> (Python stack, launches)
 };
+
+// Places events recorded by another clock (a framework's history, in time order) among a trace's
+// events and samples: each goes just before the first event or memory sample that came after it in
+// time, and takes that one's seq, so that the replay shows it the samples taken before it.
+class TimedMerge {
+ public:
+  TimedMerge(const std::vector<Event>* timed, const std::vector<MemorySample>& samples)
+      : timed_(timed), samples_(samples) {}
+  // Hands on the timed events that came before `next` (all that are left when `next` is null).
+  void before(const Event* next, const std::function<void(const Event&)>& sink);
+  // `seq` was handed on: nothing placed later may come before it.
+  void handed_on(uint64_t seq) { last_seq_ = std::max(last_seq_, seq); }
+
+ private:
+  const std::vector<Event>* timed_;
+  const std::vector<MemorySample>& samples_;
+  size_t next_ = 0;
+  uint64_t last_seq_ = 0;
+};
+
+// `trace`'s events with `timed` merged in as TraceFile::play merges them (for the tests).
+std::vector<Event> merge_by_time(const ProcessTrace& trace, const std::vector<Event>& timed);
 
 // Damage inside an otherwise valid trace (a truncated last chunk, an unknown API id) is not an
 // error: what could be read is returned, and the damage is described in ProcessTrace::problems.

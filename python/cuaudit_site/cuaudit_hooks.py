@@ -7,8 +7,9 @@ imports it, without changing the program:
 
 - PyTorch: its memory history (torch.cuda.memory._record_memory_history), turned on when PyTorch
   initializes CUDA, Python stacks only, at most CUAUDIT_TORCH_HISTORY_ENTRIES events per device
-  (PyTorch keeps the most recent); at exit its snapshot (every block allocated then, with its
-  stack, and the events) is written to CUAUDIT_TRACE_DIR/torch-blocks-<pid>.json.
+  (PyTorch keeps the most recent); at exit its snapshot (every block and segment allocated then,
+  with its stack, and the history's block, segment and out-of-memory events) is written to
+  CUAUDIT_TRACE_DIR/torch-blocks-<pid>.json, which the tool merges by time into the process's trace.
 - CuPy: a memory hook (cupy.cuda.MemoryHook) on the thread that imports CuPy, which hands every
   block its default pool gives out or takes back, and every segment it takes from CUDA, to the
   injection library (cuaudit_pool_register, cuaudit_pool_block and cuaudit_pool_segment, through
@@ -29,6 +30,11 @@ import cuaudit_layout  # the run directory's names (generated from common/run_di
 
 _CUPY_SOURCE = b"cupy_pool"  # the memory source's key in common/memory_sources.inc
 _TORCH_DEFAULT_ENTRIES = 100000
+# The history's actions cuaudit keeps, as numbers in the blocks file (tool/torch_history.cpp reads
+# them): blocks handed out and given back, segments taken from CUDA and given back (mapped and
+# unmapped with expandable segments), and the out-of-memory errors PyTorch raised.
+_TORCH_ACTIONS = {"free_completed": 0, "alloc": 1, "segment_alloc": 2, "segment_free": 3, "segment_map": 4,
+                  "segment_unmap": 5, "oom": 6}
 
 
 def _warn(what, error):
@@ -120,8 +126,9 @@ def _write_torch_blocks(torch, entries):
             frame_ids[key] = len(frames)
         return frame_ids[key]
 
-    live = []
+    live, segments = [], []
     for segment in snapshot.get("segments", ()):
+        segments.append([segment.get("device", 0), segment.get("address", 0), segment.get("total_size", 0)])
         for block in segment.get("blocks", ()):
             if block.get("state") == "active_allocated":
                 live.append([segment.get("device", 0), block.get("address", 0),
@@ -129,13 +136,13 @@ def _write_torch_blocks(torch, entries):
     events = []
     for device, trace in enumerate(snapshot.get("device_traces", ())):
         for e in trace:
-            action = e.get("action")
-            if action in ("alloc", "free_completed"):
-                events.append([device, 1 if action == "alloc" else 0, e.get("addr", 0), e.get("size", 0),
-                               e.get("stream", 0), e.get("time_us", 0),
-                               stack_id(e.get("frames")) if action == "alloc" else 0])
-    out = {"format": "cuaudit-torch-blocks", "version": 1, "pid": os.getpid(), "torch": torch.__version__,
-           "max_entries": entries, "clock": "realtime_us", "frames": frames, "live": live, "events": events}
+            action = _TORCH_ACTIONS.get(e.get("action"))
+            if action is not None:
+                events.append([device, action, e.get("addr", 0), e.get("size", 0), e.get("stream", 0),
+                               e.get("time_us", 0), stack_id(e.get("frames")) if action == 1 else 0])
+    out = {"format": "cuaudit-torch-blocks", "version": 2, "pid": os.getpid(), "torch": torch.__version__,
+           "max_entries": entries, "clock": "realtime_us", "frames": frames, "live": live, "segments": segments,
+           "events": events}
     prefix, suffix = cuaudit_layout.TorchBlocks
     path = os.path.join(directory, "%s%d%s" % (prefix, os.getpid(), suffix))
     try:

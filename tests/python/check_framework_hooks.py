@@ -34,11 +34,14 @@ FAKE_TORCH = {
         def _snapshot():
             assert recording.get("stacks") == "python" and recording.get("context") == "alloc"
             frames = [{"filename": "/home/me/train.py", "line": 19, "name": "<module>"}]
-            return {"segments": [{"device": 0, "address": 4096, "blocks": [
+            return {"segments": [{"device": 0, "address": 4096, "total_size": 2097152, "blocks": [
                         {"address": 4096, "size": 512, "requested_size": 500, "state": "active_allocated", "frames": frames},
                         {"address": 4608, "size": 512, "requested_size": 512, "state": "inactive", "frames": []}]}],
                     "device_traces": [[
+                        {"action": "segment_alloc", "addr": 4096, "size": 2097152, "stream": 0, "time_us": 900, "frames": frames},
                         {"action": "alloc", "addr": 4096, "size": 500, "stream": 0, "time_us": 1000, "frames": frames},
+                        {"action": "free_requested", "addr": 4096, "size": 500, "stream": 0, "time_us": 1500, "frames": []},
+                        {"action": "oom", "addr": 1024, "size": 1 << 40, "stream": 0, "time_us": 1600, "frames": frames},
                         {"action": "alloc", "addr": 8192, "size": 64, "stream": 0, "time_us": 2000, "frames": frames},
                         {"action": "free_completed", "addr": 8192, "size": 64, "stream": 0, "time_us": 3000, "frames": []}]]}
         """),
@@ -128,13 +131,17 @@ def main():
             failures.append("expected one torch-blocks file, got %s" % files)
         else:
             doc = json.load(open(os.path.join(trace_dir, files[0])))
-            if doc.get("format") != "cuaudit-torch-blocks" or doc.get("version") != 1:
+            if doc.get("format") != "cuaudit-torch-blocks" or doc.get("version") != 2:
                 failures.append("blocks file header: %s" % {k: doc.get(k) for k in ("format", "version")})
             if doc.get("live") != [[0, 4096, 500, 1]]:
                 failures.append("live blocks: %s" % doc.get("live"))
-            if doc.get("events") != [[0, 1, 4096, 500, 0, 1000, 1], [0, 1, 8192, 64, 0, 2000, 1],
+            # Segments and out-of-memory entries kept, free requests (PyTorch's own bookkeeping) not.
+            if doc.get("events") != [[0, 2, 4096, 2097152, 0, 900, 0], [0, 1, 4096, 500, 0, 1000, 1],
+                                     [0, 6, 1024, 1 << 40, 0, 1600, 0], [0, 1, 8192, 64, 0, 2000, 1],
                                      [0, 0, 8192, 64, 0, 3000, 0]]:
                 failures.append("events: %s" % doc.get("events"))
+            if doc.get("segments") != [[0, 4096, 2097152]]:
+                failures.append("segments: %s" % doc.get("segments"))
             if doc.get("frames") != [[["/home/me/train.py", 19, "<module>"]]]:
                 failures.append("frames: %s" % doc.get("frames"))
 

@@ -1,0 +1,205 @@
+// PyTorch's history (the torch-blocks-<pid>.json the Python hooks write at exit) as events of its
+// pool, merged by time into the process's one replay: growth at the Python line that allocated
+// the blocks, with the cache on; the segments they lie in; its out-of-memory entries.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "growth_findings.h"
+#include "pool_heaps.h"
+#include "replay.h"
+#include "timeline.h"
+#include "torch_history.h"
+#include "trace_reader.h"
+
+using namespace cuaudit;
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kStartRealtimeNs = 1'796'000'000'000'000'000;
+constexpr uint64_t kStartMonotonicNs = 5'000'000'000;
+constexpr uint64_t kStepUs = 100'000;  // a training step every 100 ms
+constexpr uint64_t kBlock = 4 << 20;
+
+// A process that ran `steps` steps, one launch-counting sample after each.
+ProcessTrace process(int steps) {
+  ProcessTrace p;
+  p.pid = 77;
+  p.start_realtime_ns = kStartRealtimeNs;
+  p.start_monotonic_ns = kStartMonotonicNs;
+  p.reached_exit = true;
+  for (int i = 0; i <= steps; ++i) {
+    MemorySample s;
+    s.seq = static_cast<uint64_t>(i + 1) * 10;
+    s.time_ns = kStartMonotonicNs + static_cast<uint64_t>(i) * kStepUs * 1000 + 50'000'000;
+    s.launches = static_cast<uint64_t>(i) * 100;
+    p.samples.push_back(s);
+  }
+  return p;
+}
+
+uint64_t step_us(int step) { return kStartRealtimeNs / 1000 + static_cast<uint64_t>(step) * kStepUs + 10'000; }
+
+// Every step allocates its activations at train.py:19 and a temporary at train.py:20 (freed in the
+// step); `keep` keeps the activations to the end, as a list of them would.
+json blocks_file(int steps, bool keep) {
+  json frames = json::array({json::array({json::array({"/home/me/train.py", 19, "<module>"})}),
+                             json::array({json::array({"/home/me/train.py", 20, "<module>"})})});
+  json events = json::array(), live = json::array();
+  for (int step = 0; step < steps; ++step) {
+    const uint64_t act = 0x7f0000000000 + static_cast<uint64_t>(step) * kBlock;
+    const uint64_t tmp = 0x7e0000000000;
+    events.push_back({0, 1, act, kBlock, 0, step_us(step), 1});
+    events.push_back({0, 1, tmp, 1024, 0, step_us(step) + 10, 2});
+    events.push_back({0, 0, tmp, 1024, 0, step_us(step) + 20, 0});
+    if (keep) {
+      live.push_back({0, act, kBlock, 1});
+    } else {
+      events.push_back({0, 0, act, kBlock, 0, step_us(step) + 30, 0});
+    }
+  }
+  return {{"format", "cuaudit-torch-blocks"},
+          {"version", 1},
+          {"pid", 77},
+          {"max_entries", 100000},
+          {"frames", frames},
+          {"live", live},
+          {"events", events}};
+}
+
+}  // namespace
+
+TEST_CASE("the history becomes events of PyTorch's pool in time order, its stacks the process's") {
+  std::vector<std::string> notes;
+  ProcessTrace p = process(3);
+  p.pools[1] = PoolInfo{MemorySource::NvtxHeap, "mine", 0, 0, 0, 0};
+  const TorchHistory h = torch_history(blocks_file(3, true).dump(), p, notes);
+  REQUIRE(p.pools.count(2) == 1);  // the next number after the trace's own pools
+  CHECK(p.pools.at(2).kind == MemorySource::TorchCaching);
+  CHECK(p.python_stacks.size() == 2);
+  size_t allocs = 0;
+  uint64_t last_ns = 0;
+  for (const Event& e : h.events) {
+    CHECK(e.time_ns >= last_ns);
+    last_ns = e.time_ns;
+    if (e.kind == EventKind::Alloc) {
+      ++allocs;
+      CHECK(e.memory().api == Api::torchBlockAlloc);
+      CHECK(e.memory().pool == 2);
+      CHECK(e.memory().time_ns >= kStartMonotonicNs);
+      REQUIRE(p.python_stacks.count(e.memory().python_stack_id) == 1);
+      CHECK(p.python_stacks.at(e.memory().python_stack_id).front().line >= 19);
+    }
+  }
+  CHECK(allocs == 6);
+  CHECK(h.any_block);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0] ==
+        "PyTorch's caching allocator: 6 block allocation(s) and 3 free(s) seen in its memory history; 3 "
+        "block(s) still allocated at exit");
+}
+
+TEST_CASE("merged by time: each history event just before the first sample or event after it") {
+  ProcessTrace p = process(3);  // samples at seq 10, 20, 30, 40
+  std::vector<std::string> notes;
+  const TorchHistory h = torch_history(blocks_file(3, true).dump(), p, notes);
+  const std::vector<Event> merged = merge_by_time(p, h.events);
+  REQUIRE(merged.size() == h.events.size());
+  // Step 0's blocks (10 ms in) come before the first sample (50 ms in), with its seq.
+  CHECK(merged.front().seq == 10);
+  CHECK(merged.front().memory().seq == 10);
+  uint64_t last = 0;
+  for (const Event& e : merged) {
+    CHECK(e.seq >= last);
+    last = e.seq;
+  }
+}
+
+TEST_CASE("activations kept in a list grow at their line with the cache on; a correct loop does not") {
+  for (bool keep : {true, false}) {
+    CAPTURE(keep);
+    ProcessTrace p = process(12);
+    std::vector<std::string> notes;
+    const TorchHistory h = torch_history(blocks_file(12, keep).dump(), p, notes);
+    p.events = merge_by_time(p, h.events);
+    Symbolizer symbolizer;
+    StackResolver stacks(p, symbolizer);
+    const ReplayResult result = replay(p);
+    // Blocks of a framework's pool still handed out at exit are what Python still holds: not leaks.
+    CHECK(result.leaks.size() == (keep ? 12u : 0u));
+    const std::vector<report::Finding> findings = growth_findings(p, result.leaks, stacks);
+    report::Timeline timeline;
+    build_timeline(p, stacks, timeline);
+    if (keep) {
+      REQUIRE(findings.size() == 1);
+      CHECK(findings[0].kind == report::FindingKind::Growth);
+      CHECK(findings[0].api == "CUDACachingAllocator::malloc");
+      CHECK(findings[0].count == 12);
+      CHECK(findings[0].bytes == 12 * kBlock);
+      REQUIRE(!findings[0].stack.empty());
+      CHECK(findings[0].stack[0].file == "/home/me/train.py");
+      CHECK(findings[0].stack[0].line == 19);
+      REQUIRE(timeline.samples.back().blocks);
+      CHECK(*timeline.samples.back().blocks == 12 * kBlock);
+    } else {
+      CHECK(findings.empty());
+      REQUIRE(timeline.samples.back().blocks);
+      CHECK(*timeline.samples.back().blocks == 0);
+    }
+  }
+}
+
+TEST_CASE("version 2: segments live in the pool's heap, out-of-memory entries are kept") {
+  json doc = blocks_file(2, true);
+  doc["version"] = 2;
+  const uint64_t t0 = step_us(0) - 5;
+  doc["events"].insert(doc["events"].begin(), json::array({0, 2, 0x7f0000000000, 64 * kBlock, 0, t0, 0}));
+  doc["events"].push_back({0, 6, 0x1000, 96 * kBlock, 0, step_us(1) + 50, 0});  // addr: the device's free bytes
+  doc["segments"] = json::array({json::array({0, 0x7f0000000000, 64 * kBlock}), json::array({0, 0x7d0000000000, kBlock})});
+  ProcessTrace p = process(2);
+  std::vector<std::string> notes;
+  const TorchHistory h = torch_history(doc.dump(), p, notes);
+  size_t segments = 0;
+  for (const Event& e : h.events) segments += e.kind == EventKind::PoolSegment;
+  CHECK(segments == 2);  // the one seen allocated, and the one allocated before the history
+  REQUIRE(p.framework_ooms.size() == 1);
+  CHECK(p.framework_ooms[0].requested == 96 * kBlock);
+  CHECK(p.framework_ooms[0].device_free == 0x1000);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("; 2 segment(s) reserved from CUDA; 1 out-of-memory error(s) it raised") != std::string::npos);
+
+  ReplayResult result;
+  PoolHeaps heaps(result, nullptr, &p.pools);
+  for (const Event& e : h.events) {
+    if (e.kind == EventKind::PoolSegment) heaps.segment(e.pool_segment());
+    if (e.is_memory()) heaps.apply(e.memory());
+  }
+  const PoolUsage u = heaps.usage(1);  // the trace had no pool of its own
+  CHECK(u.reserved == 65 * kBlock);
+  CHECK(u.used == 2 * kBlock);
+  CHECK(u.segments == 2);
+  CHECK(heaps.framework_block_bytes(0) == 2 * kBlock);
+}
+
+TEST_CASE("a malformed history is said in the notes and changes nothing; with the cache off there is no pool") {
+  const std::string dir = "/tmp/cuaudit-torch-history-bad";
+  REQUIRE(system(("mkdir -p " + dir).c_str()) == 0);
+  FILE* f = fopen((dir + "/torch-blocks-77.json").c_str(), "w");
+  REQUIRE(f);
+  fputs("{\"format\": \"something else\"}", f);
+  fclose(f);
+  std::vector<std::string> notes;
+  ProcessTrace p = process(2);
+  CHECK_FALSE(load_torch_history(dir, p, notes));
+  CHECK(p.pools.empty());
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("could not be read (not a cuaudit-torch-blocks file of version 1 or 2)") != std::string::npos);
+
+  json off = blocks_file(0, false);  // no block at all: PyTorch's cache was off
+  notes.clear();
+  const TorchHistory h = torch_history(off.dump(), p, notes);
+  CHECK_FALSE(h.any_block);
+  CHECK(h.events.empty());
+  CHECK(p.pools.empty());
+}
