@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 #include <algorithm>
+#include <memory>
 #include <set>
 
 #include <fmt/format.h>
@@ -12,7 +13,9 @@
 #include "checks.h"
 #include "error_findings.h"
 #include "kernel_access.h"
+#include "kernel_names.h"
 #include "library_handles.h"
+#include "pipeline.h"
 #include "replay.h"
 #include "run_bounds.h"
 #include "run_dir.h"
@@ -139,6 +142,20 @@ bool kernel_selected(const std::string& kernel, const AnalysisOptions& options) 
   return (options.kernels.empty() || options.kernels.matches(kernel)) && !options.kernels_excluded.matches(kernel);
 }
 
+// What the stages share: the run directory's own account and the caches kept beside its traces.
+struct RunState {
+  std::string dir;
+  std::optional<RunInfo> run;
+  std::vector<std::string> traces;  // the files
+  std::vector<TraceFile> loaded;    // those that could be read, the launched process first
+  Symbolizer symbolizer;
+  CallSiteJudge call_sites;
+  bool symbols_loaded = false, call_sites_loaded = false, kernel_access_loaded = false;
+  std::unique_ptr<KernelRequirements> kernel_code;
+  bool call_sites_recorded = false;
+  size_t tracked = 0, filtered_out = 0;
+};
+
 // What one process's single replay found.
 struct ProcessAnalysis {
   const ProcessTrace* trace = nullptr;
@@ -147,20 +164,101 @@ struct ProcessAnalysis {
   bool call_sites_recorded = false;
 };
 
-// Reads the process's events once, as a stream, and runs every check on that one replay: the
-// replay and the checks' observers keep what is live and per-site counts; `trace.events` keeps the
-// few events the checks look back at afterwards (all but the successful allocations and releases,
-// which are the bulk of a trace).
-ProcessAnalysis analyze_process(const std::string& dir, TraceFile& file, const std::optional<RunInfo>& run,
-                                const AnalysisOptions& options, Symbolizer& symbolizer, CallSiteJudge& judge,
-                                KernelRequirements& kernel_code, report::Report& report) {
+// What the enrichment gave one process before its replay.
+struct Enriched {
+  std::optional<TorchHistory> torch;  // PyTorch's pool, merged by time into the replay
+  std::vector<std::string> notes;
+};
+
+// Stage::Index: run.json, the caches, every trace's first pass, the processes in report order.
+void index_run(RunState& state, const std::string& dir, const AnalysisOptions& options, report::Report& report) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    throw std::runtime_error(
+        fmt::format("{} is not a directory; give `cuaudit report` the directory that "
+                    "`cuaudit --save DIR` wrote",
+                    dir));
+  }
+  state.dir = dir;
+  // A damaged run.json (the launcher's account of how the program ended) costs that account, not
+  // the traces.
+  try {
+    state.run = read_run_info(dir);
+  } catch (const std::exception& e) {
+    report.notes.push_back(fmt::format("{}; how the program ended is taken from its trace alone", e.what()));
+    report.incomplete = true;
+  }
+  state.traces = list_traces(dir);
+  if (state.traces.empty() && !state.run && !report.incomplete) {
+    throw std::runtime_error(
+        fmt::format("{} holds no cuaudit trace (trace-<pid>.cutrace) and no run.json; it is "
+                    "not a cuaudit run directory",
+                    dir));
+  }
+  std::string error;
+  // A cache that cannot be read is left as it is (it may hold what this machine cannot resolve).
+  state.symbols_loaded = state.symbolizer.load_cache(dir + "/" + kSymbolCacheFile, error);
+  if (!state.symbols_loaded) report.notes.push_back(error + "; it is left unchanged");
+  state.call_sites_loaded = state.call_sites.load_cache(dir + "/" + kCallSiteCacheFile, error);
+  if (!state.call_sites_loaded) report.notes.push_back(error + "; it is left unchanged");
+  state.kernel_code = std::make_unique<KernelRequirements>(dir, options.nvdisasm);
+  state.kernel_access_loaded = state.kernel_code->load_cache(dir + "/" + kKernelAccessCacheFile, error);
+  if (!state.kernel_access_loaded) report.notes.push_back(error + "; it is left unchanged");
+
+  // The process the launcher started first, then the others in the order they started.
+  // One unreadable trace (a child killed before its header was written, a foreign file) costs that
+  // process, not the run: the others are reported and the report says it is incomplete.
+  std::vector<std::string> unreadable;
+  for (const std::string& file : state.traces) {
+    try {
+      state.loaded.push_back(TraceFile::open(file));
+    } catch (const TraceError& e) {
+      unreadable.push_back(e.what());
+    }
+  }
+  if (state.loaded.empty() && !unreadable.empty()) throw std::runtime_error(unreadable.front());
+  for (const std::string& why : unreadable) report.notes.push_back(why + "; that process is not in this report");
+  if (!unreadable.empty()) report.incomplete = true;
+  for (TraceFile& file : state.loaded) {
+    ProcessTrace& trace = file.metadata();
+    // A snapshot reads the traces while they are written: a process that has not reached its end
+    // is in the middle of writing its last chunk, which is not damage.
+    if (options.snapshot && !trace.reached_exit && trace.cut_short_problem) {
+      trace.problems.erase(trace.problems.begin() + static_cast<std::ptrdiff_t>(*trace.cut_short_problem));
+      trace.cut_short_problem.reset();
+    }
+    report.incomplete |= !trace.problems.empty();
+  }
+  const std::optional<RunInfo>& run = state.run;
+  std::stable_sort(state.loaded.begin(), state.loaded.end(), [&](const TraceFile& x, const TraceFile& y) {
+    const ProcessTrace& a = x.metadata();
+    const ProcessTrace& b = y.metadata();
+    const bool a_root = run && a.pid == run->pid, b_root = run && b.pid == run->pid;
+    if (a_root != b_root) return a_root;
+    return a.start_realtime_ns < b.start_realtime_ns;
+  });
+}
+
+// Stage::Enrich: what other sources say of the process (PyTorch's pool), and the code of the
+// kernels whose launch facts the report keeps, read before the replay needs them.
+Enriched enrich_process(RunState& state, ProcessTrace& trace, const AnalysisOptions& options) {
+  Enriched out;
+  out.torch = load_torch_history(state.dir, trace, out.notes);
+  state.kernel_code->prepare(
+      trace, [&](const std::string& kernel) { return kernel_selected(kernel_display_name(kernel), options); });
+  return out;
+}
+
+// Stage::Replay and Stage::ProcessChecks: the process's events read once, as a stream, and every
+// check run on that one replay: the replay and the checks' observers keep what is live and
+// per-site counts; `trace.events` keeps the few events the checks look back at afterwards (all
+// but the successful allocations and releases, which are the bulk of a trace).
+ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enriched, const AnalysisOptions& options,
+                                report::Report& report) {
   ProcessTrace& trace = file.metadata();
   ProcessAnalysis out;
   out.trace = &trace;
-  // A framework's own history of its pool (PyTorch's), merged by time into the one replay below.
-  std::vector<std::string> history_notes;
-  const std::optional<TorchHistory> torch = load_torch_history(dir, trace, history_notes);
-  StackResolver stacks(trace, symbolizer);
+  StackResolver stacks(trace, state.symbolizer);
   // What the report shows besides findings, and what several checks read.
   ObserverList observers;
   SiteHistory history(trace);
@@ -180,35 +278,43 @@ ProcessAnalysis analyze_process(const std::string& dir, TraceFile& file, const s
 
   Replayer replayer(trace, &observers);
   trace.events.clear();
-  file.play([&](const Event& e) {
-    if (e.kind == EventKind::LaunchParam && e.launch_param().word) {
-      // A word of the parameters, which may be an integer: what it means depends on what the
-      // kernel's code does with it (a word not 16-byte aligned, one into host memory).
-      const std::optional<LaunchParamFact> judged = kernel_code.judge_word(trace, e);
-      if (!judged) return;
-      Event word = e;
-      word.payload = *judged;
-      replayer.apply(word);
-      trace.events.push_back(word);
-      return;
-    }
-    replayer.apply(e);
-    const bool bulk = e.is_memory() && e.memory().result == 0;
-    if (!bulk) trace.events.push_back(e);
-    out.call_sites_recorded |= e.kind == EventKind::CallSite;
-  }, torch ? &torch->events : nullptr);
+  const auto selected = [&](uint32_t kernel_id) {
+    auto name = trace.kernels.find(kernel_id);
+    return name == trace.kernels.end() || kernel_selected(kernel_display_name(name->second), options);
+  };
+  file.play(
+      [&](const Event& e) {
+        if (e.kind == EventKind::LaunchParam && e.launch_param().word) {
+          // A word of the parameters, which may be an integer: what it means depends on what the
+          // kernel's code does with it (a word not 16-byte aligned, one into host memory). A kernel
+          // the report leaves out is not judged at all.
+          if (!selected(e.launch_param().kernel_id)) return;
+          const std::optional<LaunchParamFact> judged = state.kernel_code->judge_word(trace, e);
+          if (!judged) return;
+          Event word = e;
+          word.payload = *judged;
+          replayer.apply(word);
+          trace.events.push_back(word);
+          return;
+        }
+        replayer.apply(e);
+        const bool bulk = e.is_memory() && e.memory().result == 0;
+        if (!bulk) trace.events.push_back(e);
+        out.call_sites_recorded |= e.kind == EventKind::CallSite;
+      },
+      enriched.torch ? &enriched.torch->events : nullptr);
   const bool running = options.snapshot && !ending_fact(trace);
   const ReplayResult result = replayer.finish(running ? std::optional(LeakEnd::StillRunning) : std::nullopt);
   history.finish();
   out.shared_memory = shared.use();
-  report.processes.push_back(describe_process(trace, run, options.snapshot, bounds.last_ns(trace), result));
-  for (std::string& note : history_notes) report.processes.back().notes.push_back(std::move(note));
+  report.processes.push_back(describe_process(trace, state.run, options.snapshot, bounds.last_ns(trace), result));
+  for (std::string& note : enriched.notes) report.processes.back().notes.push_back(std::move(note));
   if (!trace.tracked) return out;
 
   if (!trace.samples.empty()) timeline.finish(stacks);
   add_site_series(trace, history, stacks, report.timeline);
   if (options.allocation_spans) spans.finish(result.leaks);
-  FailureJudge failures(trace, stacks, judge);
+  FailureJudge failures(trace, stacks, state.call_sites);
   std::set<uint64_t> explained;
   CheckContext context{trace, result, stacks, failures, explained, bounds, history, options};
   for (const auto& check : checks) {
@@ -217,106 +323,16 @@ ProcessAnalysis analyze_process(const std::string& dir, TraceFile& file, const s
   return out;
 }
 
-}  // namespace
-
-report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& options) {
-  struct stat st;
-  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    throw std::runtime_error(
-        fmt::format("{} is not a directory; give `cuaudit report` the directory that "
-                    "`cuaudit --save DIR` wrote",
-                    dir));
-  }
-  report::Report report;
-  report.tool_version = CUAUDIT_VERSION;
-  // A damaged run.json (the launcher's account of how the program ended) costs that account, not
-  // the traces.
-  std::optional<RunInfo> run;
-  try {
-    run = read_run_info(dir);
-  } catch (const std::exception& e) {
-    report.notes.push_back(fmt::format("{}; how the program ended is taken from its trace alone", e.what()));
-    report.incomplete = true;
-  }
-  const std::vector<std::string> traces = list_traces(dir);
-  if (traces.empty() && !run && !report.incomplete) {
-    throw std::runtime_error(
-        fmt::format("{} holds no cuaudit trace (trace-<pid>.cutrace) and no run.json; it is "
-                    "not a cuaudit run directory",
-                    dir));
-  }
-
-  Symbolizer symbolizer;
-  const std::string cache_path = dir + "/" + kSymbolCacheFile;
-  std::string error;
-  // A cache that cannot be read is left as it is (it may hold what this machine cannot resolve).
-  const bool symbols_loaded = symbolizer.load_cache(cache_path, error);
-  if (!symbols_loaded) report.notes.push_back(error + "; it is left unchanged");
-  CallSiteJudge judge;
-  const std::string call_sites_path = dir + "/" + kCallSiteCacheFile;
-  const bool call_sites_loaded = judge.load_cache(call_sites_path, error);
-  if (!call_sites_loaded) report.notes.push_back(error + "; it is left unchanged");
-  bool call_sites_recorded = false;
-  KernelRequirements kernel_code(dir, options.nvdisasm);
-  const std::string kernel_access_path = dir + "/" + kKernelAccessCacheFile;
-  const bool kernel_access_loaded = kernel_code.load_cache(kernel_access_path, error);
-  if (!kernel_access_loaded) report.notes.push_back(error + "; it is left unchanged");
-
-  // The process the launcher started first, then the others in the order they started.
-  // One unreadable trace (a child killed before its header was written, a foreign file) costs that
-  // process, not the run: the others are reported and the report says it is incomplete.
-  // Opening a trace reads all but its events; each process's events are read once, below.
-  std::vector<TraceFile> loaded;
-  std::vector<std::string> unreadable;
-  for (const std::string& file : traces) {
-    try {
-      loaded.push_back(TraceFile::open(file));
-    } catch (const TraceError& e) {
-      unreadable.push_back(e.what());
-    }
-  }
-  if (loaded.empty() && !unreadable.empty()) throw std::runtime_error(unreadable.front());
-  for (const std::string& why : unreadable) report.notes.push_back(why + "; that process is not in this report");
-  if (!unreadable.empty()) report.incomplete = true;
-  for (TraceFile& file : loaded) {
-    ProcessTrace& trace = file.metadata();
-    // A snapshot reads the traces while they are written: a process that has not reached its end
-    // is in the middle of writing its last chunk, which is not damage.
-    if (options.snapshot && !trace.reached_exit && trace.cut_short_problem) {
-      trace.problems.erase(trace.problems.begin() + static_cast<std::ptrdiff_t>(*trace.cut_short_problem));
-      trace.cut_short_problem.reset();
-    }
-    report.incomplete |= !trace.problems.empty();
-  }
-  std::stable_sort(loaded.begin(), loaded.end(), [&](const TraceFile& x, const TraceFile& y) {
-    const ProcessTrace& a = x.metadata();
-    const ProcessTrace& b = y.metadata();
-    const bool a_root = run && a.pid == run->pid, b_root = run && b.pid == run->pid;
-    if (a_root != b_root) return a_root;
-    return a.start_realtime_ns < b.start_realtime_ns;
-  });
-
-  size_t tracked = 0;
-  size_t filtered_out = 0;
-  std::vector<ProcessAnalysis> analyzed;
-  for (TraceFile& file : loaded) {
-    const ProcessTrace& trace = file.metadata();
-    if (!options.processes.empty() && !process_selected(trace, options.processes)) {
-      ++filtered_out;
-      continue;
-    }
-    analyzed.push_back(analyze_process(dir, file, run, options, symbolizer, judge, kernel_code, report));
-    ProcessAnalysis& a = analyzed.back();
-    call_sites_recorded |= a.call_sites_recorded;
-    if (trace.tracked) ++tracked;
-  }
-  // Memory shared between processes is judged once every process's replay has been seen.
+// Stage::RunChecks: memory shared between processes, judged once every process's replay has been
+// seen; library handles; the kernel filter; --num-callers.
+void run_checks(RunState& state, std::vector<ProcessAnalysis>& analyzed, const AnalysisOptions& options,
+                report::Report& report) {
   std::vector<SharedMemoryUse> shared;
   for (const ProcessAnalysis& a : analyzed) shared.push_back(a.shared_memory);
   const SharedMemoryImports imports(shared);
   for (ProcessAnalysis& a : analyzed) {
     if (!a.trace->tracked) continue;
-    StackResolver stacks(*a.trace, symbolizer);
+    StackResolver stacks(*a.trace, state.symbolizer);
     for (auto& f : shared_memory_findings(a.shared_memory, imports, stacks)) a.findings.push_back(std::move(f));
     judge_library_handles(a.findings);  // before the stacks are cut to --num-callers: it reads past the create call
     for (auto& f : a.findings) {
@@ -328,28 +344,32 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
       report.findings.push_back(std::move(f));
     }
   }
+}
 
+// The run's own notes: a snapshot, filtered processes, nothing tracked, modules without symbols,
+// kernels whose code could not be checked.
+void run_notes(RunState& state, const AnalysisOptions& options, report::Report& report) {
   if (options.snapshot) {
     report.notes.push_back(
         "a snapshot: read while the program may still be running; what a running process holds is reported as "
         "live, not as leaked");
   }
-  if (filtered_out) {
-    report.notes.push_back(
-        fmt::format("{} process(es) not reported: their names do not match --target-processes-filter", filtered_out));
+  if (state.filtered_out) {
+    report.notes.push_back(fmt::format("{} process(es) not reported: their names do not match --target-processes-filter",
+                                       state.filtered_out));
   }
-  if (tracked == 0) {
+  if (state.tracked == 0) {
     report.nothing_tracked = true;
-    if (run && report.processes.empty()) {
+    if (state.run && report.processes.empty()) {
       report::Process p;
-      p.pid = run->pid;
-      p.command = run->command;
-      apply_run_info(*run, p);
+      p.pid = state.run->pid;
+      p.command = state.run->command;
+      apply_run_info(*state.run, p);
       p.tracked = false;
       report.processes.push_back(std::move(p));
     }
     report.notes.push_back(
-        traces.empty()
+        state.traces.empty()
             ? "nothing could be tracked: the program never initialized the CUDA driver, so cuaudit was never loaded "
               "(no NVIDIA driver or GPU on this machine, or the program made no CUDA call)"
             : "nothing could be tracked: cuaudit could not attach to any process (see the notes above)");
@@ -362,10 +382,20 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     }
   }
   for (const auto& module : unnamed) {
-    const std::string why = symbolizer.why_unavailable(module);
+    const std::string why = state.symbolizer.why_unavailable(module);
     if (!why.empty()) report.notes.push_back("no symbols for " + why + "; frames in it show addresses only");
   }
-  for (std::string& note : kernel_code.notes()) report.notes.push_back(std::move(note));
+  for (std::string& note : state.kernel_code->notes()) report.notes.push_back(std::move(note));
+  if (options.check_api_results && !state.call_sites_recorded && state.tracked > 0) {
+    report.notes.push_back(
+        "--check-api-results: this run recorded no call sites of successful calls (record it with "
+        "`cuaudit --check-api-results`); only allocations and releases were linted");
+  }
+}
+
+// Stage::Finish: paths mapped, suppressions applied, the summary, and what was resolved kept
+// beside the trace, so the run reads the same on another machine.
+void finish_report(RunState& state, const AnalysisOptions& options, report::Report& report) {
   map_report_paths(report, options.path_map);
   Suppressions suppressions = options.suppressions;
   suppressions.apply(report.findings);
@@ -374,19 +404,40 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
     report.suppressions.push_back({r.text(), r.file, r.line, r.hits, r.bytes});
   }
   report.summary = report::summarize(report.findings);
+  const std::string& dir = state.dir;
+  if (access(dir.c_str(), W_OK) != 0) return;
+  std::string error;
+  if (state.symbols_loaded && !state.symbolizer.save_cache(dir + "/" + kSymbolCacheFile, error))
+    report.notes.push_back(error);
+  if (state.call_sites_loaded && !state.call_sites.save_cache(dir + "/" + kCallSiteCacheFile, error))
+    report.notes.push_back(error);
+  if (state.kernel_access_loaded && state.kernel_code->changed() &&
+      !state.kernel_code->save_cache(dir + "/" + kKernelAccessCacheFile, error))
+    report.notes.push_back(error);
+}
 
-  if (options.check_api_results && !call_sites_recorded && tracked > 0) {
-    report.notes.push_back(
-        "--check-api-results: this run recorded no call sites of successful calls (record it with "
-        "`cuaudit --check-api-results`); only allocations and releases were linted");
+}  // namespace
+
+report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& options) {
+  report::Report report;
+  report.tool_version = CUAUDIT_VERSION;
+  RunState state;
+  index_run(state, dir, options, report);
+  std::vector<ProcessAnalysis> analyzed;
+  for (TraceFile& file : state.loaded) {
+    ProcessTrace& trace = file.metadata();
+    if (!options.processes.empty() && !process_selected(trace, options.processes)) {
+      ++state.filtered_out;
+      continue;
+    }
+    Enriched enriched = enrich_process(state, trace, options);
+    analyzed.push_back(analyze_process(state, file, enriched, options, report));
+    state.call_sites_recorded |= analyzed.back().call_sites_recorded;
+    if (trace.tracked) ++state.tracked;
   }
-  // Keep what was resolved beside the trace, so the run reads the same on another machine.
-  if (access(dir.c_str(), W_OK) == 0) {
-    if (symbols_loaded && !symbolizer.save_cache(cache_path, error)) report.notes.push_back(error);
-    if (call_sites_loaded && !judge.save_cache(call_sites_path, error)) report.notes.push_back(error);
-    if (kernel_access_loaded && kernel_code.changed() && !kernel_code.save_cache(kernel_access_path, error))
-      report.notes.push_back(error);
-  }
+  run_checks(state, analyzed, options, report);
+  run_notes(state, options, report);
+  finish_report(state, options, report);
   return report;
 }
 

@@ -4,30 +4,10 @@
 #include <optional>
 #include <string>
 
-#include "churn_findings.h"
-#include "name_filter.h"
-#include "path_map.h"
+#include "analysis_options.h"
 #include "report_model.h"
-#include "suppressions.h"
 
 namespace cuaudit {
-
-struct AnalysisOptions {
-  bool check_leaks = true;               // --leak-check no turns leak findings off
-  size_t num_callers = 0;                // frames kept per stack; 0 = all
-  bool check_api_results = false;        // also lint discarded results of successful calls
-  Suppressions suppressions;             // --suppressions rules, already loaded
-  ChurnOptions churn;                    // --churn-threshold
-  std::vector<PathMapping> path_map;     // --path-map, --strip-path-prefix: before suppressions match
-  NameFilter kernels, kernels_excluded;  // --kernel-name, --kernel-name-exclude: launch findings
-  NameFilter processes;                  // --target-processes-filter: executable names reported
-  std::string nvdisasm;                  // --nvdisasm: the disassembler for kernel-access checks (empty: found)
-  size_t allocation_spans = 0;           // --perfetto: keep up to this many allocations' lives (0: none)
-  // `cuaudit snapshot`, --snapshot-interval: the program may still be running. A process whose trace
-  // has no end yet is reported as of now: what it holds is `live`, not leaked, and a last chunk cut
-  // short is the one being written, not damage.
-  bool snapshot = false;
-};
 
 // The report of a run directory (report.nothing_tracked: no process could be observed). Throws
 // std::runtime_error when the directory cannot be analyzed at all (not a run directory, a foreign

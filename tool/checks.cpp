@@ -1,6 +1,6 @@
 #include "checks.h"
 
-#include "analysis.h"
+#include "analysis_options.h"
 #include "churn_findings.h"
 #include "error_findings.h"
 #include "growth_findings.h"
@@ -89,21 +89,52 @@ class SiteGrowthCheck : public Check {
   }
 };
 
+template <typename C>
+std::unique_ptr<Check> make(const ProcessTrace&, const AnalysisOptions&) {
+  return std::make_unique<C>();
+}
+bool always(const AnalysisOptions&) { return true; }
+bool leaks_checked(const AnalysisOptions& o) { return o.check_leaks; }
+
+// The checks of one process, in the order the report lists their findings: each a name, what
+// turns it on, and how it is made. Release misuse comes first: the failures it explains are not
+// reported again as errors (CheckContext::explained).
+struct CheckRow {
+  const char* name;
+  bool (*enabled)(const AnalysisOptions&);
+  std::unique_ptr<Check> (*make)(const ProcessTrace&, const AnalysisOptions&);
+};
+const CheckRow kChecks[] = {
+    {"release misuse", always, make<ReleaseCheck>},
+    {"out of memory", always, make<OutOfMemoryCheck>},
+    {"allocation churn", always, make<ChurnCheck>},
+    {"errors", always,
+     [](const ProcessTrace&, const AnalysisOptions& o) -> std::unique_ptr<Check> {
+       return std::make_unique<ErrorCheck>(o.check_api_results);
+     }},
+    {"launch parameters", always, make<LaunchCheck>},
+    {"leaks", leaks_checked, make<LeakCheck>},
+    {"growth by Python line", leaks_checked,
+     [](const ProcessTrace& t, const AnalysisOptions&) -> std::unique_ptr<Check> {
+       return std::make_unique<PythonGrowthCheck>(t);
+     }},
+    {"growth by site", leaks_checked, make<SiteGrowthCheck>},
+};
+
 }  // namespace
 
 std::vector<std::unique_ptr<Check>> make_checks(const ProcessTrace& trace, const AnalysisOptions& options) {
   std::vector<std::unique_ptr<Check>> checks;
-  checks.push_back(std::make_unique<ReleaseCheck>());
-  checks.push_back(std::make_unique<OutOfMemoryCheck>());
-  checks.push_back(std::make_unique<ChurnCheck>());
-  checks.push_back(std::make_unique<ErrorCheck>(options.check_api_results));
-  checks.push_back(std::make_unique<LaunchCheck>());
-  if (options.check_leaks) {
-    checks.push_back(std::make_unique<LeakCheck>());
-    checks.push_back(std::make_unique<PythonGrowthCheck>(trace));
-    checks.push_back(std::make_unique<SiteGrowthCheck>());
+  for (const CheckRow& row : kChecks) {
+    if (row.enabled(options)) checks.push_back(row.make(trace, options));
   }
   return checks;
+}
+
+std::vector<std::string> check_names() {
+  std::vector<std::string> names;
+  for (const CheckRow& row : kChecks) names.emplace_back(row.name);
+  return names;
 }
 
 }  // namespace cuaudit

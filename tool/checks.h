@@ -1,11 +1,14 @@
-// The checks, declared once. A check is one file (its findings, and the observer of the replay it
-// needs, if any) and one row of the table in checks.cpp; the table's order is the order the report
-// lists their findings in. Every check of a process sees the same single replay of its events.
+// The checks of a process, declared once. A check is one file (its findings, and the observer of
+// the replay it needs, if any) and one row of the table in checks.cpp (its name, the options that
+// turn it on, how it is made); the table's order is the order the report lists their findings in.
+// Every check of a process sees the same single replay of its events (the pipeline's ProcessChecks
+// stage, tool/pipeline.h); what spans processes is the RunChecks stage.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "replay.h"
@@ -42,5 +45,7 @@ class Check {
 
 // The checks `options` turns on, made for one process's trace, in the table's order.
 std::vector<std::unique_ptr<Check>> make_checks(const ProcessTrace& trace, const AnalysisOptions& options);
+// Every check's name, in the table's order (the tests and the docs read it).
+std::vector<std::string> check_names();
 
 }  // namespace cuaudit

@@ -21,10 +21,11 @@ using Site = ChurnCounter::Site;
 }  // namespace
 
 void ChurnCounter::on_released(const MemoryEvent& a, const MemoryEvent& r) {
-  // Graph memory comes and goes at every launch by design (no allocator call), and handles are
-  // not memory: neither is churn.
+  // Graph memory comes and goes at every launch by design (no allocator call), handles are not
+  // memory, and a pool's blocks come out of memory the pool keeps (the pool is what cures churn):
+  // none of them is churn.
   const MemoryFamily family = api_info(a.api).family;
-  if (family == MemoryFamily::GraphMemory || is_resource(family)) return;
+  if (family == MemoryFamily::GraphMemory || is_resource(family) || is_pool_block(family)) return;
   Site& s = sites_[{a.stack_id, a.api}];
   s.stack_id = a.stack_id, s.api = a.api, s.release_api = r.api, s.device = a.device;
   ++s.pairs;

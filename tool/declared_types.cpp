@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "launch_findings.h"
+#include "kernel_names.h"
 
 namespace cuaudit {
 namespace {

@@ -93,18 +93,30 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
   const bool torch_blocks = std::any_of(trace.pools.begin(), trace.pools.end(), [](const auto& pool) {
     return pool.second.kind == MemorySource::TorchCaching;
   });
-  std::map<std::tuple<std::string, int, std::string, uint64_t>, Site> sites;
+  // PyTorch's segments, made for whichever line first needed one: its blocks say where the memory went.
+  std::map<uint64_t, bool> segment_stacks;  // stack id -> through PyTorch's caching allocator
+  auto torch_segment = [&](const MemoryEvent& a) {
+    if (!torch_blocks || is_block_op(a.api)) return false;
+    auto [it, inserted] = segment_stacks.try_emplace(a.stack_id, false);
+    if (inserted) it->second = through_caching_allocator(stacks.user_stack(a.stack_id));
+    return it->second;
+  };
+  // A pool's blocks and the CUDA allocations of the same line are different sites: what a
+  // framework's allocator hands out is the program's tensors, what the line made CUDA allocate
+  // besides (a library handle's workspace) is not.
+  std::map<std::tuple<std::string, int, std::string, uint64_t, bool>, Site> sites;
   for (const MemoryEvent& a : held) {
     const MemoryFamily family = api_info(a.api).family;
-    if (!is_pool_block(family) && (!owns_memory(family) || holds_blocks(a))) continue;
+    if (!is_pool_block(family) && (!owns_memory(family) || holds_blocks(a) || torch_segment(a))) continue;
     std::vector<report::Frame> python = python_frames(trace, a.python_stack_id);
     const size_t user = user_python_frame(python);
     if (user >= python.size() && !python_process) continue;
     // A block with neither stack (PyTorch's autograd threads make gradients with no Python frames):
     // nothing would say where it came from, and unrelated memory would be lumped together.
     if (user >= python.size() && a.stack_id == trace::kNoStack) continue;
-    Site& site = user < python.size() ? sites[{python[user].file, python[user].line, python[user].function, 0}]
-                                      : sites[{std::string(), 0, std::string(), a.stack_id}];
+    const bool block = is_pool_block(family);
+    Site& site = user < python.size() ? sites[{python[user].file, python[user].line, python[user].function, 0, block}]
+                                      : sites[{std::string(), 0, std::string(), a.stack_id, block}];
     if (site.allocations.empty()) {
       site.python = std::move(python);
       site.user = user;
@@ -139,9 +151,6 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
     if ((clock(site.allocations.back()) - first) * 4 < end - start) continue;
 
     const MemoryEvent& sample = *site.allocations.back();
-    // PyTorch's segments, made for whichever line first needed one: its blocks say where the memory went.
-    if (torch_blocks && !is_block_op(sample.api) && through_caching_allocator(stacks.user_stack(sample.stack_id)))
-      continue;
     const std::string api(api_info(stacks.api_called(sample.stack_id, sample.api)).name);
     report::Finding f;
     f.kind = report::FindingKind::Growth;

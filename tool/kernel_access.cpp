@@ -18,7 +18,7 @@
 
 #include "cache_file.h"
 #include "cubin_functions.h"
-#include "launch_findings.h"
+#include "kernel_names.h"
 #include "run_dir.h"
 #include "safe_file.h"
 
@@ -201,10 +201,14 @@ std::vector<std::string> KernelRequirements::extract(const std::string& fatbin) 
 // Every kernel of the process that has launch facts and is not in the cache, at once: each kept
 // cubin is read once, and nvdisasm runs once per cubin on the kernels wanted from it (the first
 // cubin that defines a kernel: its module was loaded before the launch), those runs in parallel.
-void KernelRequirements::analyze_all(const ProcessTrace& trace) {
+void KernelRequirements::prepare(const ProcessTrace& trace, const KernelSelection& selected) {
+  if (analyzed_.insert(&trace).second) analyze_all(trace, selected);
+}
+
+void KernelRequirements::analyze_all(const ProcessTrace& trace, const KernelSelection& selected) {
   std::set<std::string> wanted;
   for (const auto& [id, name] : trace.kernels) {
-    if (!kernels_.count(name) && !failed_.count(name)) wanted.insert(name);
+    if (!kernels_.count(name) && !failed_.count(name) && (!selected || selected(name))) wanted.insert(name);
   }
   struct Batch {
     std::string cubin, module_hash;
@@ -291,7 +295,7 @@ void KernelRequirements::analyze_all(const ProcessTrace& trace) {
 std::optional<ParamAccess> KernelRequirements::at(const ProcessTrace& trace, const std::string& kernel,
                                                   uint32_t buffer_offset) {
   asked_.insert(kernel);
-  if (analyzed_.insert(&trace).second) analyze_all(trace);
+  if (analyzed_.insert(&trace).second) analyze_all(trace, nullptr);
   const auto k = kernels_.find(kernel);
   if (k == kernels_.end()) return std::nullopt;
   const auto it = k->second.params.find(buffer_offset);

@@ -9,6 +9,7 @@
 // information: declared_types.h) may require more than the code shows.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -26,6 +27,15 @@ class KernelRequirements {
   // `nvdisasm`: the program to run (--nvdisasm); empty: CUAUDIT_NVDISASM, then PATH, then
   // $CUDA_HOME/bin and /usr/local/cuda/bin.
   KernelRequirements(std::string run_dir, std::string nvdisasm);
+
+  // Which kernels (by the name the driver gave them) a run's report is about (--kernel-name).
+  using KernelSelection = std::function<bool(const std::string& kernel)>;
+
+  // The enrichment stage: reads the code of every kernel of `trace` that has launch facts and is
+  // `selected`, at once (each kept cubin once, nvdisasm once per cubin, side by side), before the
+  // replay; the judgements below then only look up. A process not prepared is read at its first
+  // judgement, every kernel of it.
+  void prepare(const ProcessTrace& trace, const KernelSelection& selected);
 
   // A missing file is not an error; false with `error` when the file cannot be used.
   bool load_cache(const std::string& path, std::string& error);
@@ -57,7 +67,7 @@ class KernelRequirements {
   // What `kernel` (its name as the driver gave it) requires of the word at `buffer_offset` of its
   // parameters; nullopt when its code is not known (not kept, no nvdisasm, not readable).
   std::optional<ParamAccess> at(const ProcessTrace& trace, const std::string& kernel, uint32_t buffer_offset);
-  void analyze_all(const ProcessTrace& trace);
+  void analyze_all(const ProcessTrace& trace, const KernelSelection& selected);
   bool find_nvdisasm();
   std::vector<std::string> extract(const std::string& fatbin);
 

@@ -18,16 +18,6 @@ namespace {
 
 using trace::LaunchProblem;
 
-struct Demangled {
-  std::unique_ptr<char, decltype(&free)> text{nullptr, &free};
-};
-
-Demangled demangled(const std::string& name) {
-  Demangled d;
-  d.text.reset(demangle_kernel_name(name.c_str()));
-  return d;
-}
-
 // Which finding a judged parameter makes, if any. An inaccessible value that is neither in freed
 // memory nor readable host memory (an integer, IPC memory, another tool's) is not reported; a word
 // of a by-value struct (it may be an integer that happens to look like an address) only when it
@@ -267,32 +257,6 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
 }
 
 }  // namespace
-
-std::string kernel_display_name(const std::string& name) {
-  const Demangled d = demangled(name);
-  if (!d.text) return name;
-  std::string text = d.text.get();
-  // Template instantiations read "void fill<int4>(int4*, int)": the return type adds nothing.
-  if (text.rfind("void ", 0) == 0) text.erase(0, 5);
-  return text;
-}
-
-std::string kernel_param_type(const std::string& name, uint16_t index) {
-  const Demangled d = demangled(name);
-  if (!d.text) return {};
-  KernelSignature signature;
-  if (!parse_kernel_params(d.text.get(), signature) || index >= signature.count) return {};
-  const KernelParam& p = signature.params[index];
-  return std::string(d.text.get() + p.type_begin, p.type_bytes);
-}
-
-uint32_t kernel_pointer_alignment(const std::string& name, uint16_t index) {
-  const Demangled d = demangled(name);
-  if (!d.text) return 0;
-  KernelSignature signature;
-  if (!parse_kernel_params(d.text.get(), signature) || index >= signature.count) return 0;
-  return signature.params[index].is_pointer ? signature.params[index].alignment : 0;
-}
 
 std::vector<report::Finding> launch_findings(const ProcessTrace& trace, const std::vector<LaunchParamJudgement>& judged,
                                              StackResolver& stacks) {

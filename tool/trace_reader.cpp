@@ -687,16 +687,15 @@ void TimedMerge::before(const Event* next, const std::function<void(const Event&
   if (!timed_) return;
   for (; next_ < timed_->size() && (!next || (*timed_)[next_].time_ns < next->time_ns); ++next_) {
     Event t = (*timed_)[next_];
-    uint64_t seq = next ? next->seq : UINT64_MAX;
-    // The first sample after it in time comes after it (samples are in seq order, which is the
-    // order of their times).
+    // It takes the seq of the first sample after it in time, so that the replay shows it exactly
+    // the samples taken before it (samples are in seq order, which is the order of their times). Not
+    // the next event's: the program's threads take seq and time apart, and one event's seq may be
+    // below a sample's while its time is above.
     auto sample = std::upper_bound(samples_.begin(), samples_.end(), t.time_ns,
                                    [](uint64_t ns, const MemorySample& s) { return ns < s.time_ns; });
-    if (sample != samples_.end()) seq = std::min(seq, sample->seq);
-    if (seq == UINT64_MAX) seq = last_seq_ + 1;  // after everything the trace holds
-    t.seq = std::max(seq, last_seq_);
+    t.seq = sample != samples_.end() ? sample->seq : last_seq_ + 1;  // after the last sample: after everything
     if (t.is_memory()) t.memory().seq = t.seq;
-    last_seq_ = t.seq;
+    last_seq_ = std::max(last_seq_, t.seq);
     sink(t);
   }
 }

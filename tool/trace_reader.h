@@ -40,8 +40,8 @@ class TraceFile {
   size_t event_count() const { return event_count_; }
   // Every event in sequence order (ties in file order), each complete (Python stacks attached).
   // `timed` (in time order: a framework's history, recorded by its own clock) is merged in by
-  // time: each of its events goes just before the first event of the file that came after it,
-  // and takes that event's seq (so that it sees the memory samples taken before that event).
+  // time (TimedMerge): each of its events goes just before the first event of the file that came
+  // after it, with the seq of the first memory sample after it.
   void play(const std::function<void(const Event&)>& sink, const std::vector<Event>* timed = nullptr) const;
   // The metadata with every event in `events`: for small traces and tests.
   ProcessTrace materialize() const;
@@ -64,8 +64,8 @@ class TraceFile {
 };
 
 // Places events recorded by another clock (a framework's history, in time order) among a trace's
-// events and samples: each goes just before the first event or memory sample that came after it in
-// time, and takes that one's seq, so that the replay shows it the samples taken before it.
+// events and samples: each goes just before the first event that came after it in time, with the
+// seq of the first memory sample after it, so that the replay shows it the samples taken before it.
 class TimedMerge {
  public:
   TimedMerge(const std::vector<Event>* timed, const std::vector<MemorySample>& samples)
