@@ -1,5 +1,5 @@
 // Keeps the machine code of the modules CUDA loads, so that the tool can read what each kernel
-// requires of its pointer parameters (tool/kernel_access.h). CUPTI's module-loaded callback hands
+// requires of its pointer parameters (tool/kernel_code/kernel_access.h). CUPTI's module-loaded callback hands
 // over the cubin only during the callback: it is written at once, beside the trace, as
 // kernel-code/<hash>.cubin (processes of one run share identical modules), up to
 // CUAUDIT_KERNEL_CODE_LIMIT_MB per process. A ModuleCode fact says what became of each module.

@@ -329,7 +329,7 @@ void record_once_per_site(KernelInfo* k, uint16_t w, uint8_t tag, LaunchBitsFact
 }
 
 // A value CUDA could have handed out that is not 16-byte aligned: the tool compares it with what
-// the kernel's code requires (tool/kernel_access.h).
+// the kernel's code requires (tool/kernel_code/kernel_access.h).
 void note_low_bits(KernelInfo* k, uint16_t w, const LaunchBitsFact& word, uint64_t& stack_id) noexcept {
   if (look_this_time(k->unaligned_launches[w]))
     record_once_per_site(k, w, static_cast<uint8_t>(word.value & 15), word, stack_id);

@@ -16,7 +16,7 @@ cp tests/golden/*/trace-*.cutrace tests/golden/*/*/trace-*.cutrace "$seeds/trace
 for f in tests/fuzz/seeds/*.json tests/fixtures/*.json; do
   [ -f "$f" ] && cp "$f" "$seeds/report_json/" && cp "$f" "$seeds/baseline/"
 done
-cp tool/builtin_allocators.supp "$seeds/suppressions/"
+cp tool/checks/builtin_allocators.supp "$seeds/suppressions/"
 printf 'leak:^step(int)$\nmismatched_free:*\nheld_by_allocator:Pool:pool_\n' >"$seeds/suppressions/user.supp"
 status=0
 for harness in trace_reader report_json suppressions baseline; do

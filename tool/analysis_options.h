@@ -1,5 +1,5 @@
 // What the analysis of a run directory is asked to do: the options every stage reads (the command
-// line fills them; tool/checks.cpp's table says which check each turns on).
+// line fills them; tool/checks/checks.cpp's table says which check each turns on).
 #pragma once
 
 #include <cstddef>

@@ -30,7 +30,7 @@ import cuaudit_layout  # the run directory's names (generated from common/run_di
 
 _CUPY_SOURCE = b"cupy_pool"  # the memory source's key in common/memory_sources.inc
 _TORCH_DEFAULT_ENTRIES = 100000
-# The history's actions cuaudit keeps, as numbers in the blocks file (tool/torch_history.cpp reads
+# The history's actions cuaudit keeps, as numbers in the blocks file (tool/trace/torch_history.cpp reads
 # them): blocks handed out and given back, segments taken from CUDA and given back (mapped and
 # unmapped with expandable segments), and the out-of-memory errors PyTorch raised.
 _TORCH_ACTIONS = {"free_completed": 0, "alloc": 1, "segment_alloc": 2, "segment_free": 3, "segment_map": 4,

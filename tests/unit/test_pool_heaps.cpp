@@ -1,4 +1,4 @@
-// The pools' heaps (tool/pool_heaps.h): what each pool's segments and blocks make of its memory,
+// The pools' heaps (tool/replay/pool_heaps.h): what each pool's segments and blocks make of its memory,
 // computed exactly on hand-made layouts, and blocks judged apart from CUDA's own allocations.
 #include <doctest/doctest.h>
 

@@ -62,7 +62,7 @@ void mark_held_by_allocator(report::Finding& f, const std::string& allocator);
 // A rule that would suppress `finding`: its kind and the first user frame's function, or file.
 std::string suggest_suppression(const report::Finding& finding);
 
-// cuaudit's built-in held_by_allocator rules, as shipped (tool/builtin_allocators.supp).
+// cuaudit's built-in held_by_allocator rules, as shipped (tool/checks/builtin_allocators.supp).
 const char* builtin_allocator_rules();
 
 }  // namespace cuaudit

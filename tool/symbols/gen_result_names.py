@@ -24,7 +24,7 @@ def entries(path, name_pattern):
 
 def main():
     include, output = sys.argv[1], sys.argv[2]
-    lines = ["// Generated from driver_types.h and cuda.h by tool/gen_result_names.py; do not edit."]
+    lines = ["// Generated from driver_types.h and cuda.h by tool/symbols/gen_result_names.py; do not edit."]
     for value, name, text in entries(include + "/driver_types.h", r"cuda(?:Success|Error\w+)"):
         lines.append('CUAUDIT_RUNTIME_RESULT(%d, "%s", "%s")' % (value, name, text))
     for value, name, text in entries(include + "/cuda.h", r"CUDA_(?:SUCCESS|ERROR_\w+)"):
