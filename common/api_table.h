@@ -84,18 +84,22 @@ struct ApiInfo {
   std::string_view name;
   ApiRole role;
   MemoryFamily family;
-  KeySpace space;                     // a block's key is an address inside its pool's memory
+  KeySpace space;  // a block's key is an address inside its pool's memory
   MemorySource source = MemorySource::Cuda;
-  BlockOp op = BlockOp::None;         // a CUDA API: None
+  BlockOp op = BlockOp::None;  // a CUDA API: None
 };
 
 inline constexpr ApiInfo kApiInfo[] = {
 #define CUAUDIT_API(id, name, role, family, space) {name, ApiRole::role, MemoryFamily::family, KeySpace::space},
 #include "api_list.inc"
 #undef CUAUDIT_API
-#define CUAUDIT_BLOCK_OP(id, source, op, name)                                                                   \
-  {name, block_op_allocates(BlockOp::op) ? ApiRole::Alloc : ApiRole::Free, MemoryFamily::PoolBlock, KeySpace::Address, \
-   MemorySource::source, BlockOp::op},
+#define CUAUDIT_BLOCK_OP(id, source, op, name)                       \
+  {name,                                                             \
+   block_op_allocates(BlockOp::op) ? ApiRole::Alloc : ApiRole::Free, \
+   MemoryFamily::PoolBlock,                                          \
+   KeySpace::Address,                                                \
+   MemorySource::source,                                             \
+   BlockOp::op},
 #include "memory_sources.inc"
 #undef CUAUDIT_BLOCK_OP
 };

@@ -27,7 +27,7 @@ inline constexpr bool block_op_allocates(BlockOp op) { return op == BlockOp::Han
 
 struct SourceInfo {
   MemorySource source;
-  const char* key;          // "cupy_pool": how machine-readable outputs and the Python hooks name it
+  const char* key;  // "cupy_pool": how machine-readable outputs and the Python hooks name it
   SourceKind kind;
   bool has_segments;
   const char* description;  // "CuPy's memory pool"

@@ -484,10 +484,10 @@ struct PoolBlockRecord {
   uint64_t bytes;     // HandOut, Resize: its size
   uint64_t stack_id;  // kNoStack when no stack could be captured
   uint32_t tid;
-  uint32_t pool;    // the pool (PoolRecord::pool); on TakeBack and Resize, 0 when the writer does not know it
-  int32_t device;   // ordinal or kUnknownDevice
-  uint8_t source;   // MemorySource of the pool
-  uint8_t op;       // BlockOp
+  uint32_t pool;   // the pool (PoolRecord::pool); on TakeBack and Resize, 0 when the writer does not know it
+  int32_t device;  // ordinal or kUnknownDevice
+  uint8_t source;  // MemorySource of the pool
+  uint8_t op;      // BlockOp
   uint16_t reserved;
 };
 

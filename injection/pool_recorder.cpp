@@ -200,9 +200,8 @@ int32_t device_of_pointer(uint64_t pointer) noexcept {
 // cuaudit_pool_register takes as its kind; -1 for a key this build does not know.
 extern "C" __attribute__((visibility("default"))) int32_t cuaudit_memory_source(const char* key) {
   const cuaudit::SourceInfo* source = cuaudit::source_by_key(key);
-  return source && cuaudit::is_pool_source(static_cast<uint32_t>(source->source))
-             ? static_cast<int32_t>(source->source)
-             : -1;
+  return source && cuaudit::is_pool_source(static_cast<uint32_t>(source->source)) ? static_cast<int32_t>(source->source)
+                                                                                  : -1;
 }
 
 // A framework's pool (`kind`: a pool's memory source); returns its number, 0 for an unknown kind.

@@ -355,8 +355,8 @@ void run_notes(RunState& state, const AnalysisOptions& options, report::Report& 
         "live, not as leaked");
   }
   if (state.filtered_out) {
-    report.notes.push_back(fmt::format("{} process(es) not reported: their names do not match --target-processes-filter",
-                                       state.filtered_out));
+    report.notes.push_back(fmt::format(
+        "{} process(es) not reported: their names do not match --target-processes-filter", state.filtered_out));
   }
   if (state.tracked == 0) {
     report.nothing_tracked = true;

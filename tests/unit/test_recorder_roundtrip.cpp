@@ -240,15 +240,16 @@ TEST_CASE("a pool and its blocks read back: the pool's name, each block's pool, 
   CHECK(t.pools.at(pool).base == 0x60000);
   // The blocks only: another test's cudaMalloc may share their addresses.
   std::vector<Event> events = events_with_key_in(t, 0x60000, 0x60200);
-  events.erase(std::remove_if(events.begin(), events.end(), [](const Event& e) { return !is_block_op(e.memory().api); }),
-               events.end());
+  events.erase(
+      std::remove_if(events.begin(), events.end(), [](const Event& e) { return !is_block_op(e.memory().api); }),
+      events.end());
   REQUIRE(events.size() == 4);
   CHECK(events[0].memory().api == Api::nvtxMemRegionsRegister);
   CHECK(events[0].memory().pool == pool);
   CHECK(events[0].memory().context_uid == 0);
   // The heap's range is its segment, a record of its own (version 5).
-  const auto segment = std::find_if(t.events.begin(), t.events.end(),
-                                    [](const Event& e) { return e.kind == EventKind::PoolSegment; });
+  const auto segment =
+      std::find_if(t.events.begin(), t.events.end(), [](const Event& e) { return e.kind == EventKind::PoolSegment; });
   REQUIRE(segment != t.events.end());
   CHECK(segment->pool_segment().pool == pool);
   CHECK(segment->pool_segment().base == 0x60000);

@@ -156,7 +156,8 @@ TEST_CASE("version 2: segments live in the pool's heap, out-of-memory entries ar
   const uint64_t t0 = step_us(0) - 5;
   doc["events"].insert(doc["events"].begin(), json::array({0, 2, 0x7f0000000000, 64 * kBlock, 0, t0, 0}));
   doc["events"].push_back({0, 6, 0x1000, 96 * kBlock, 0, step_us(1) + 50, 0});  // addr: the device's free bytes
-  doc["segments"] = json::array({json::array({0, 0x7f0000000000, 64 * kBlock}), json::array({0, 0x7d0000000000, kBlock})});
+  doc["segments"] =
+      json::array({json::array({0, 0x7f0000000000, 64 * kBlock}), json::array({0, 0x7d0000000000, kBlock})});
   ProcessTrace p = process(2);
   std::vector<std::string> notes;
   const TorchHistory h = torch_history(doc.dump(), p, notes);

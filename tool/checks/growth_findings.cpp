@@ -35,6 +35,63 @@ bool through_caching_allocator(const std::vector<report::Frame>& stack) {
   });
 }
 
+using SiteKey = std::tuple<std::string, int, std::string, uint64_t, bool>;
+
+// The memory held at the end, by the user's Python line (file, line, function): where the program
+// asked for it. In a Python process, memory allocated with no Python stack (an autograd thread, or a
+// caching allocator's segment for whichever line first needed one) is grouped by its native site.
+std::map<SiteKey, Site> sites_of(const ProcessTrace& trace, const std::vector<MemoryEvent>& held,
+                                 StackResolver& stacks) {
+  const bool python_process = !trace.python_stacks.empty();
+  // A pool's blocks (CuPy's, an NVTX heap's) are judged themselves: the memory they were handed out
+  // of is the pool's, grown for whichever line first needed more.
+  std::vector<std::pair<uint64_t, int32_t>> blocks;
+  for (const MemoryEvent& a : held) {
+    if (is_pool_block(api_info(a.api).family)) blocks.emplace_back(a.key, a.device);
+  }
+  std::sort(blocks.begin(), blocks.end());
+  auto holds_blocks = [&](const MemoryEvent& a) {
+    auto it = std::lower_bound(blocks.begin(), blocks.end(), std::make_pair(a.key, INT32_MIN));
+    return it != blocks.end() && it->first - a.key < a.bytes;
+  };
+  const bool torch_blocks = std::any_of(trace.pools.begin(), trace.pools.end(), [](const auto& pool) {
+    return pool.second.kind == MemorySource::TorchCaching;
+  });
+  // PyTorch's segments, made for whichever line first needed one: its blocks say where the memory went.
+  std::map<uint64_t, bool> segment_stacks;  // stack id -> through PyTorch's caching allocator
+  auto torch_segment = [&](const MemoryEvent& a) {
+    if (!torch_blocks || is_block_op(a.api)) return false;
+    auto [it, inserted] = segment_stacks.try_emplace(a.stack_id, false);
+    if (inserted) it->second = through_caching_allocator(stacks.user_stack(a.stack_id));
+    return it->second;
+  };
+  // A pool's blocks and the CUDA allocations of the same line are different sites: what a
+  // framework's allocator hands out is the program's tensors, what the line made CUDA allocate
+  // besides (a library handle's workspace) is not.
+  std::map<SiteKey, Site> sites;
+  for (const MemoryEvent& a : held) {
+    const MemoryFamily family = api_info(a.api).family;
+    if (!is_pool_block(family) && (!owns_memory(family) || holds_blocks(a) || torch_segment(a))) continue;
+    std::vector<report::Frame> python = python_frames(trace, a.python_stack_id);
+    const size_t user = user_python_frame(python);
+    if (user >= python.size() && !python_process) continue;
+    // A block with neither stack (PyTorch's autograd threads make gradients with no Python frames):
+    // nothing would say where it came from, and unrelated memory would be lumped together.
+    if (user >= python.size() && a.stack_id == trace::kNoStack) continue;
+    const bool block = is_pool_block(family);
+    Site& site = user < python.size() ? sites[{python[user].file, python[user].line, python[user].function, 0, block}]
+                                      : sites[{std::string(), 0, std::string(), a.stack_id, block}];
+    if (site.allocations.empty()) {
+      site.python = std::move(python);
+      site.user = user;
+    }
+    site.allocations.push_back(&a);
+    site.bytes += a.bytes;
+  }
+
+  return sites;
+}
+
 }  // namespace
 
 GrowthObserver::GrowthObserver(const ProcessTrace& trace) : python_(!trace.python_stacks.empty()) {
@@ -75,55 +132,7 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
     for (const LeakedAllocation& leak : at_exit) held.push_back(leak.allocation);
   }
 
-  // By the user's Python line (file, line, function): where the program asked for the memory. In a
-  // Python process, memory allocated with no Python stack (an autograd thread, or a caching
-  // allocator's segment for whichever line first needed one) is grouped by its native site.
-  const bool python_process = !trace.python_stacks.empty();
-  // A pool's blocks (CuPy's, an NVTX heap's) are judged themselves: the memory they were handed out
-  // of is the pool's, grown for whichever line first needed more.
-  std::vector<std::pair<uint64_t, int32_t>> blocks;
-  for (const MemoryEvent& a : held) {
-    if (is_pool_block(api_info(a.api).family)) blocks.emplace_back(a.key, a.device);
-  }
-  std::sort(blocks.begin(), blocks.end());
-  auto holds_blocks = [&](const MemoryEvent& a) {
-    auto it = std::lower_bound(blocks.begin(), blocks.end(), std::make_pair(a.key, INT32_MIN));
-    return it != blocks.end() && it->first - a.key < a.bytes;
-  };
-  const bool torch_blocks = std::any_of(trace.pools.begin(), trace.pools.end(), [](const auto& pool) {
-    return pool.second.kind == MemorySource::TorchCaching;
-  });
-  // PyTorch's segments, made for whichever line first needed one: its blocks say where the memory went.
-  std::map<uint64_t, bool> segment_stacks;  // stack id -> through PyTorch's caching allocator
-  auto torch_segment = [&](const MemoryEvent& a) {
-    if (!torch_blocks || is_block_op(a.api)) return false;
-    auto [it, inserted] = segment_stacks.try_emplace(a.stack_id, false);
-    if (inserted) it->second = through_caching_allocator(stacks.user_stack(a.stack_id));
-    return it->second;
-  };
-  // A pool's blocks and the CUDA allocations of the same line are different sites: what a
-  // framework's allocator hands out is the program's tensors, what the line made CUDA allocate
-  // besides (a library handle's workspace) is not.
-  std::map<std::tuple<std::string, int, std::string, uint64_t, bool>, Site> sites;
-  for (const MemoryEvent& a : held) {
-    const MemoryFamily family = api_info(a.api).family;
-    if (!is_pool_block(family) && (!owns_memory(family) || holds_blocks(a) || torch_segment(a))) continue;
-    std::vector<report::Frame> python = python_frames(trace, a.python_stack_id);
-    const size_t user = user_python_frame(python);
-    if (user >= python.size() && !python_process) continue;
-    // A block with neither stack (PyTorch's autograd threads make gradients with no Python frames):
-    // nothing would say where it came from, and unrelated memory would be lumped together.
-    if (user >= python.size() && a.stack_id == trace::kNoStack) continue;
-    const bool block = is_pool_block(family);
-    Site& site = user < python.size() ? sites[{python[user].file, python[user].line, python[user].function, 0, block}]
-                                      : sites[{std::string(), 0, std::string(), a.stack_id, block}];
-    if (site.allocations.empty()) {
-      site.python = std::move(python);
-      site.user = user;
-    }
-    site.allocations.push_back(&a);
-    site.bytes += a.bytes;
-  }
+  auto sites = sites_of(trace, held, stacks);
 
   std::vector<report::Finding> findings;
   for (auto& [key, site] : sites) {

@@ -94,8 +94,8 @@ class PoolHeaps {
 
   ReplayResult& result_;
   ReplayObserver* observer_;
-  Blocks live_;                                  // every pool's blocks handed out, by address
-  std::map<uint64_t, ReleasedMemory> released_;  // blocks taken back and not handed out again
+  Blocks live_;                                               // every pool's blocks handed out, by address
+  std::map<uint64_t, ReleasedMemory> released_;               // blocks taken back and not handed out again
   std::map<uint32_t, std::map<uint64_t, Segment>> segments_;  // pool -> base -> segment
   std::map<uint32_t, uint64_t> used_;                         // pool -> bytes handed out
   const std::map<uint32_t, PoolInfo>* pools_;

@@ -15,8 +15,6 @@ using namespace cuaudit::trace;
 
 namespace {
 
-
-
 std::string hex_bytes(const uint8_t* p, size_t n) {
   std::string out;
   for (size_t i = 0; i < n; ++i) out += fmt::format("{:02x}", p[i]);
@@ -138,14 +136,15 @@ class RecordParser::Builder {
   bool parse(const PoolRecord& r, Tail tail) {
     if (r.name_bytes > tail.bytes) return false;
     if (!is_known_pool_kind(r.kind)) return true;  // a kind of pool a newer writer knows
-    out_.pools[r.pool] = {static_cast<MemorySource>(r.kind), std::string(tail.data, r.name_bytes), r.base, r.bytes,
-                          r.stack_id, r.device};
+    out_.pools[r.pool] = {
+        static_cast<MemorySource>(r.kind), std::string(tail.data, r.name_bytes), r.base, r.bytes, r.stack_id, r.device};
     return true;
   }
 
   bool parse(const PoolBlockRecord& r, Tail) {
     const SourceInfo* source = source_info(r.source);
-    const Api api = source && is_known_block_op(r.op) ? block_api(source->source, static_cast<BlockOp>(r.op)) : Api::Count;
+    const Api api =
+        source && is_known_block_op(r.op) ? block_api(source->source, static_cast<BlockOp>(r.op)) : Api::Count;
     if (api == Api::Count) {  // a source or an operation a newer writer knows
       ++unknown_apis_;
       return true;

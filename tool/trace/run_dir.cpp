@@ -75,9 +75,7 @@ int remove_entry(const char* path, const struct stat*, int type, struct FTW*) {
 }
 }  // namespace
 
-bool remove_run_dir(const std::string& dir) {
-  return nftw(dir.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0;
-}
+bool remove_run_dir(const std::string& dir) { return nftw(dir.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0; }
 
 std::string signal_name(int signal) {
   if (const char* abbrev = sigabbrev_np(signal)) return fmt::format("SIG{}", abbrev);

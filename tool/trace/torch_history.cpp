@@ -19,12 +19,20 @@ using nlohmann::json;
 // A million events of PyTorch's history with their stacks take about 100 MB.
 constexpr size_t kMaxTorchBlocksBytes = size_t{1} << 30;
 
-// The history's Python stacks get ids of their own beside the trace's (content hashes).
+// The history's Python stacks get ids of their own beside the trace's (content hashes); 0: none.
 constexpr uint64_t kHistoryStackIds = uint64_t{1} << 63;
+uint64_t stack_id(uint64_t index) { return index ? kHistoryStackIds + index : 0; }
 
 // The history's actions, as the hook writes them (version 1 had only the first two).
-enum Action { kFreeCompleted = 0, kAlloc = 1, kSegmentAlloc = 2, kSegmentFree = 3, kSegmentMap = 4,
-              kSegmentUnmap = 5, kOom = 6 };
+enum Action {
+  kFreeCompleted = 0,
+  kAlloc = 1,
+  kSegmentAlloc = 2,
+  kSegmentFree = 3,
+  kSegmentMap = 4,
+  kSegmentUnmap = 5,
+  kOom = 6
+};
 
 // PyTorch stamps its events with the wall clock (µs); the trace counts monotonic ns from its start.
 uint64_t monotonic_ns(const ProcessTrace& process, uint64_t realtime_us) {
@@ -65,6 +73,48 @@ void add_pool(ProcessTrace& process, uint32_t pool) {
   process.pools[pool] = info;
 }
 
+// The history's events, as events of pool `pool` (not yet in time order), and what they say.
+struct HistoryEvents {
+  std::map<std::pair<int32_t, uint64_t>, bool> block_live, segment_live;  // (device, address) -> live
+  uint64_t allocations = 0, frees = 0, segments = 0;
+  std::vector<FrameworkOom> ooms;
+};
+HistoryEvents read_events(const json& doc, const ProcessTrace& process, uint32_t pool, std::vector<Event>& events) {
+  HistoryEvents read;
+  for (const json& e : doc.at("events")) {
+    const auto device = e.at(0).get<int32_t>();
+    const int action = e.at(1).get<int>();
+    const auto addr = e.at(2).get<uint64_t>();
+    const auto bytes = e.at(3).get<uint64_t>();
+    const uint64_t ns = monotonic_ns(process, e.at(5).get<uint64_t>());
+    switch (action) {
+      case kAlloc:
+      case kFreeCompleted:
+        events.push_back(block_event(pool, action == kAlloc, device, addr, bytes,
+                                     action == kAlloc ? stack_id(e.at(6).get<uint64_t>()) : 0, ns));
+        read.block_live[{device, addr}] = action == kAlloc;
+        ++(action == kAlloc ? read.allocations : read.frees);
+        break;
+      case kSegmentAlloc:
+      case kSegmentMap:
+      case kSegmentFree:
+      case kSegmentUnmap: {
+        const bool mapped = action == kSegmentAlloc || action == kSegmentMap;
+        events.push_back(segment_event(pool, mapped, device, addr, bytes, ns));
+        read.segment_live[{device, addr}] = mapped;
+        read.segments += mapped;
+        break;
+      }
+      case kOom:  // PyTorch's entry keeps the device's free bytes where a block's address would be
+        read.ooms.push_back({pool, ns, device, bytes, addr});
+        break;
+      default:  // an action a newer hook writes
+        break;
+    }
+  }
+  return read;
+}
+
 }  // namespace
 
 TorchHistory torch_history(const std::string& json_text, ProcessTrace& process, std::vector<std::string>& notes) {
@@ -81,44 +131,11 @@ TorchHistory torch_history(const std::string& json_text, ProcessTrace& process, 
       frames.push_back({f.at(0).get<std::string>(), f.at(1).get<uint32_t>(), f.at(2).get<std::string>()});
     stacks.push_back(std::move(frames));
   }
-  auto stack_id = [&](uint64_t id) { return id ? kHistoryStackIds + id : 0; };
   TorchHistory out;
   // The pool's number: the next after the trace's own pools.
   const uint32_t pool = process.pools.empty() ? 1 : process.pools.rbegin()->first + 1;
-  std::map<std::pair<int32_t, uint64_t>, bool> block_live, segment_live;  // (device, address) -> live
-  uint64_t allocations = 0, frees = 0, segments = 0;
-  std::vector<FrameworkOom> ooms;
-  for (const json& e : doc.at("events")) {
-    const auto device = e.at(0).get<int32_t>();
-    const int action = e.at(1).get<int>();
-    const auto addr = e.at(2).get<uint64_t>();
-    const auto bytes = e.at(3).get<uint64_t>();
-    const uint64_t ns = monotonic_ns(process, e.at(5).get<uint64_t>());
-    switch (action) {
-      case kAlloc:
-      case kFreeCompleted:
-        out.events.push_back(block_event(pool, action == kAlloc, device, addr, bytes,
-                                         action == kAlloc ? stack_id(e.at(6).get<uint64_t>()) : 0, ns));
-        block_live[{device, addr}] = action == kAlloc;
-        ++(action == kAlloc ? allocations : frees);
-        break;
-      case kSegmentAlloc:
-      case kSegmentMap:
-      case kSegmentFree:
-      case kSegmentUnmap: {
-        const bool mapped = action == kSegmentAlloc || action == kSegmentMap;
-        out.events.push_back(segment_event(pool, mapped, device, addr, bytes, ns));
-        segment_live[{device, addr}] = mapped;
-        segments += mapped;
-        break;
-      }
-      case kOom:  // PyTorch's entry keeps the device's free bytes where a block's address would be
-        ooms.push_back({pool, ns, device, bytes, addr});
-        break;
-      default:  // an action a newer hook writes
-        break;
-    }
-  }
+  HistoryEvents read = read_events(doc, process, pool, out.events);
+  uint64_t segments = read.segments;
   // What was allocated at exit but came before the history (it keeps the most recent events):
   // allocated at the start.
   const uint64_t early_ns = process.start_monotonic_ns;
@@ -126,7 +143,7 @@ TorchHistory torch_history(const std::string& json_text, ProcessTrace& process, 
   for (const json& b : doc.at("live")) {
     const auto device = b.at(0).get<int32_t>();
     const auto addr = b.at(1).get<uint64_t>();
-    if (auto it = block_live.find({device, addr}); it != block_live.end() && it->second) continue;
+    if (auto it = read.block_live.find({device, addr}); it != read.block_live.end() && it->second) continue;
     out.events.push_back(
         block_event(pool, true, device, addr, b.at(2).get<uint64_t>(), stack_id(b.at(3).get<uint64_t>()), early_ns));
     ++before_history;
@@ -134,31 +151,31 @@ TorchHistory torch_history(const std::string& json_text, ProcessTrace& process, 
   for (const json& s : doc.value("segments", json::array())) {
     const auto device = s.at(0).get<int32_t>();
     const auto addr = s.at(1).get<uint64_t>();
-    if (auto it = segment_live.find({device, addr}); it != segment_live.end() && it->second) continue;
+    if (auto it = read.segment_live.find({device, addr}); it != read.segment_live.end() && it->second) continue;
     out.events.push_back(segment_event(pool, true, device, addr, s.at(2).get<uint64_t>(), early_ns));
     ++segments;
   }
   std::stable_sort(out.events.begin(), out.events.end(),
                    [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
-  out.any_block = std::any_of(out.events.begin(), out.events.end(),
-                              [](const Event& e) { return e.kind == EventKind::Alloc; });
+  out.any_block =
+      std::any_of(out.events.begin(), out.events.end(), [](const Event& e) { return e.kind == EventKind::Alloc; });
   // With the cache off there are no blocks: every tensor is a cudaMalloc of its own, judged as such.
   if (!out.any_block) out.events.clear();
 
   if (out.any_block) add_pool(process, pool);
   for (size_t i = 0; i < stacks.size(); ++i) process.python_stacks.emplace(stack_id(i + 1), std::move(stacks[i]));
-  for (const FrameworkOom& oom : ooms) process.framework_ooms.push_back(oom);
+  for (const FrameworkOom& oom : read.ooms) process.framework_ooms.push_back(oom);
   const auto max_entries = doc.value("max_entries", uint64_t{0});
   notes.push_back(fmt::format(
       "PyTorch's caching allocator: {} block allocation(s) and {} free(s) seen in its memory history{}; {} "
       "block(s) still allocated at exit{}{}",
-      allocations, frees,
+      read.allocations, read.frees,
       before_history ? fmt::format(" (it keeps the last {} events a device: {} block(s) allocated at exit came "
                                    "before them, counted as allocated at the start)",
                                    max_entries, before_history)
                      : std::string(),
       doc.at("live").size(), segments ? fmt::format("; {} segment(s) reserved from CUDA", segments) : std::string(),
-      ooms.empty() ? std::string() : fmt::format("; {} out-of-memory error(s) it raised", ooms.size())));
+      read.ooms.empty() ? std::string() : fmt::format("; {} out-of-memory error(s) it raised", read.ooms.size())));
   return out;
 }
 

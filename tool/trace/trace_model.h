@@ -60,7 +60,7 @@ struct MemoryEvent {
   int32_t device = trace::kUnknownDevice;  // or trace::kHostDevice
   int32_t result = 0;                      // what the call returned to the program
   uint32_t call_ns = 0;                    // time inside the call (saturated); 0: not measured
-  uint32_t pool = 0;  // a pool's block (api is a block operation): the pool (ProcessTrace::pools) it came from
+  uint32_t pool = 0;     // a pool's block (api is a block operation): the pool (ProcessTrace::pools) it came from
   Api api = Api::Count;  // a CUDA API, or a pool's block operation (memory_sources.inc)
 };
 static_assert(sizeof(MemoryEvent) == 96, "MemoryEvent grew: the live set grows with it");
@@ -228,7 +228,7 @@ struct DeviceState {
 // A pool whose blocks the trace records (an NVTX heap, a framework's allocator).
 struct PoolInfo {
   MemorySource kind = MemorySource::NvtxHeap;  // its source (memory_sources.inc)
-  std::string name;  // as the program named it; may be empty
+  std::string name;                            // as the program named it; may be empty
   uint64_t base = 0;
   uint64_t bytes = 0;
   uint64_t stack_id = 0;
