@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The lists declared once in the code and the tables in the docs name the same things.
 
-common/environment.inc <-> docs/INJECTION.md's environment table; common/memory_sources.inc <->
+common/environment.inc <-> docs/INJECTION.md's environment table; common/trace_records.inc <->
+docs/ARCHITECTURE.md's record table; common/memory_sources.inc <->
 docs/POOLS.md's memory sources table; common/run_dir_layout.inc <-> docs/ARCHITECTURE.md's run
 directory table; reports/finding_kinds.inc <-> docs/JSON.md's kinds table. A name added to one and
 not the other fails here.
@@ -58,6 +59,9 @@ def main():
     entries = declared(f"{a.source}/common/run_dir_layout.inc", "CUAUDIT_RUN_ENTRY")
     entry_docs = documented(f"{a.source}/docs/ARCHITECTURE.md", "## The run directory")
     ok = compare("run directory name", entries, entry_docs, "common/run_dir_layout.inc", "docs/ARCHITECTURE.md") and ok
+    records = set(re.findall(r"^CUAUDIT_RECORD\(\s*(\w+)\s*,", open(f"{a.source}/common/trace_records.inc").read(), re.M))
+    record_docs = documented(f"{a.source}/docs/ARCHITECTURE.md", "## The trace file")
+    ok = compare("trace record", records, record_docs, "common/trace_records.inc", "docs/ARCHITECTURE.md") and ok
     kinds = declared(f"{a.source}/reports/finding_kinds.inc", "CUAUDIT_FINDING")
     kind_docs = documented(f"{a.source}/docs/JSON.md", "## Finding kinds")
     ok = compare("finding kind", kinds, kind_docs, "reports/finding_kinds.inc", "docs/JSON.md") and ok
