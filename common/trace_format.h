@@ -10,7 +10,7 @@
 // Each record type is declared once, in trace_records.inc: its number, its struct and its size.
 // The writer's typed append sets the header from that list; the reader has one parse function
 // per struct. To add a record: define its struct here, add one line to trace_records.inc, write
-// it in the injection and add its parse function in tool/trace/trace_reader.cpp (docs/ARCHITECTURE.md).
+// it in the injection and add its parse function in tool/trace/record_parser.cpp (docs/ARCHITECTURE.md).
 //
 // Compatibility: bump kTraceVersion whenever a record's layout or meaning changes; the reader
 // refuses versions it does not know. New record types may be added without a bump: readers skip

@@ -26,8 +26,6 @@ bool dies_with_context(MemoryFamily f) {
 
 MemoryFamily family_of(const MemoryEvent& e) { return api_info(e.api).family; }
 
-uint64_t range_end(const MemoryEvent& e) { return memory_range_end(e); }
-
 using Released = ReleasedMemory;
 
 class AllocationTable {
@@ -44,7 +42,7 @@ class AllocationTable {
     const size_t s = space_index(e.api);
     // The address lives again: what was released there before is history, not a double free.
     auto& released = released_[s];
-    released.erase(released.lower_bound(e.key), released.lower_bound(range_end(e)));
+    released.erase(released.lower_bound(e.key), released.lower_bound(memory_range_end(e)));
     // A live entry at the same key means its release went unseen; the new one replaces it.
     if (auto old = live_[s].find(e.key); old != live_[s].end()) forget(old->second);
     live_[s][e.key] = e;
@@ -246,7 +244,7 @@ class AllocationTable {
     if (e.result != 0) return;
     auto& live = live_[space_index(e.api)];
     auto first = live.lower_bound(e.key);
-    auto last = live.lower_bound(range_end(e));
+    auto last = live.lower_bound(memory_range_end(e));
     if (first == last) {
       ++result_.unmatched_releases;
       return;
