@@ -1,5 +1,7 @@
 #include "cupti_api_params.h"
 
+#include <type_traits>
+
 namespace cuaudit::inject {
 
 const TrackedCallback kTrackedCallbacks[] = {
@@ -223,160 +225,15 @@ static_assert(offsetof(cudaStreamCreate_v3020_params, pStream) == 0 &&
               offsetof(cuImportExternalSemaphore_params, extSem_out) == 0 && sizeof(cudaTextureObject_t) == 8 &&
               sizeof(CUmodule) == 8);
 
-// Fills key and bytes from the call's parameters. Runs at EXIT: out-parameters are valid
-
-}  // namespace
-
-void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
-  if (!params) return;
-  if (is_resource(api_info(api).family)) return decode_resource(api, params, call);
+// The APIs whose parameters say more than a field or two (api_decoding.inc has the others).
+void decode_other(Api api, const void* params, ApiCall& call) noexcept {
   switch (api) {
-    case Api::cudaMalloc: {
-      auto* p = static_cast<const cudaMalloc_v3020_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
-      call.bytes = p->size;
-      break;
-    }
-    case Api::cudaMallocPitch: {
-      auto* p = static_cast<const cudaMallocPitch_v3020_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
-      call.bytes = static_cast<uint64_t>(deref(p->pitch)) * p->height;
-      break;
-    }
     case Api::cudaMalloc3D: {
       auto* p = static_cast<const cudaMalloc3D_v3020_params*>(params);
       if (p->pitchedDevPtr) {
         call.key = reinterpret_cast<uint64_t>(p->pitchedDevPtr->ptr);
         call.bytes = p->pitchedDevPtr->pitch * at_least_one(p->extent.height) * at_least_one(p->extent.depth);
       }
-      break;
-    }
-    case Api::cudaMallocArray: {
-      auto* p = static_cast<const cudaMallocArray_v3020_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(deref(p->array));
-      call.bytes = at_least_one(p->width) * at_least_one(p->height) * channel_bytes(p->desc);
-      break;
-    }
-    case Api::cudaMalloc3DArray: {
-      auto* p = static_cast<const cudaMalloc3DArray_v3020_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(deref(p->array));
-      call.bytes = mip_bytes(p->extent.width, p->extent.height, p->extent.depth, 1, channel_bytes(p->desc));
-      break;
-    }
-    case Api::cudaMallocMipmappedArray: {
-      auto* p = static_cast<const cudaMallocMipmappedArray_v5000_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(deref(p->mipmappedArray));
-      call.bytes = mip_bytes(p->extent.width, p->extent.height, p->extent.depth, p->numLevels, channel_bytes(p->desc));
-      break;
-    }
-    case Api::cudaMallocManaged: {
-      auto* p = static_cast<const cudaMallocManaged_v6000_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
-      call.bytes = p->size;
-      break;
-    }
-    case Api::cudaMallocHost: {
-      auto* p = static_cast<const cudaMallocHost_v3020_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(deref(p->ptr));
-      call.bytes = p->size;
-      break;
-    }
-    case Api::cudaHostAlloc: {
-      auto* p = static_cast<const cudaHostAlloc_v3020_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(deref(p->pHost));
-      call.bytes = p->size;
-      break;
-    }
-    case Api::cudaHostRegister: {
-      auto* p = static_cast<const cudaHostRegister_v4000_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(p->ptr);
-      call.bytes = p->size;
-      break;
-    }
-    case Api::cudaMallocAsync: {  // the _ptsz variant has the same layout
-      auto* p = static_cast<const cudaMallocAsync_v11020_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
-      call.bytes = p->size;
-      call.stream = reinterpret_cast<uint64_t>(p->hStream);
-      break;
-    }
-    case Api::cudaMallocFromPoolAsync: {
-      auto* p = static_cast<const cudaMallocFromPoolAsync_v11020_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(deref(p->ptr));
-      call.bytes = p->size;
-      call.stream = reinterpret_cast<uint64_t>(p->stream);
-      break;
-    }
-    case Api::cudaFree:
-      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaFree_v3020_params*>(params)->devPtr);
-      break;
-    case Api::cudaFreeHost:
-      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaFreeHost_v3020_params*>(params)->ptr);
-      break;
-    case Api::cudaFreeArray:
-      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaFreeArray_v3020_params*>(params)->array);
-      break;
-    case Api::cudaFreeMipmappedArray:
-      call.key =
-          reinterpret_cast<uint64_t>(static_cast<const cudaFreeMipmappedArray_v5000_params*>(params)->mipmappedArray);
-      break;
-    case Api::cudaHostUnregister:
-      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaHostUnregister_v4000_params*>(params)->ptr);
-      break;
-    case Api::cudaFreeAsync: {
-      auto* p = static_cast<const cudaFreeAsync_v11020_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(p->devPtr);
-      call.stream = reinterpret_cast<uint64_t>(p->hStream);
-      break;
-    }
-    case Api::cuMemAlloc: {
-      auto* p = static_cast<const cuMemAlloc_v2_params*>(params);
-      call.key = deref(p->dptr);
-      call.bytes = p->bytesize;
-      break;
-    }
-    case Api::cuMemAllocPitch: {
-      auto* p = static_cast<const cuMemAllocPitch_v2_params*>(params);
-      call.key = deref(p->dptr);
-      call.bytes = static_cast<uint64_t>(deref(p->pPitch)) * p->Height;
-      break;
-    }
-    case Api::cuMemAllocManaged: {
-      auto* p = static_cast<const cuMemAllocManaged_params*>(params);
-      call.key = deref(p->dptr);
-      call.bytes = p->bytesize;
-      break;
-    }
-    case Api::cuMemAllocHost: {
-      auto* p = static_cast<const cuMemAllocHost_v2_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(deref(p->pp));
-      call.bytes = p->bytesize;
-      break;
-    }
-    case Api::cuMemHostAlloc: {
-      auto* p = static_cast<const cuMemHostAlloc_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(deref(p->pp));
-      call.bytes = p->bytesize;
-      break;
-    }
-    case Api::cuMemHostRegister: {
-      auto* p = static_cast<const cuMemHostRegister_v2_params*>(params);
-      call.key = reinterpret_cast<uint64_t>(p->p);
-      call.bytes = p->bytesize;
-      break;
-    }
-    case Api::cuMemAllocAsync: {
-      auto* p = static_cast<const cuMemAllocAsync_params*>(params);
-      call.key = deref(p->dptr);
-      call.bytes = p->bytesize;
-      call.stream = reinterpret_cast<uint64_t>(p->hStream);
-      break;
-    }
-    case Api::cuMemAllocFromPoolAsync: {
-      auto* p = static_cast<const cuMemAllocFromPoolAsync_params*>(params);
-      call.key = deref(p->dptr);
-      call.bytes = p->bytesize;
-      call.stream = reinterpret_cast<uint64_t>(p->hStream);
       break;
     }
     case Api::cuArrayCreate: {
@@ -401,61 +258,6 @@ void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
             mip_bytes(d->Width, d->Height, d->Depth, p->numMipmapLevels, d->NumChannels * format_bytes(d->Format));
       break;
     }
-    case Api::cuMemCreate: {
-      auto* p = static_cast<const cuMemCreate_params*>(params);
-      call.key = deref(p->handle);
-      call.bytes = p->size;
-      break;
-    }
-    case Api::cuMemAddressReserve: {
-      auto* p = static_cast<const cuMemAddressReserve_params*>(params);
-      call.key = deref(p->ptr);
-      call.bytes = p->size;
-      break;
-    }
-    case Api::cuMemMap: {
-      auto* p = static_cast<const cuMemMap_params*>(params);
-      call.key = p->ptr;
-      call.bytes = p->size;
-      break;
-    }
-    case Api::cuMemFree:
-      call.key = static_cast<const cuMemFree_v2_params*>(params)->dptr;
-      break;
-    case Api::cuMemFreeHost:
-      call.key = reinterpret_cast<uint64_t>(static_cast<const cuMemFreeHost_params*>(params)->p);
-      break;
-    case Api::cuMemHostUnregister:
-      call.key = reinterpret_cast<uint64_t>(static_cast<const cuMemHostUnregister_params*>(params)->p);
-      break;
-    case Api::cuMemFreeAsync: {
-      auto* p = static_cast<const cuMemFreeAsync_params*>(params);
-      call.key = p->dptr;
-      call.stream = reinterpret_cast<uint64_t>(p->hStream);
-      break;
-    }
-    case Api::cuArrayDestroy:
-      call.key = reinterpret_cast<uint64_t>(static_cast<const cuArrayDestroy_params*>(params)->hArray);
-      break;
-    case Api::cuMipmappedArrayDestroy:
-      call.key =
-          reinterpret_cast<uint64_t>(static_cast<const cuMipmappedArrayDestroy_params*>(params)->hMipmappedArray);
-      break;
-    case Api::cuMemRelease:
-      call.key = static_cast<const cuMemRelease_params*>(params)->handle;
-      break;
-    case Api::cuMemAddressFree: {
-      auto* p = static_cast<const cuMemAddressFree_params*>(params);
-      call.key = p->ptr;
-      call.bytes = p->size;
-      break;
-    }
-    case Api::cuMemUnmap: {
-      auto* p = static_cast<const cuMemUnmap_params*>(params);
-      call.key = p->ptr;
-      call.bytes = p->size;
-      break;
-    }
     case Api::cudaIpcOpenMemHandle: {
       auto* p = static_cast<const cudaIpcOpenMemHandle_v4010_params*>(params);
       call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
@@ -468,12 +270,6 @@ void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
       call.handle_hash = handle_hash(p->handle);
       break;
     }
-    case Api::cudaIpcCloseMemHandle:
-      call.key = reinterpret_cast<uint64_t>(static_cast<const cudaIpcCloseMemHandle_v4010_params*>(params)->devPtr);
-      break;
-    case Api::cuIpcCloseMemHandle:
-      call.key = static_cast<const cuIpcCloseMemHandle_params*>(params)->dptr;
-      break;
     case Api::cudaMemPoolImportPointer: {
       auto* p = static_cast<const cudaMemPoolImportPointer_v11020_params*>(params);
       call.key = reinterpret_cast<uint64_t>(deref(p->ptr));
@@ -486,9 +282,6 @@ void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
       if (p->shareData) call.handle_hash = handle_hash(*p->shareData);
       break;
     }
-    case Api::cuMemImportFromShareableHandle:
-      call.key = deref(static_cast<const cuMemImportFromShareableHandle_params*>(params)->handle);
-      break;
     case Api::cudaExternalMemoryGetMappedBuffer: {
       auto* p = static_cast<const cudaExternalMemoryGetMappedBuffer_v10000_params*>(params);
       call.key = reinterpret_cast<uint64_t>(deref(p->devPtr));
@@ -503,6 +296,37 @@ void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
     }
     default:  // host heap releases (the LD_PRELOAD interposer), graph nodes (graph facts), resources
       break;
+  }
+}
+
+// A key (pointer or handle) as the trace stores it.
+template <typename T>
+uint64_t to_key(T value) noexcept {
+  if constexpr (std::is_pointer_v<T>) {
+    return reinterpret_cast<uint64_t>(value);
+  } else {
+    return static_cast<uint64_t>(value);
+  }
+}
+
+}  // namespace
+
+void decode_api_params(Api api, const void* params, ApiCall& call) noexcept {
+  if (!params) return;
+  if (is_resource(api_info(api).family)) return decode_resource(api, params, call);
+  switch (api) {
+#define CUAUDIT_DECODE(id, Params, key_of, bytes_of, stream_of) \
+  case Api::id: {                                               \
+    auto* p = static_cast<const Params*>(params);               \
+    call.key = to_key(key_of);                                  \
+    call.bytes = bytes_of;                                      \
+    call.stream = to_key(stream_of);                            \
+    return;                                                     \
+  }
+#include "api_decoding.inc"
+#undef CUAUDIT_DECODE
+    default:
+      return decode_other(api, params, call);
   }
 }
 
