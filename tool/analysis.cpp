@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -278,9 +279,14 @@ ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enri
 
   Replayer replayer(trace, &observers);
   trace.events.clear();
+  std::unordered_map<uint32_t, bool> selected_kernels;  // kernel id -> kept by --kernel-name (demangled once)
   const auto selected = [&](uint32_t kernel_id) {
-    auto name = trace.kernels.find(kernel_id);
-    return name == trace.kernels.end() || kernel_selected(kernel_display_name(name->second), options);
+    auto [it, inserted] = selected_kernels.try_emplace(kernel_id, true);
+    if (inserted) {
+      auto name = trace.kernels.find(kernel_id);
+      it->second = name == trace.kernels.end() || kernel_selected(kernel_display_name(name->second), options);
+    }
+    return it->second;
   };
   file.play(
       [&](const Event& e) {

@@ -100,7 +100,7 @@ bool leaks_checked(const AnalysisOptions& o) { return o.check_leaks; }
 // turns it on, and how it is made. Release misuse comes first: the failures it explains are not
 // reported again as errors (CheckContext::explained).
 struct CheckRow {
-  const char* name;
+  const char* name;  // what the row is, for the reader of this table
   bool (*enabled)(const AnalysisOptions&);
   std::unique_ptr<Check> (*make)(const ProcessTrace&, const AnalysisOptions&);
 };
@@ -129,12 +129,6 @@ std::vector<std::unique_ptr<Check>> make_checks(const ProcessTrace& trace, const
     if (row.enabled(options)) checks.push_back(row.make(trace, options));
   }
   return checks;
-}
-
-std::vector<std::string> check_names() {
-  std::vector<std::string> names;
-  for (const CheckRow& row : kChecks) names.emplace_back(row.name);
-  return names;
 }
 
 }  // namespace cuaudit

@@ -45,7 +45,5 @@ class Check {
 
 // The checks `options` turns on, made for one process's trace, in the table's order.
 std::vector<std::unique_ptr<Check>> make_checks(const ProcessTrace& trace, const AnalysisOptions& options);
-// Every check's name, in the table's order (the tests and the docs read it).
-std::vector<std::string> check_names();
 
 }  // namespace cuaudit

@@ -120,18 +120,24 @@ void PoolHeaps::cuda_released(uint64_t key) {
   for (auto& [pool, segments] : segments_) segments.erase(key);
 }
 
-const MemoryEvent* PoolHeaps::containing(uint64_t address) const {
-  auto it = live_.upper_bound(address);
-  if (it == live_.begin()) return nullptr;
+const MemoryEvent* live_containing(const std::map<uint64_t, MemoryEvent>& live, uint64_t address) {
+  auto it = live.upper_bound(address);
+  if (it == live.begin()) return nullptr;
   --it;
   return address - it->first < it->second.bytes ? &it->second : nullptr;  // no wrap-around
 }
 
-const ReleasedMemory* PoolHeaps::released_containing(uint64_t address) const {
-  auto it = released_.upper_bound(address);
-  if (it == released_.begin()) return nullptr;
+const ReleasedMemory* released_containing(const std::map<uint64_t, ReleasedMemory>& released, uint64_t address) {
+  auto it = released.upper_bound(address);
+  if (it == released.begin()) return nullptr;
   --it;
   return address - it->first < std::max<uint64_t>(it->second.allocation.bytes, 1) ? &it->second : nullptr;
+}
+
+const MemoryEvent* PoolHeaps::containing(uint64_t address) const { return live_containing(live_, address); }
+
+const ReleasedMemory* PoolHeaps::released_containing(uint64_t address) const {
+  return cuaudit::released_containing(released_, address);
 }
 
 PoolUsage PoolHeaps::usage(uint32_t pool) const {

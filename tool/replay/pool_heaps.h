@@ -28,6 +28,11 @@ struct ReleasedMemory {
 // (found by fuzzing: std::map::erase(first, last) with last before first).
 uint64_t memory_range_end(const MemoryEvent& e);
 
+// The live allocation of `live` (by address) that contains `address`, or nullptr; no wrap-around.
+const MemoryEvent* live_containing(const std::map<uint64_t, MemoryEvent>& live, uint64_t address);
+// The released allocation of `released` that contains `address` (a zero-byte one its first byte).
+const ReleasedMemory* released_containing(const std::map<uint64_t, ReleasedMemory>& released, uint64_t address);
+
 // What one pool's memory looks like at one moment (mimalloc's area statistics).
 struct PoolUsage {
   uint64_t reserved = 0;      // the bytes of its segments

@@ -102,7 +102,7 @@ class AllocationTable {
     if (family_of(e) == MemoryFamily::HostHeap) return;  // ordinary heap memory: not ours to judge
 
     if (api_info(e.api).space == KeySpace::Address) {
-      if (const MemoryEvent* inside = containing(live, e.key)) {
+      if (const MemoryEvent* inside = live_containing(live, e.key)) {
         result_.release_findings.push_back({ReleaseProblem::Invalid, e, *inside, {}, e.key - inside->key});
         return;
       }
@@ -134,7 +134,7 @@ class AllocationTable {
     }
     for (KeySpace space : {KeySpace::Address, KeySpace::VmmMapping}) {
       if (j.live) break;
-      if (const MemoryEvent* inside = containing(live_[static_cast<size_t>(space)], value)) {
+      if (const MemoryEvent* inside = live_containing(live_[static_cast<size_t>(space)], value)) {
         j.live = *inside;
         j.offset = value - inside->key;
       }
@@ -146,7 +146,9 @@ class AllocationTable {
     const bool in_block = j.live && is_pool_block(family_of(*j.live));
     if (!in_block) {
       const Released* r = pools_.released_containing(value);
-      if (!r && !j.live) r = released_containing(KeySpace::Address, value);  // live memory, not a returned block
+      if (!r && !j.live)
+        r = released_containing(released_[static_cast<size_t>(KeySpace::Address)],
+                                value);  // live memory, not a returned block
       if (r) {
         j.live.reset();
         j.freed = r->allocation;
@@ -199,21 +201,6 @@ class AllocationTable {
   using Live = std::map<uint64_t, MemoryEvent>;
 
   static size_t space_index(Api api) { return static_cast<size_t>(api_info(api).space); }
-
-  const Released* released_containing(KeySpace space, uint64_t address) const {
-    const auto& released = released_[static_cast<size_t>(space)];
-    auto it = released.upper_bound(address);
-    if (it == released.begin()) return nullptr;
-    --it;
-    return address - it->first < std::max<uint64_t>(it->second.allocation.bytes, 1) ? &it->second : nullptr;
-  }
-
-  static const MemoryEvent* containing(const Live& live, uint64_t address) {
-    auto it = live.upper_bound(address);
-    if (it == live.begin()) return nullptr;
-    --it;
-    return address - it->first < it->second.bytes ? &it->second : nullptr;  // no wrap-around
-  }
 
   // Memory the program holds per device: what the timeline compares with the driver's view.
   void remember(const MemoryEvent& e) {
@@ -400,22 +387,16 @@ void Replayer::apply(const Event& e) {
   observe_samples_before(e.seq);
   AllocationTable& table = state_->table;
   if (observer_) observer_->on_event(e);
+  // A pool's block goes to its pool's heap, CUDA's own memory to the allocation table.
+  if (e.is_memory() && is_block_op(e.memory().api)) return state_->pools.apply(e.memory());
   switch (e.kind) {
     case EventKind::Alloc:
-      if (is_block_op(e.memory().api)) {
-        state_->pools.apply(e.memory());
-        break;
-      }
       if (observer_ && e.memory().result != 0) {
         observer_->on_failed_allocation(e.memory(), holdings(e.memory().device), live_);
       }
       table.allocate(e.memory());
       break;
     case EventKind::Free:
-      if (is_block_op(e.memory().api)) {
-        state_->pools.apply(e.memory());
-        break;
-      }
       table.release(e.memory());
       if (e.memory().result == 0) state_->pools.cuda_released(e.memory().key);
       break;
