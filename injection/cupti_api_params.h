@@ -1,6 +1,6 @@
-// CUPTI's parameter structs of the calls cuaudit records, decoded: which callback ids are the
-// tracked allocation and release APIs, what each one allocated or released, and the pointers a
-// failed copy or memset was given. Part of the CUPTI seam (the cupti_* files).
+// CUPTI's parameter structs of the calls cuaudit records, decoded: what each tracked allocation or
+// release allocated or released, and the pointers a failed copy or memset was given. Which
+// callback is which API is cupti_callbacks.inc's. Part of the CUPTI seam (the cupti_* files).
 #pragma once
 
 #include <cupti.h>
@@ -11,19 +11,6 @@
 #include "call_recorder.h"
 
 namespace cuaudit::inject {
-
-struct TrackedCallback {
-  CUpti_CallbackDomain domain;
-  CUpti_CallbackId cbid;
-  Api api;
-};
-
-// Every callback id of a tracked API (runtime and driver, allocations and releases).
-extern const TrackedCallback kTrackedCallbacks[];
-extern const size_t kTrackedCallbackCount;
-// The resource APIs (streams, events, graphs, modules, ...): enabled with --track-resources only.
-extern const TrackedCallback kResourceCallbacks[];
-extern const size_t kResourceCallbackCount;
 
 // Fills key and bytes from the call's parameters. Runs at EXIT: out-parameters are valid
 // when the call succeeded.

@@ -81,38 +81,38 @@ void record_generic_node(bool runtime, uint64_t graph, uint64_t node, const CUgr
   }
 }
 
-bool on_runtime_graph_call(CUpti_CallbackId cbid, const void* params, bool exit_ok) noexcept {
+void on_runtime_graph_call(CUpti_CallbackId cbid, const void* params, bool exit_ok) noexcept {
   switch (cbid) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemAllocNode_v11040: {
       auto* p = static_cast<const cudaGraphAddMemAllocNode_v11040_params*>(params);
       if (exit_ok && p->nodeParams)
         record_node(Api::cudaGraphAddMemAllocNode, GraphNodeKind::Alloc, handle(p->graph), out_handle(p->pGraphNode),
                     handle(p->nodeParams->dptr), p->nodeParams->bytesize, device_of(p->nodeParams->poolProps.location));
-      return true;
+      return;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemFreeNode_v11040: {
       auto* p = static_cast<const cudaGraphAddMemFreeNode_v11040_params*>(params);
       if (exit_ok)
         record_node(Api::cudaGraphAddMemFreeNode, GraphNodeKind::Free, handle(p->graph), out_handle(p->pGraphNode),
                     handle(p->dptr), 0, trace::kUnknownDevice);
-      return true;
+      return;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddNode_v12030: {
       auto* p = static_cast<const cudaGraphAddNode_v12030_params*>(params);
       if (exit_ok)
         record_generic_node(true, handle(p->graph), out_handle(p->pGraphNode),
                             reinterpret_cast<const CUgraphNodeParams*>(p->nodeParams));
-      return true;
+      return;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000: {
       auto* p = static_cast<const cudaGraphInstantiate_v12000_params*>(params);
       if (exit_ok) record_change(GraphChange::ExecCreated, handle(p->graph), 0, out_handle(p->pGraphExec), p->flags);
-      return true;
+      return;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithFlags_v11040: {
       auto* p = static_cast<const cudaGraphInstantiateWithFlags_v11040_params*>(params);
       if (exit_ok) record_change(GraphChange::ExecCreated, handle(p->graph), 0, out_handle(p->pGraphExec), p->flags);
-      return true;
+      return;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithParams_v12000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithParams_ptsz_v12000: {
@@ -120,63 +120,63 @@ bool on_runtime_graph_call(CUpti_CallbackId cbid, const void* params, bool exit_
       if (exit_ok)
         record_change(GraphChange::ExecCreated, handle(p->graph), 0, out_handle(p->pGraphExec),
                       p->instantiateParams ? p->instantiateParams->flags : 0);
-      return true;
+      return;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphClone_v10000: {
       auto* p = static_cast<const cudaGraphClone_v10000_params*>(params);
       if (exit_ok) record_change(GraphChange::GraphCloned, out_handle(p->pGraphClone), handle(p->originalGraph), 0, 0);
-      return true;
+      return;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphDestroy_v10000:
       if (exit_ok)
         record_change(GraphChange::GraphDestroyed,
                       handle(static_cast<const cudaGraphDestroy_v10000_params*>(params)->graph), 0, 0, 0);
-      return true;
+      return;
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecDestroy_v10000:
       if (exit_ok)
         record_change(GraphChange::ExecDestroyed, 0, 0,
                       handle(static_cast<const cudaGraphExecDestroy_v10000_params*>(params)->graphExec), 0);
-      return true;
+      return;
     default:
-      return false;
+      return;
   }
 }
 
-bool on_driver_graph_call(CUpti_CallbackId cbid, const void* params, bool exit_ok) noexcept {
+void on_driver_graph_call(CUpti_CallbackId cbid, const void* params, bool exit_ok) noexcept {
   switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemAllocNode: {
       auto* p = static_cast<const cuGraphAddMemAllocNode_params*>(params);
       if (exit_ok && p->nodeParams)
         record_node(Api::cuGraphAddMemAllocNode, GraphNodeKind::Alloc, handle(p->hGraph), out_handle(p->phGraphNode),
                     p->nodeParams->dptr, p->nodeParams->bytesize, device_of(p->nodeParams->poolProps.location));
-      return true;
+      return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemFreeNode: {
       auto* p = static_cast<const cuGraphAddMemFreeNode_params*>(params);
       if (exit_ok)
         record_node(Api::cuGraphAddMemFreeNode, GraphNodeKind::Free, handle(p->hGraph), out_handle(p->phGraphNode),
                     p->dptr, 0, trace::kUnknownDevice);
-      return true;
+      return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode: {
       auto* p = static_cast<const cuGraphAddNode_params*>(params);
       if (exit_ok) record_generic_node(false, handle(p->hGraph), out_handle(p->phGraphNode), p->nodeParams);
-      return true;
+      return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode_v2: {
       auto* p = static_cast<const cuGraphAddNode_v2_params*>(params);
       if (exit_ok) record_generic_node(false, handle(p->hGraph), out_handle(p->phGraphNode), p->nodeParams);
-      return true;
+      return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2: {
       auto* p = static_cast<const cuGraphInstantiate_v2_params*>(params);
       if (exit_ok) record_change(GraphChange::ExecCreated, handle(p->hGraph), 0, out_handle(p->phGraphExec), 0);
-      return true;
+      return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags: {
       auto* p = static_cast<const cuGraphInstantiateWithFlags_params*>(params);
       if (exit_ok) record_change(GraphChange::ExecCreated, handle(p->hGraph), 0, out_handle(p->phGraphExec), p->flags);
-      return true;
+      return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams:
     case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz: {
@@ -184,47 +184,31 @@ bool on_driver_graph_call(CUpti_CallbackId cbid, const void* params, bool exit_o
       if (exit_ok)
         record_change(GraphChange::ExecCreated, handle(p->hGraph), 0, out_handle(p->phGraphExec),
                       p->instantiateParams ? p->instantiateParams->flags : 0);
-      return true;
+      return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphClone: {
       auto* p = static_cast<const cuGraphClone_params*>(params);
       if (exit_ok) record_change(GraphChange::GraphCloned, out_handle(p->phGraphClone), handle(p->originalGraph), 0, 0);
-      return true;
+      return;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphDestroy:
       if (exit_ok)
         record_change(GraphChange::GraphDestroyed, handle(static_cast<const cuGraphDestroy_params*>(params)->hGraph), 0,
                       0, 0);
-      return true;
+      return;
     case CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy:
       if (exit_ok)
         record_change(GraphChange::ExecDestroyed, 0, 0,
                       handle(static_cast<const cuGraphExecDestroy_params*>(params)->hGraphExec), 0);
-      return true;
+      return;
     default:
-      return false;
+      return;
   }
 }
 
-constexpr CUpti_CallbackId kDriverGraphCbids[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemAllocNode,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemFreeNode,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphClone,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphDestroy,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-};
-
 }  // namespace
 
-bool on_graph_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data,
+void on_graph_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data,
                    int runtime_depth) noexcept {
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   const bool at_exit = data->callbackSite == CUPTI_API_EXIT && data->functionParams && data->functionReturnValue;
@@ -235,24 +219,21 @@ bool on_graph_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
                   cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000)) {
     if (at_exit)
       record_launch(handle(static_cast<const cudaGraphLaunch_v10000_params*>(data->functionParams)->graphExec), result);
-    return true;
+    return;
   }
   if (!runtime &&
       (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz)) {
     // The runtime's cudaGraphLaunch makes this call for the program: recorded there.
     if (at_exit && runtime_depth == 0)
       record_launch(handle(static_cast<const cuGraphLaunch_params*>(data->functionParams)->hGraph), result);
-    return true;
+    return;
   }
   const bool exit_ok = at_exit && result == 0;
-  if (runtime) return on_runtime_graph_call(cbid, data->functionParams, exit_ok);
-  if (runtime_depth > 0) {  // the runtime's own driver call for a runtime call recorded above
-    for (CUpti_CallbackId c : kDriverGraphCbids) {
-      if (c == cbid) return true;
-    }
-    return false;
+  if (runtime) {
+    on_runtime_graph_call(cbid, data->functionParams, exit_ok);
+  } else if (runtime_depth == 0) {  // else the runtime's own driver call for a runtime call recorded above
+    on_driver_graph_call(cbid, data->functionParams, exit_ok);
   }
-  return on_driver_graph_call(cbid, data->functionParams, exit_ok);
 }
 
 bool record_if_captured(Api api, uint64_t stream, uint64_t dptr, uint64_t bytes, int32_t device) noexcept {
@@ -271,10 +252,6 @@ bool record_if_captured(Api api, uint64_t stream, uint64_t dptr, uint64_t bytes,
   record_node(captured, alloc ? GraphNodeKind::Alloc : GraphNodeKind::Free, handle(graph), 0, dptr, alloc ? bytes : 0,
               device);
   return true;
-}
-
-void enable_graph_memory_callbacks(CUpti_SubscriberHandle subscriber) noexcept {
-  for (CUpti_CallbackId cbid : kDriverGraphCbids) cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
 }
 
 }  // namespace cuaudit::inject

@@ -16,17 +16,14 @@
 namespace cuaudit::inject {
 
 // Memory nodes added (cudaGraphAddMemAllocNode, cudaGraphAddMemFreeNode, cudaGraphAddNode and the
-// driver's), graphs instantiated, cloned and destroyed, executable graphs launched and destroyed.
-// Returns whether `cbid` is one of them.
-bool on_graph_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data,
+// driver's), graphs instantiated, cloned and destroyed, executable graphs launched and destroyed:
+// the GraphMemory callbacks of cupti_callbacks.inc.
+void on_graph_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data,
                    int runtime_depth) noexcept;
 
 // At the EXIT of cudaMallocAsync/cudaFreeAsync (and the driver's, and the pool forms) on a stream
 // being captured: the call made a memory node of the capture's graph, not an allocation. Records
 // the node and returns true (the caller then records no allocation or release).
 bool record_if_captured(Api api, uint64_t stream, uint64_t dptr, uint64_t bytes, int32_t device) noexcept;
-
-// The driver callbacks the above need (every runtime callback is enabled already).
-void enable_graph_memory_callbacks(CUpti_SubscriberHandle subscriber) noexcept;
 
 }  // namespace cuaudit::inject

@@ -9,15 +9,12 @@
 
 namespace cuaudit::inject {
 
-// Calls that copy existing graph nodes (instantiate, clone, child graphs, exec update).
-bool copies_graph_nodes(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept;
+// A runtime call that adds graph nodes (NodeAdd), at ENTER and EXIT: the nodes it creates are
+// named by it when they are checked.
+void on_graph_node_add(CuptiThreadState& tls, CUpti_CallbackId cbid, bool enter) noexcept;
 
-// The program took a kernel handle it could give to cuLaunchKernel (cuModuleGetFunction,
-// cudaGetFuncBySymbol, ...): driver launches must be checked from now on.
-bool hands_out_kernel_handles(const CuptiThreadState& tls, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept;
-
-// Runtime calls that pass kernel arguments: checked at ENTER. Returns true when `cbid` is one.
-bool on_runtime_launch(CuptiThreadState& tls, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept;
+// Runtime calls that pass kernel arguments (Launch): checked at ENTER.
+void on_runtime_launch(CuptiThreadState& tls, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept;
 
 // Driver launches made by the program itself (not on behalf of a runtime launch).
 void on_driver_launch(const CuptiThreadState& tls, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept;
@@ -25,12 +22,9 @@ void on_driver_launch(const CuptiThreadState& tls, CUpti_CallbackId cbid, const 
 // RESOURCE GRAPHNODE_CREATED: a kernel node the program added explicitly.
 void on_graph_node_created(const CuptiThreadState& tls, const CUpti_GraphData* graph) noexcept;
 
-// cudaDeviceEnablePeerAccess / cuCtxEnablePeerAccess and their Disable twins, at EXIT: which device
-// may reach which (the peer check of launch parameters). Returns true when `cbid` is one of them.
-bool on_peer_access_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept;
-
-// The rare driver callbacks the hooks always need (graph copies, kernel handles, node creation).
-void enable_launch_hook_callbacks(CUpti_SubscriberHandle subscriber) noexcept;
+// cudaDeviceEnablePeerAccess / cuCtxEnablePeerAccess and their Disable twins (Peer), at EXIT:
+// which device may reach which (the peer check of launch parameters).
+void on_peer_access_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept;
 
 // Driver launch callbacks double the cost of every runtime launch (it makes one too): enabled
 // only once the program takes a kernel handle of its own. Idempotent.

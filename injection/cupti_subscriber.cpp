@@ -8,6 +8,7 @@
 
 #include "call_recorder.h"
 #include "cupti_api_params.h"
+#include "cupti_callback_table.h"
 #include "cupti_graph_memory.h"
 #include "cupti_launch_hooks.h"
 #include "device_state.h"
@@ -30,21 +31,6 @@ bool g_check_launches = true;      // --check-launch-params
 // twice, and each thread_local costs a lookup in a library loaded with dlopen.
 thread_local CuptiThreadState tls;
 
-constexpr CUpti_CallbackId kMaxCbid = 1024;
-// Dense lookup from (domain, cbid) to Api, filled once before subscribing.
-struct ApiLookup {
-  int16_t runtime[kMaxCbid];
-  int16_t driver[kMaxCbid];
-};
-ApiLookup g_lookup;
-
-int16_t lookup(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept {
-  if (cbid >= kMaxCbid) return -1;
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) return g_lookup.runtime[cbid];
-  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) return g_lookup.driver[cbid];
-  return -1;
-}
-
 // Device ordinal of a context, cached for the last context this thread asked about.
 int32_t device_of(CUcontext context, uint32_t context_uid) noexcept {
   thread_local uint32_t cached_uid = 0;
@@ -61,13 +47,12 @@ int32_t device_of(CUcontext context, uint32_t context_uid) noexcept {
 // Every other runtime call: only what it returned matters, and only at exit. Failures are rare
 // and recorded with their stack; successes cost a load and a compare (unless call sites are
 // recorded for --check-api-results).
-void on_other_runtime_call(CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
+void on_other_runtime_call(CUpti_CallbackId cbid, const CUpti_CallbackData* data, CallbackRoute route) noexcept {
   if (data->callbackSite != CUPTI_API_EXIT || !data->functionReturnValue) return;
   const StageTimer timer(Stage::OtherRuntimeCall);
   const auto result = static_cast<int32_t>(*static_cast<const cudaError_t*>(data->functionReturnValue));
   const uint32_t domain = CUPTI_CB_DOMAIN_RUNTIME_API;
-  if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020 ||
-      cbid == CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020) {
+  if (route.has(callback_role::LastError)) {
     if (result != cudaSuccess) on_runtime_call(CallFact::LastError, domain, cbid, data->functionName, result);
     return;
   }
@@ -92,35 +77,47 @@ uint64_t mapped_bytes(uint64_t pointer) noexcept {
   return bytes;
 }
 
+// The hooks a callback's roles call for (cupti_callbacks.inc). Returns true when the callback is
+// done with: a driver call that is only a hook's, or a runtime launch at ENTER.
+bool run_hooks(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data,
+               CallbackRoute route) noexcept {
+  using namespace callback_role;
+  const bool driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+  const bool enter = data->callbackSite == CUPTI_API_ENTER;
+  const bool hook_only = driver && route.api == kNoApi;
+  if (route.has(GraphMemory)) on_graph_call(domain, cbid, data, tls.runtime_depth);
+  // The program's own export (a driver call inside a runtime call is the runtime's).
+  if (route.has(Export) && !enter && (!driver || tls.runtime_depth == 0) && data->functionReturnValue &&
+      *static_cast<const int32_t*>(data->functionReturnValue) == 0) {
+    uint64_t pointer = 0, hash = 0;
+    if (exported_memory(domain, cbid, data->functionParams, pointer, hash)) on_memory_exported(pointer, hash);
+  }
+  if (!g_check_launches || !(route.roles & kLaunchHooks)) return hook_only;
+  if (route.has(Peer)) on_peer_access_call(domain, cbid, data);
+  if (route.has(NodeCopy)) tls.copying_nodes = enter;
+  if (route.has(NodeAdd)) on_graph_node_add(tls, cbid, enter);
+  // The program took a kernel handle it could give to cuLaunchKernel: driver launches are checked
+  // from now on (the runtime's own driver calls inside its calls are not the program's).
+  if (route.has(KernelHandle) && enter && (!driver || tls.runtime_depth == 0)) enable_driver_launch_checks(g_subscriber);
+  if (route.has(Launch)) {
+    on_runtime_launch(tls, cbid, data);
+    if (enter) return true;
+  }
+  if (route.has(DriverLaunch)) on_driver_launch(tls, cbid, data);
+  return hook_only;
+}
+
 void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
   if (!data) return;
+  const CallbackRoute route = callback_route(domain, cbid);
   const bool program_driver_call = domain == CUPTI_CB_DOMAIN_DRIVER_API && tls.runtime_depth == 0;
-  if (on_graph_call(domain, cbid, data, tls.runtime_depth) && domain == CUPTI_CB_DOMAIN_DRIVER_API) return;
-  if (data->callbackSite == CUPTI_API_EXIT && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || program_driver_call) &&
-      data->functionReturnValue && *static_cast<const int32_t*>(data->functionReturnValue) == 0) {
-    uint64_t pointer = 0, hash = 0;
-    if (exported_memory(domain, cbid, data->functionParams, pointer, hash)) {
-      on_memory_exported(pointer, hash);
-      if (domain == CUPTI_CB_DOMAIN_DRIVER_API) return;
-    }
-  }
-  if (g_check_launches) {
-    if (on_peer_access_call(domain, cbid, data) && domain == CUPTI_CB_DOMAIN_DRIVER_API) return;
-    if (copies_graph_nodes(domain, cbid)) tls.copying_nodes = data->callbackSite == CUPTI_API_ENTER;
-    if (data->callbackSite == CUPTI_API_ENTER && hands_out_kernel_handles(tls, domain, cbid))
-      enable_driver_launch_checks(g_subscriber);
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && on_runtime_launch(tls, cbid, data) &&
-        data->callbackSite == CUPTI_API_ENTER) {
-      return;
-    }
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && lookup(domain, cbid) < 0) return on_driver_launch(tls, cbid, data);
-  }
-  const int16_t id = lookup(domain, cbid);
-  if (id < 0) {
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) on_other_runtime_call(cbid, data);
+  if ((route.roles & ~(callback_role::Tracked | callback_role::Resource)) != 0 && run_hooks(domain, cbid, data, route))
+    return;
+  if (route.api == kNoApi) {
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) on_other_runtime_call(cbid, data, route);
     return;
   }
-  const Api api = static_cast<Api>(id);
+  const Api api = static_cast<Api>(route.api);
   // The runtime's own driver calls inside an untracked runtime call (modules it loads lazily,
   // streams it makes for itself): the program did not make them.
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API && !program_driver_call && is_resource(api_info(api).family)) return;
@@ -216,22 +213,36 @@ void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
 
 void CUPTIAPI empty_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
 
+// Every runtime entry point (any of them can fail, and failures are what the unchecked-error check
+// judges; ids this CUPTI lacks are refused and skipped), and the driver callbacks whose roles this
+// run needs (cupti_callbacks.inc). DriverLaunch waits for the program's first kernel handle.
+bool enable_api_callbacks(bool track_resources, bool check_launches, char* error, size_t error_bytes) noexcept {
+  using namespace callback_role;
+  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  const uint16_t needed = Tracked | GraphMemory | Export | (track_resources ? Resource : 0) |
+                          (check_launches ? (kLaunchHooks & ~DriverLaunch) : 0);
+  for (size_t i = 0; i < callback_row_count(); ++i) {
+    const CallbackRow& row = callback_rows()[i];
+    if (row.domain != CUPTI_CB_DOMAIN_DRIVER_API || !(row.roles & needed)) continue;
+    // An id this CUPTI lacks (an older driver without cuLibraryLoad, ...) is skipped, unless the
+    // program's allocations would go unseen.
+    if (cuptiEnableCallback(1, g_subscriber, row.domain, row.cbid) != CUPTI_SUCCESS && (row.roles & Tracked)) {
+      snprintf(error, error_bytes, "cannot enable CUPTI callback %u of domain %d", static_cast<unsigned>(row.cbid),
+               static_cast<int>(row.domain));
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 bool subscribe_callbacks(const SubscribeOptions& options, char* error, size_t error_bytes) noexcept {
   const bool track_resources = options.track_resources, check_launches = options.check_launches;
   g_record_call_sites = options.record_call_sites;
   g_check_launches = check_launches;
-  memset(&g_lookup, 0xff, sizeof g_lookup);
-  auto fill = [](const TrackedCallback* callbacks, size_t count) {
-    for (size_t i = 0; i < count; ++i) {
-      const TrackedCallback& t = callbacks[i];
-      int16_t* slot = t.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_lookup.runtime : g_lookup.driver;
-      slot[t.cbid] = static_cast<int16_t>(t.api);
-    }
-  };
-  fill(kTrackedCallbacks, kTrackedCallbackCount);
-  if (track_resources) fill(kResourceCallbacks, kResourceCallbackCount);
+  build_callback_routes(track_resources);
 
   char other_tool[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};
   CUpti_SubscriberParams params{};
@@ -257,29 +268,11 @@ bool subscribe_callbacks(const SubscribeOptions& options, char* error, size_t er
     }
     return false;
   }
-  // Every runtime entry point: any of them can fail, and failures are what the unchecked-error
-  // check judges. Ids that do not exist in this CUPTI are refused and skipped.
-  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) {
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
-  }
-  for (size_t i = 0; i < kTrackedCallbackCount; ++i) {
-    const TrackedCallback& t = kTrackedCallbacks[i];
-    if (cuptiEnableCallback(1, g_subscriber, t.domain, t.cbid) != CUPTI_SUCCESS) {
-      snprintf(error, error_bytes, "cannot enable CUPTI callback %u of domain %d", static_cast<unsigned>(t.cbid),
-               static_cast<int>(t.domain));
-      return false;
-    }
-  }
-  // Resource APIs: ids this CUPTI lacks are skipped (an older driver without cuLibraryLoad, ...).
-  for (size_t i = 0; track_resources && i < kResourceCallbackCount; ++i)
-    cuptiEnableCallback(1, g_subscriber, kResourceCallbacks[i].domain, kResourceCallbacks[i].cbid);
-  // Exports by the program through the driver API (the runtime's are enabled above).
-  cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuIpcGetMemHandle);
-  cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemPoolExportPointer);
-  enable_graph_memory_callbacks(g_subscriber);
+  if (!enable_api_callbacks(track_resources, check_launches, error, error_bytes)) return false;
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-  if (check_launches) enable_launch_hook_callbacks(g_subscriber);
+  // Kernel nodes the program adds explicitly (the launch checks).
+  if (check_launches) cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
   // The code of every module, for the checks of what each kernel's code requires (kernel_code.h).
   if (check_launches && keeping_kernel_code())
     cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);

@@ -1,6 +1,7 @@
 // --track-resources: a server that creates a stream and an event per request and never destroys
 // them, and instantiates one graph it never destroys; the handles it does destroy (a graph, a
-// memory pool, a texture object, a module) are clean. One resource_leak per creation site.
+// memory pool, a texture object, a module, a graph made, cloned and instantiated through the driver
+// API) are clean. One resource_leak per creation site.
 // CUAUDIT-ARGS: --track-resources
 // EXPECT: resource_leak api=cudaStreamCreate count=8 at=@stream
 // EXPECT: resource_leak api=cudaEventCreate count=8 at=@event
@@ -60,6 +61,18 @@ int main() {
   CUmodule module;
   if (cuModuleLoadData(&module, ptx) != CUDA_SUCCESS) return 4;
   if (cuModuleUnload(module) != CUDA_SUCCESS) return 4;
+
+  // A graph through the driver API: its destruction is as much the program's as its creation.
+  CUgraph driver_graph, driver_clone;
+  if (cuGraphCreate(&driver_graph, 0) != CUDA_SUCCESS) return 4;
+  CUgraphNode driver_empty;
+  if (cuGraphAddEmptyNode(&driver_empty, driver_graph, nullptr, 0) != CUDA_SUCCESS) return 4;
+  if (cuGraphClone(&driver_clone, driver_graph) != CUDA_SUCCESS) return 4;
+  CUgraphExec driver_exec;
+  if (cuGraphInstantiate(&driver_exec, driver_graph, 0) != CUDA_SUCCESS) return 4;
+  if (cuGraphExecDestroy(driver_exec) != CUDA_SUCCESS) return 4;
+  if (cuGraphDestroy(driver_clone) != CUDA_SUCCESS) return 4;
+  if (cuGraphDestroy(driver_graph) != CUDA_SUCCESS) return 4;
 
   CHECK(cudaFree(data));
   return 0;
