@@ -52,6 +52,23 @@ TEST_CASE("the verdict says what filled the device") {
   CHECK(oom_verdict({4 * kGiB, std::nullopt, std::nullopt, 0, std::nullopt}).find("page-locked") != std::string::npos);
 }
 
+TEST_CASE("a free count that contradicts what the program holds on the device makes no fragmentation verdict") {
+  // Seen on the H200: 17 cudaMalloc of 8 GiB held (136 GiB of 139.8), and the sample right after the
+  // 18th failed said 115.3 GiB free.
+  const uint64_t total = 140 * kGiB, held = 136 * kGiB;
+  const OomFacts lagging{8 * kGiB, total, 115 * kGiB, held, std::nullopt, held};
+  CHECK(believable_free(lagging) == total - held);
+  CHECK(oom_verdict(lagging) == "the program's own allocations filled the device");
+  // Managed and host memory need not sit in the device's memory: they contradict nothing.
+  const OomFacts managed{8 * kGiB, total, 115 * kGiB, held, std::nullopt, 0};
+  CHECK(believable_free(managed) == 115 * kGiB);
+  CHECK(oom_verdict(managed).find("fragmentation") != std::string::npos);
+  // A count that leaves room for what is held stands.
+  const OomFacts consistent{4 * kGiB, total, 6 * kGiB, 130 * kGiB, std::nullopt, 130 * kGiB};
+  CHECK(believable_free(consistent) == 6 * kGiB);
+  CHECK(oom_verdict(consistent).find("fragmentation") != std::string::npos);
+}
+
 TEST_CASE("a leak that fills the device: one out_of_memory at the failing call, with the leaking site as holder") {
   SyntheticTrace t;
   for (uint64_t i = 0; i < 19; ++i) t.alloc(Api::cudaMalloc, (i + 1) * 8 * kGiB, 4 * kGiB, /*stack=*/5).wait(1'000'000);

@@ -60,6 +60,14 @@ const DeviceState* state_at(const ProcessTrace& trace, const MemoryEvent& e) {
   return nullptr;
 }
 
+uint64_t resident_bytes(const DeviceHoldings& held) {
+  uint64_t bytes = 0;
+  for (MemoryFamily f : {MemoryFamily::Device, MemoryFamily::StreamOrdered, MemoryFamily::Array,
+                         MemoryFamily::MipmappedArray, MemoryFamily::VmmPhysical, MemoryFamily::GraphMemory})
+    bytes += held.by_family[static_cast<size_t>(f)];
+  return bytes;
+}
+
 std::vector<std::pair<std::string, uint64_t>> families_of(const DeviceHoldings& held) {
   std::vector<std::pair<std::string, uint64_t>> out;
   for (size_t f = 0; f < kMemoryFamilies; ++f) {
@@ -80,7 +88,10 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
   o.families = families_of(m.held);
   if (state && state->pool_reserved) o.pool_reserved = state->pool_reserved, o.pool_used = state->pool_used;
   if (state) o.other_processes = state->other_processes_bytes;
-  o.verdict = oom_verdict({o.requested, o.device_total, o.device_free, o.program_held, o.other_processes});
+  const OomFacts facts{o.requested, o.device_total, o.device_free, o.program_held, o.other_processes,
+                       resident_bytes(m.held)};
+  o.verdict = oom_verdict(facts);
+  const std::optional<uint64_t> free = believable_free(facts);
 
   report::Finding f;
   f.kind = report::FindingKind::OutOfMemory;
@@ -102,6 +113,11 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
     f.notes.push_back(fmt::format("device {} at {:.3f} s: {} in all, {} free; the program held {}", e.device, *f.at,
                                   report::human_bytes(*o.device_total), report::human_bytes(*o.device_free),
                                   report::human_bytes(o.program_held)));
+    if (free != o.device_free) {
+      f.notes.push_back(fmt::format("that free count contradicts what the program held on the device ({}): the "
+                                    "verdict takes at most {} as free",
+                                    report::human_bytes(facts.resident_held), report::human_bytes(free.value_or(0))));
+    }
   }
   if (o.pool_reserved && *o.pool_reserved) {  // only a pool the program used says something
     f.notes.push_back(fmt::format("its stream-ordered pool had reserved {} and used {} ({} reserved but unused)",
@@ -133,6 +149,11 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
 
 }  // namespace
 
+std::optional<uint64_t> believable_free(const OomFacts& x) {
+  if (!x.total || !x.free || x.resident_held > *x.total) return x.free;
+  return std::min(*x.free, *x.total - x.resident_held);
+}
+
 std::string oom_verdict(const OomFacts& x) {
   if (!x.total) return "the host could not provide that much page-locked memory";
   if (x.requested > *x.total) {
@@ -141,11 +162,12 @@ std::string oom_verdict(const OomFacts& x) {
   if (x.other_processes && *x.other_processes > x.program_held && *x.other_processes >= *x.total / 10) {
     return fmt::format("another process holds {} of the device", report::human_bytes(*x.other_processes));
   }
-  if (x.free && *x.free >= x.requested) {
+  const std::optional<uint64_t> free = believable_free(x);
+  if (free && *free >= x.requested) {
     return fmt::format("free memory was enough in total ({}) but no single block was (fragmentation)",
-                       report::human_bytes(*x.free));
+                       report::human_bytes(*free));
   }
-  const uint64_t used = x.free ? *x.total - std::min(*x.total, *x.free) : 0;
+  const uint64_t used = free ? *x.total - std::min(*x.total, *free) : 0;
   if (x.program_held * 2 >= used) return "the program's own allocations filled the device";
   return "memory the program did not allocate through CUDA's allocation calls filled the device (contexts, "
          "libraries, other processes)";

@@ -54,7 +54,15 @@ struct OomFacts {
   std::optional<uint64_t> total, free;  // none: host memory
   uint64_t program_held = 0;
   std::optional<uint64_t> other_processes;
+  // Of program_held, what must sit in the device's memory (device, pool, array, physical and graph
+  // memory; not managed or host memory): a free count that leaves no room for it is contradicted.
+  uint64_t resident_held = 0;
 };
+// The free memory a verdict may believe: the sample's, unless it contradicts what the program held
+// on the device (free + resident held > total; seen on the H200 right after a failed cudaMalloc,
+// the driver's count lagging behind allocations it had not backed yet), then what that holding
+// leaves at most.
+std::optional<uint64_t> believable_free(const OomFacts& facts);
 std::string oom_verdict(const OomFacts& facts);
 
 }  // namespace cuaudit
