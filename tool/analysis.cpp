@@ -155,6 +155,9 @@ struct RunState {
   std::unique_ptr<KernelRequirements> kernel_code;
   bool call_sites_recorded = false;
   size_t tracked = 0, filtered_out = 0;
+  // The --suppressions and held_by_allocator rules, counting this run's hits: the leak check asks
+  // the latter as it makes findings, the finish stage applies the former.
+  Suppressions rules;
 };
 
 // What one process's single replay found.
@@ -322,7 +325,8 @@ ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enri
   if (options.allocation_spans) spans.finish(result.leaks);
   FailureJudge failures(trace, stacks, state.call_sites);
   std::set<uint64_t> explained;
-  CheckContext context{trace, result, stacks, failures, explained, bounds, history, options};
+  Holders holders(state.rules, options.path_map);
+  CheckContext context{trace, result, stacks, failures, explained, bounds, history, holders, options};
   for (const auto& check : checks) {
     for (auto& f : check->findings(context)) out.findings.push_back(std::move(f));
   }
@@ -403,9 +407,8 @@ void run_notes(RunState& state, const AnalysisOptions& options, report::Report& 
 // beside the trace, so the run reads the same on another machine.
 void finish_report(RunState& state, const AnalysisOptions& options, report::Report& report) {
   map_report_paths(report, options.path_map);
-  Suppressions suppressions = options.suppressions;
-  suppressions.apply(report.findings);
-  for (const SuppressionRule& r : suppressions.rules()) {
+  state.rules.apply(report.findings);
+  for (const SuppressionRule& r : state.rules.rules()) {
     if (r.builtin && r.hits == 0) continue;  // the shipped rules are listed where they matched
     report.suppressions.push_back({r.text(), r.file, r.line, r.hits, r.bytes});
   }
@@ -428,6 +431,7 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
   report::Report report;
   report.tool_version = CUAUDIT_VERSION;
   RunState state;
+  state.rules = options.suppressions;
   index_run(state, dir, options, report);
   std::vector<ProcessAnalysis> analyzed;
   for (TraceFile& file : state.loaded) {

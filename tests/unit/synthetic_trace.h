@@ -1,9 +1,19 @@
 // Builds ProcessTrace event streams by hand, as the injection would have recorded them.
 #pragma once
 
+#include "holders.h"
 #include "trace_model.h"
 
 namespace cuaudit::testing {
+
+// No held_by_allocator rules and no path map: every leak a check makes is the program's.
+inline Holders& no_holders() {
+  static Suppressions rules;
+  static const std::vector<PathMapping> paths;
+  static Holders holders(rules, paths);
+  return holders;
+}
+
 
 class SyntheticTrace {
  public:

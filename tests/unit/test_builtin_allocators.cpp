@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "holders.h"
 #include "json_report.h"
 #include "library_handles.h"
 #include "suppressions.h"
@@ -27,6 +28,16 @@ std::vector<report::Finding> recorded_torch_findings() {
   return out;
 }
 
+// What the leak check does as it makes each finding: ask who holds it.
+void judge_as_made(std::vector<report::Finding>& findings, Suppressions& rules) {
+  const std::vector<PathMapping> no_paths;
+  Holders holders(rules, no_paths);
+  for (report::Finding& f : findings) {
+    if (auto holder = holders.held(f.kind, f.stack, f.related, f.bytes))
+      describe_held(f, *holder, f.kind == report::FindingKind::ResourceLeak);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("everything PyTorch holds on purpose at exit is held_by_allocator, never gating") {
@@ -36,9 +47,10 @@ TEST_CASE("everything PyTorch holds on purpose at exit is held_by_allocator, nev
     f.kind = report::FindingKind::Leak;
     f.severity = report::Severity::Error;
   }
-  judge_library_handles(findings);  // PyTorch's cuBLAS handles: the framework's
   Suppressions s;
   s.load_text(builtin_allocator_rules(), "builtin", true);
+  judge_as_made(findings, s);  // PyTorch's cuBLAS handles are the framework's too
+  judge_library_handles(findings);
   s.apply(findings);
   std::map<std::string, uint64_t> by_allocator;
   for (const auto& f : findings) {
@@ -73,7 +85,7 @@ TEST_CASE("a program's own leak is not taken for an allocator's memory") {
   std::vector<report::Finding> findings = {f};
   Suppressions s;
   s.load_text(builtin_allocator_rules(), "builtin", true);
-  s.apply(findings);
+  judge_as_made(findings, s);
   CHECK(findings[0].kind == report::FindingKind::Leak);
 }
 
@@ -84,4 +96,26 @@ TEST_CASE("users write their own allocator rules, and malformed ones are refused
   CHECK(s.rules()[0].allocator == "our arena");
   CHECK(s.rules()[0].pattern == "Arena::grow");
   CHECK_THROWS_WITH(s.load_text("held_by_allocator:no pattern\n", "bad.supp"), doctest::Contains("bad.supp:1"));
+}
+
+TEST_CASE("a suppression written before an allocator rule wins; rules match the paths as the report maps them") {
+  report::Frame frame;
+  frame.function = "Arena::grow(unsigned long)";
+  frame.file = "/build/src/arena.cu";
+  std::vector<report::Frame> stack = {frame};
+  Suppressions s;
+  s.load_text("leak:^Arena::grow\nheld_by_allocator:our arena:Arena::grow\nheld_by_allocator:mapped:^/src/\n", "ours.supp");
+  const std::vector<PathMapping> none;
+  Holders holders(s, none);
+  CHECK_FALSE(holders.held(report::FindingKind::Leak, stack, {}, 64));  // the leak: rule comes first
+  CHECK(s.rules()[0].hits == 0);                                         // counted when it suppresses
+  stack[0].function = "grow_arena()";
+  const std::vector<PathMapping> paths = {{"/build", ""}};
+  Holders mapped(s, paths);
+  const auto holder = mapped.held(report::FindingKind::Leak, stack, {}, 64);
+  REQUIRE(holder);
+  CHECK(holder->allocator == "mapped");
+  CHECK(s.rules()[2].hits == 1);
+  CHECK(s.rules()[2].bytes == 64);
+  CHECK_FALSE(mapped.held(report::FindingKind::DoubleFree, stack, {}, 64));  // only leaks are held
 }

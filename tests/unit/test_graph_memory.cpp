@@ -21,7 +21,7 @@ constexpr uint64_t kGraph = 0x7000, kExec = 0x8000, kAddr = 0x7f0000000000;
 std::vector<report::Finding> leaks_of(const ProcessTrace& trace) {
   Symbolizer symbolizer;
   StackResolver stacks(trace, symbolizer);
-  return leak_findings(trace, replay(trace), stacks);
+  return leak_findings(trace, replay(trace), stacks, testing::no_holders());
 }
 
 bool has_note(const report::Finding& f, const std::string& text) {

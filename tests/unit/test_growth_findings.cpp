@@ -77,7 +77,7 @@ TEST_CASE("leaks from two Python lines through one native path are two sites, ea
   t.end();
   Symbolizer symbolizer;
   StackResolver stacks(t.trace(), symbolizer);
-  const auto leaks = leak_findings(t.trace(), replay(t.trace()), stacks);
+  const auto leaks = leak_findings(t.trace(), replay(t.trace()), stacks, testing::no_holders());
   REQUIRE(leaks.size() == 2);
   for (const auto& f : leaks) {
     REQUIRE(f.related.size() == 1);

@@ -14,7 +14,7 @@ namespace {
 std::vector<report::Finding> findings_of(const ProcessTrace& trace) {
   Symbolizer symbolizer;
   StackResolver stacks(trace, symbolizer);
-  return leak_findings(trace, replay(trace), stacks);
+  return leak_findings(trace, replay(trace), stacks, testing::no_holders());
 }
 
 }  // namespace

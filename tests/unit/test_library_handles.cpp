@@ -3,6 +3,7 @@
 // per request by a C++ server, and by JAX's XLA plugin).
 #include <doctest/doctest.h>
 
+#include "holders.h"
 #include "library_handles.h"
 
 using namespace cuaudit;
@@ -70,7 +71,7 @@ TEST_CASE("the program's own handles never destroyed: one leak per create call s
   CHECK(findings[2].api == "cudaMalloc");  // not a handle: untouched
 }
 
-TEST_CASE("a handle a framework created is held_by_allocator, naming the framework") {
+TEST_CASE("a handle a framework created is held by it, naming the framework") {
   std::vector<report::Frame> stack = {
       frame("", "/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcublas.so.13"),
       frame("cublasCreate_v2", "/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcublas.so.13"),
@@ -83,16 +84,26 @@ TEST_CASE("a handle a framework created is held_by_allocator, naming the framewo
       frame("cudnnCreate", "/x/site-packages/nvidia/cudnn/lib/libcudnn.so.9"),
       frame("stream_executor::gpu::CudnnSupport::Init()", "/x/site-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so"),
   };
-  std::vector<report::Finding> findings = {leak(67108864, stack), leak(25344, cudnn)};
-  judge_library_handles(findings);
-  REQUIRE(findings.size() == 2);
-  CHECK(findings[0].kind == report::FindingKind::HeldByAllocator);
-  CHECK(findings[0].severity == report::Severity::Info);
-  CHECK(findings[0].headline.rfind("Held by cuBLAS handle workspace:", 0) == 0);
-  CHECK(findings[0].notes.back() ==
+  const auto cublas_held = framework_handle(stack);
+  REQUIRE(cublas_held);
+  CHECK(cublas_held->holder == "cuBLAS handle workspace");
+  CHECK(cublas_held->note ==
         "JAX/XLA created this cuBLAS handle (cublasCreate) and keeps it for the life of "
         "the process");
-  CHECK(findings[1].headline.rfind("Held by cuDNN handle workspace:", 0) == 0);
+  const auto cudnn_held = framework_handle(cudnn);
+  REQUIRE(cudnn_held);
+  CHECK(cudnn_held->holder == "cuDNN handle workspace");
+  // As the leak check makes the finding: held_by_allocator, info, the framework named last.
+  report::Finding f = leak(67108864, stack);
+  describe_held(f, {cublas_held->holder, cublas_held->note}, false);
+  CHECK(f.kind == report::FindingKind::HeldByAllocator);
+  CHECK(f.severity == report::Severity::Info);
+  CHECK(f.headline.rfind("Held by cuBLAS handle workspace:", 0) == 0);
+  CHECK(f.notes.back() == cublas_held->note);
+  // The program's own handle is no framework's, and its frames start at the create call.
+  CHECK_FALSE(framework_handle(handle_allocation(1024, 2).stack));
+  CHECK(frames_from_create(handle_allocation(1024, 2).stack).size() == 3);
+  CHECK(frames_from_create(leak(1, {frame("f()", "/a")}).stack).size() == 1);  // no create call: all of it
 }
 
 TEST_CASE("only leaks are judged: a live snapshot's handle and a finding without a create call are left alone") {

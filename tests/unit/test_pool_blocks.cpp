@@ -20,7 +20,7 @@ std::vector<report::Finding> judge(const ProcessTrace& trace, ReplayResult* out 
   Symbolizer symbolizer;
   StackResolver stacks(trace, symbolizer);
   std::vector<report::Finding> findings = release_findings(result.release_findings, trace, stacks);
-  for (auto& f : leak_findings(trace, result, stacks)) findings.push_back(std::move(f));
+  for (auto& f : leak_findings(trace, result, stacks, testing::no_holders())) findings.push_back(std::move(f));
   if (out) *out = std::move(result);
   return findings;
 }

@@ -25,7 +25,7 @@ Judged judge(const ProcessTrace& trace) {
   Symbolizer symbolizer;
   StackResolver stacks(trace, symbolizer);
   j.findings = release_findings(j.replay.release_findings, trace, stacks);
-  for (auto& f : leak_findings(trace, j.replay, stacks)) j.findings.push_back(std::move(f));
+  for (auto& f : leak_findings(trace, j.replay, stacks, testing::no_holders())) j.findings.push_back(std::move(f));
   return j;
 }
 

@@ -125,7 +125,7 @@ TEST_CASE("a snapshot of a running program: what it holds is live, not leaked") 
   const ReplayResult r = replayer.finish(LeakEnd::StillRunning);
   Symbolizer symbolizer;
   StackResolver stacks(t, symbolizer);
-  const auto findings = leak_findings(t, r, stacks);
+  const auto findings = leak_findings(t, r, stacks, testing::no_holders());
   REQUIRE(findings.size() == 1);
   CHECK(findings[0].kind == report::FindingKind::Live);
   CHECK(findings[0].severity == report::Severity::Info);

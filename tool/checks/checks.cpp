@@ -67,7 +67,9 @@ class LaunchCheck : public Check {
 
 class LeakCheck : public Check {
  public:
-  std::vector<report::Finding> findings(CheckContext& c) override { return leak_findings(c.trace, c.result, c.stacks); }
+  std::vector<report::Finding> findings(CheckContext& c) override {
+    return leak_findings(c.trace, c.result, c.stacks, c.holders);
+  }
 };
 
 class PythonGrowthCheck : public Check {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "holders.h"
 #include "replay.h"
 #include "report_model.h"
 #include "run_bounds.h"
@@ -32,6 +33,7 @@ struct CheckContext {
   std::set<uint64_t>& explained;  // failures an earlier check reported (a double free's refused release)
   const RunBounds& bounds;        // the run's first and last facts
   const SiteHistory& history;     // live memory by site, now and over the run
+  Holders& holders;               // who holds memory on purpose: asked as leaks are made
   const AnalysisOptions& options;
 };
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "holders.h"
 #include "pool_names.h"
 #include "python_frames.h"
 #include "release_findings.h"
@@ -48,13 +49,117 @@ std::vector<std::string> end_notes(LeakEnd end) {
   return {};
 }
 
+// What the memory (or handles) of a group is, in the report's words: a leak of the program's.
+void describe_leak(report::Finding& f, const Group& g, const ProcessTrace& trace) {
+  const ApiInfo& info = api_info(g.api);
+  if (is_resource(info.family)) {
+    f.headline = fmt::format("Leak of {} {}(s) ({}), never destroyed with {}, created at:", g.count,
+                             family_description(info.family), info.name, right_release_for(g.api));
+    f.message = fmt::format("{} {}(s) created by {} were never destroyed ({} was never called for them)", g.count,
+                            family_description(info.family), info.name, right_release_for(g.api));
+  } else if (info.family == MemoryFamily::IpcMapping) {
+    f.headline =
+        fmt::format("Leak of {} mapping(s) of another process's memory ({} byte(s), {}) never closed, opened at:",
+                    g.count, g.bytes, info.name);
+    f.message = fmt::format("{} mapping(s) of another process's memory from {} were never closed", g.count, info.name);
+  } else if (is_pool_block(info.family)) {
+    const std::string pool = pool_description(trace.pools, g.pool);
+    f.headline =
+        fmt::format("Leak of {} byte(s) in {} block(s) of {}, handed out by {} and never returned with {}, at:",
+                    g.bytes, g.count, pool, info.name, right_release_for(g.api));
+    f.message = fmt::format("{} byte(s) in {} block(s) of {} from {} were never returned to it", g.bytes, g.count,
+                            pool, info.name);
+  } else {
+    f.headline = fmt::format("Leak of {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
+    f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were never released", g.bytes,
+                            family_description(info.family), g.count, info.name);
+  }
+}
+
+// A snapshot's live memory: what is live now, not what leaked.
+void describe_live(report::Finding& f, const Group& g) {
+  const ApiInfo& info = api_info(g.api);
+  f.headline = fmt::format("Live: {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
+  f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were live when the snapshot was taken",
+                          g.bytes, family_description(info.family), g.count, info.name);
+}
+
+// What the reader needs to fix it: how its life ended, graph memory, the wrong release, address space.
+void add_leak_notes(report::Finding& f, const Group& g, StackResolver& stacks) {
+  const ApiInfo& info = api_info(g.api);
+  for (std::string& note : end_notes(g.end)) f.notes.push_back(std::move(note));
+  if (info.family == MemoryFamily::GraphMemory) {
+    f.notes.push_back(fmt::format(
+        "allocated when its graph runs: the graph was launched {} time(s) and nothing freed this memory after "
+        "the last launch; free it with cudaFreeAsync after the launch, add a free node to the graph "
+        "(cudaGraphAddMemFreeNode), or instantiate with cudaGraphInstantiateFlagAutoFreeOnLaunch",
+        g.graph_launches));
+  }
+  if (g.failed_release) {
+    // One story, not two unrelated findings: the wrong release is why this memory leaked.
+    f.notes.push_back(fmt::format("{} at {} did not release it (see the mismatched_free finding); release it with {}",
+                                  api_info(g.failed_release->api).name, stacks.call_site(g.failed_release->stack_id),
+                                  right_release_for(g.api)));
+  }
+  if (info.family == MemoryFamily::IpcMapping) {
+    f.notes.push_back(fmt::format(
+        "memory of another process, mapped into this one and never unmapped: close it with {}; its {} byte(s) "
+        "belong to the exporting process and are not counted in the leaked bytes",
+        right_release_for(g.api), g.bytes));
+  } else if (!owns_memory(info.family) && !is_resource(info.family) && !is_pool_block(info.family)) {
+    f.notes.push_back(fmt::format("a {}: its {} byte(s) are address space, not counted in the leaked bytes",
+                                  family_description(info.family), g.bytes));
+  }
+}
+
+void add_stacks(report::Finding& f, const Group& g, const ProcessTrace& trace, StackResolver& stacks) {
+  f.stack = stacks.user_stack(g.stack_id);
+  if (!g.python_stack_id) return;
+  std::vector<report::Frame> python = python_frames(trace, g.python_stack_id);
+  const size_t user = user_python_frame(python);
+  if (user < python.size()) {
+    f.notes.push_back(fmt::format("allocated from Python at {}:{} in {}", python[user].file, python[user].line,
+                                  python[user].function));
+  }
+  f.related.push_back({report::RelatedRole::Python, "", "Python stack of the allocation:", std::move(python)});
+}
+
+// One group's finding, its kind decided once: live (a snapshot), held by an allocator on purpose
+// (holders.h), or the program's leak.
+report::Finding make_finding(const Group& g, const ProcessTrace& trace, StackResolver& stacks, Holders& holders) {
+  const ApiInfo& info = api_info(g.api);
+  report::Finding f;
+  f.api = std::string(info.name);
+  f.bytes = owns_memory(info.family) || is_pool_block(info.family) ? g.bytes : 0;
+  f.count = g.count;
+  f.pid = trace.pid;
+  if (!g.mixed_devices && g.device >= 0) f.device = g.device;
+  add_leak_notes(f, g, stacks);
+  add_stacks(f, g, trace, stacks);  // its Python line the last note
+  const bool resource = is_resource(info.family);
+  if (g.end == LeakEnd::StillRunning) {
+    f.kind = report::FindingKind::Live;
+    f.severity = report::Severity::Info;
+    describe_live(f, g);
+    return f;
+  }
+  const report::FindingKind kind = resource ? report::FindingKind::ResourceLeak : report::FindingKind::Leak;
+  if (std::optional<Holder> holder = holders.held(kind, f.stack, f.related, f.bytes)) {
+    describe_held(f, *holder, resource);
+    return f;
+  }
+  f.kind = kind;
+  f.severity = report::Severity::Error;
+  describe_leak(f, g, trace);
+  return f;
+}
+
 }  // namespace
 
 std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const ReplayResult& replayed,
-                                           StackResolver& stacks) {
+                                           StackResolver& stacks, Holders& holders) {
   const std::vector<LeakedAllocation>& leaks = replayed.leaks;
   const std::vector<MemoryEvent>& failed_releases = replayed.failed_releases;
-  const uint64_t pid = trace.pid;
   // Allocations from different Python lines through one native path (PyTorch's allocator) are
   // different sites.
   // Blocks of different pools are different sites too.
@@ -89,85 +194,7 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
   });
 
   std::vector<report::Finding> findings;
-  for (const Group& g : ordered) {
-    const ApiInfo& info = api_info(g.api);
-    report::Finding f;
-    f.kind = report::FindingKind::Leak;
-    f.severity = report::Severity::Error;
-    f.api = std::string(info.name);
-    f.bytes = owns_memory(info.family) || is_pool_block(info.family) ? g.bytes : 0;
-    f.count = g.count;
-    f.pid = pid;
-    if (!g.mixed_devices && g.device >= 0) f.device = g.device;
-    if (is_resource(info.family)) {
-      f.kind = report::FindingKind::ResourceLeak;
-      f.headline = fmt::format("Leak of {} {}(s) ({}), never destroyed with {}, created at:", g.count,
-                               family_description(info.family), info.name, right_release_for(g.api));
-      f.message = fmt::format("{} {}(s) created by {} were never destroyed ({} was never called for them)", g.count,
-                              family_description(info.family), info.name, right_release_for(g.api));
-    } else if (info.family == MemoryFamily::IpcMapping) {
-      f.headline = fmt::format(
-          "Leak of {} mapping(s) of another process's memory ({} byte(s), {}) never closed, opened at:", g.count,
-          g.bytes, info.name);
-      f.message =
-          fmt::format("{} mapping(s) of another process's memory from {} were never closed", g.count, info.name);
-    } else if (is_pool_block(info.family)) {
-      const std::string pool = pool_description(trace.pools, g.pool);
-      f.headline = fmt::format(
-          "Leak of {} byte(s) in {} block(s) of {}, handed out by {} and never returned with {}, at:", g.bytes, g.count,
-          pool, info.name, right_release_for(g.api));
-      f.message = fmt::format("{} byte(s) in {} block(s) of {} from {} were never returned to it", g.bytes, g.count,
-                              pool, info.name);
-    } else {
-      f.headline =
-          fmt::format("Leak of {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
-      f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were never released", g.bytes,
-                              family_description(info.family), g.count, info.name);
-    }
-    if (g.end == LeakEnd::StillRunning) {  // a snapshot: what is live now, not what leaked
-      f.notes.clear();
-      f.kind = report::FindingKind::Live;
-      f.severity = report::Severity::Info;
-      f.headline =
-          fmt::format("Live: {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
-      f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were live when the snapshot was taken",
-                              g.bytes, family_description(info.family), g.count, info.name);
-    }
-    for (std::string& note : end_notes(g.end)) f.notes.push_back(std::move(note));
-    if (info.family == MemoryFamily::GraphMemory) {
-      f.notes.push_back(fmt::format(
-          "allocated when its graph runs: the graph was launched {} time(s) and nothing freed this memory after "
-          "the last launch; free it with cudaFreeAsync after the launch, add a free node to the graph "
-          "(cudaGraphAddMemFreeNode), or instantiate with cudaGraphInstantiateFlagAutoFreeOnLaunch",
-          g.graph_launches));
-    }
-    if (g.failed_release) {
-      // One story, not two unrelated findings: the wrong release is why this memory leaked.
-      f.notes.push_back(fmt::format("{} at {} did not release it (see the mismatched_free finding); release it with {}",
-                                    api_info(g.failed_release->api).name, stacks.call_site(g.failed_release->stack_id),
-                                    right_release_for(g.api)));
-    }
-    if (info.family == MemoryFamily::IpcMapping) {
-      f.notes.push_back(fmt::format(
-          "memory of another process, mapped into this one and never unmapped: close it with {}; its {} byte(s) "
-          "belong to the exporting process and are not counted in the leaked bytes",
-          right_release_for(g.api), g.bytes));
-    } else if (!owns_memory(info.family) && !is_resource(info.family) && !is_pool_block(info.family)) {
-      f.notes.push_back(fmt::format("a {}: its {} byte(s) are address space, not counted in the leaked bytes",
-                                    family_description(info.family), g.bytes));
-    }
-    f.stack = stacks.user_stack(g.stack_id);
-    if (g.python_stack_id) {
-      std::vector<report::Frame> python = python_frames(trace, g.python_stack_id);
-      const size_t user = user_python_frame(python);
-      if (user < python.size()) {
-        f.notes.push_back(fmt::format("allocated from Python at {}:{} in {}", python[user].file, python[user].line,
-                                      python[user].function));
-      }
-      f.related.push_back({report::RelatedRole::Python, "", "Python stack of the allocation:", std::move(python)});
-    }
-    findings.push_back(std::move(f));
-  }
+  for (const Group& g : ordered) findings.push_back(make_finding(g, trace, stacks, holders));
   return findings;
 }
 

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "holders.h"
 #include "replay.h"
 #include "report_model.h"
 #include "stack_resolver.h"
@@ -10,8 +11,8 @@
 namespace cuaudit {
 
 // One finding per (allocation stack, Python stack, API, how the allocation's life ended), biggest
-// first.
+// first; a group an allocator holds on purpose is made held_by_allocator (`holders`).
 std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const ReplayResult& replayed,
-                                           StackResolver& stacks);
+                                           StackResolver& stacks, Holders& holders);
 
 }  // namespace cuaudit

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include "frame_filter.h"
-#include "suppressions.h"
 
 namespace cuaudit {
 namespace {
@@ -95,7 +94,36 @@ std::string call_site(const std::vector<report::Frame>& frames) {
   return "an unknown place";
 }
 
+// The outermost create frame: a library's create may call another's (cuDNN's own cudnnCreate).
+std::pair<size_t, const HandleApi*> create_call(const std::vector<report::Frame>& stack) {
+  size_t create = stack.size();
+  const HandleApi* api = nullptr;
+  for (size_t i = 0; i < stack.size(); ++i) {
+    if (const HandleApi* a = handle_api(stack[i])) create = i, api = a;
+  }
+  return {create, api};
+}
+
 }  // namespace
+
+std::optional<HeldHandle> framework_handle(const std::vector<report::Frame>& stack) {
+  const auto [create, api] = create_call(stack);
+  if (!api) return std::nullopt;
+  for (size_t i = create + 1; i < stack.size(); ++i) {
+    if (const auto framework = framework_of(stack[i])) {
+      return HeldHandle{fmt::format("{} workspace", api->what),
+                        fmt::format("{} created this {} ({}) and keeps it for the life of the process", *framework,
+                                    api->what, api->create)};
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<report::Frame> frames_from_create(const std::vector<report::Frame>& stack) {
+  const auto [create, api] = create_call(stack);
+  if (!api) return stack;
+  return {stack.begin() + static_cast<std::ptrdiff_t>(create), stack.end()};
+}
 
 void judge_library_handles(std::vector<report::Finding>& findings) {
   std::map<std::pair<std::string_view, Site>, size_t> merged;  // (create, site) -> index in `kept`
@@ -103,24 +131,10 @@ void judge_library_handles(std::vector<report::Finding>& findings) {
   std::vector<report::Finding> kept;
   kept.reserve(findings.size());
   for (report::Finding& f : findings) {
-    // The outermost create frame: a library's create may call another's (cuDNN's own cudnnCreate).
-    size_t create = f.stack.size();
-    const HandleApi* api = nullptr;
-    if (f.kind == report::FindingKind::Leak) {
-      for (size_t i = 0; i < f.stack.size(); ++i) {
-        if (const HandleApi* a = handle_api(f.stack[i])) create = i, api = a;
-      }
-    }
+    // A framework's handle was made held_by_allocator (framework_handle): only leaks are the program's.
+    const auto [create, api] = f.kind == report::FindingKind::Leak ? create_call(f.stack)
+                                                                   : std::pair<size_t, const HandleApi*>{0, nullptr};
     if (!api) {
-      kept.push_back(std::move(f));
-      continue;
-    }
-    std::optional<std::string_view> framework;
-    for (size_t i = create + 1; i < f.stack.size() && !framework; ++i) framework = framework_of(f.stack[i]);
-    if (framework) {
-      mark_held_by_allocator(f, fmt::format("{} workspace", api->what));
-      f.notes.push_back(fmt::format("{} created this {} ({}) and keeps it for the life of the process", *framework,
-                                    api->what, api->create));
       kept.push_back(std::move(f));
       continue;
     }

@@ -42,11 +42,12 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(first, last - first + 1));
 }
 
-bool rule_matches(const SuppressionRule& rule, const report::Finding& f) {
+bool rule_matches(const SuppressionRule& rule, report::FindingKind kind, const std::vector<report::Frame>& stack,
+                  const std::vector<report::RelatedStack>& related) {
   const bool kind_fits = rule.holds_by_allocator()
-                             ? f.kind == report::FindingKind::Leak || f.kind == report::FindingKind::ResourceLeak
-                         : rule.kind ? *rule.kind == f.kind
-                                     : report::finding_kind_info(f.kind).suppressible;
+                             ? kind == report::FindingKind::Leak || kind == report::FindingKind::ResourceLeak
+                         : rule.kind ? *rule.kind == kind
+                                     : report::finding_kind_info(kind).suppressible;
   if (!kind_fits) return false;
   auto frames_match = [&](const std::vector<report::Frame>& stack) {
     return std::any_of(stack.begin(), stack.end(), [&](const report::Frame& fr) {
@@ -54,9 +55,8 @@ bool rule_matches(const SuppressionRule& rule, const report::Finding& f) {
              matches_suppression_pattern(rule.pattern, fr.file) || matches_suppression_pattern(rule.pattern, fr.module);
     });
   };
-  if (frames_match(f.stack)) return true;
-  return std::any_of(f.related.begin(), f.related.end(),
-                     [&](const report::RelatedStack& r) { return frames_match(r.stack); });
+  if (frames_match(stack)) return true;
+  return std::any_of(related.begin(), related.end(), [&](const report::RelatedStack& r) { return frames_match(r.stack); });
 }
 
 const char kBuiltinRules[] =
@@ -64,24 +64,6 @@ const char kBuiltinRules[] =
     ;
 
 }  // namespace
-
-void mark_held_by_allocator(report::Finding& f, const std::string& allocator) {
-  const bool resource = f.kind == report::FindingKind::ResourceLeak;
-  f.kind = report::FindingKind::HeldByAllocator;
-  f.severity = report::Severity::Info;
-  if (resource) {
-    f.headline = fmt::format("Held by {}: {} handle(s) ({}) at exit, from:", allocator, f.count, f.api);
-    f.message = fmt::format("{} handle(s) from {} are held by {} until the process ends; that is its design", f.count,
-                            f.api, allocator);
-    return;
-  }
-  f.headline =
-      fmt::format("Held by {}: {} byte(s) in {} allocation(s) ({}) at exit, from:", allocator, f.bytes, f.count, f.api);
-  f.message = fmt::format(
-      "{} byte(s) in {} allocation(s) from {} are held by {} until the process ends; that is "
-      "its design, not a leak of the program",
-      f.bytes, f.count, f.api, allocator);
-}
 
 const char* builtin_allocator_rules() { return kBuiltinRules; }
 
@@ -159,17 +141,25 @@ void Suppressions::apply(std::vector<report::Finding>& findings) {
   for (report::Finding& f : findings) {
     if (f.suppressed) continue;
     for (SuppressionRule& rule : rules_) {
-      if (!rule_matches(rule, f)) continue;
+      if (rule.holds_by_allocator() || !rule_matches(rule, f.kind, f.stack, f.related)) continue;
       ++rule.hits;
       rule.bytes += f.bytes;
-      if (rule.holds_by_allocator()) {
-        mark_held_by_allocator(f, rule.allocator);
-      } else {
-        f.suppressed = true;
-      }
+      f.suppressed = true;
       break;
     }
   }
+}
+
+std::optional<std::string> Suppressions::holder_of(report::FindingKind kind, const std::vector<report::Frame>& stack,
+                                                   const std::vector<report::RelatedStack>& related, uint64_t bytes) {
+  for (SuppressionRule& rule : rules_) {
+    if (!rule_matches(rule, kind, stack, related)) continue;
+    if (!rule.holds_by_allocator()) return std::nullopt;
+    ++rule.hits;
+    rule.bytes += bytes;
+    return rule.allocator;
+  }
+  return std::nullopt;
 }
 
 std::string suggest_suppression(const report::Finding& f) {

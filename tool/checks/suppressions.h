@@ -46,18 +46,21 @@ class Suppressions {
   void load_text(const std::string& text, const std::string& origin, bool builtin = false);
   void add(SuppressionRule rule);
 
-  // The first rule that matches a finding decides: a suppression marks it suppressed, a
-  // held_by_allocator rule turns a leak into a held_by_allocator info entry. Rules count hits.
+  // The first suppression that matches a finding marks it suppressed (held_by_allocator rules
+  // were asked when the findings were made: holder_of). Rules count hits.
   void apply(std::vector<report::Finding>& findings);
+
+  // A leak or resource leak about to be made (its kind, stacks and bytes): the allocator of the
+  // first rule that matches it, when that rule is a held_by_allocator one (counted as a hit);
+  // nothing when no rule matches or a suppression comes first (it will be suppressed).
+  std::optional<std::string> holder_of(report::FindingKind kind, const std::vector<report::Frame>& stack,
+                                       const std::vector<report::RelatedStack>& related, uint64_t bytes);
 
   const std::vector<SuppressionRule>& rules() const { return rules_; }
 
  private:
   std::vector<SuppressionRule> rules_;
 };
-
-// A leak that an allocator holds on purpose (`allocator` names it): said so, and never gating.
-void mark_held_by_allocator(report::Finding& f, const std::string& allocator);
 
 // A rule that would suppress `finding`: its kind and the first user frame's function, or file.
 std::string suggest_suppression(const report::Finding& finding);

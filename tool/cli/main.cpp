@@ -247,16 +247,17 @@ int run_command(Options o) {
   bool temporary = false;
   const std::string run_dir = prepare_run_dir(o, temporary);
   RunInfo run;
-  LaunchRequest request{o.program,
-                        program_path,
-                        injection,
-                        find_preload_library(injection),
-                        run_dir,
-                        o.check_api_results,
-                        o.target_processes,
-                        o.sample_interval_ms,
-                        o.check_launch_params,
-                        o.track_resources};
+  LaunchRequest request;
+  request.argv = o.program;
+  request.program_path = program_path;
+  request.injection_path = injection;
+  request.preload_path = find_preload_library(injection);
+  request.run_dir = run_dir;
+  request.record_call_sites = o.check_api_results;
+  request.target_processes = o.target_processes;
+  request.sample_interval_ms = o.sample_interval_ms;
+  request.check_launch_params = o.check_launch_params;
+  request.track_resources = o.track_resources;
   if (o.python_hooks) request.python_hooks_dir = find_python_hooks(injection);
   size_t snapshots = 0;
   if (o.snapshot_interval_ms) {

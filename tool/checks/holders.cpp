@@ -1,0 +1,54 @@
+#include "holders.h"
+
+#include <fmt/format.h>
+
+#include "library_handles.h"
+
+namespace cuaudit {
+namespace {
+
+std::vector<report::Frame> mapped(std::vector<report::Frame> frames, const std::vector<PathMapping>& paths) {
+  for (report::Frame& f : frames) f.file = map_path(f.file, paths);
+  return frames;
+}
+
+}  // namespace
+
+std::optional<Holder> Holders::held(report::FindingKind kind, const std::vector<report::Frame>& stack,
+                                    const std::vector<report::RelatedStack>& related, uint64_t bytes) {
+  if (kind == report::FindingKind::Leak) {
+    if (std::optional<HeldHandle> handle = framework_handle(stack)) return Holder{handle->holder, handle->note};
+  }
+  const std::vector<report::Frame> frames = kind == report::FindingKind::Leak ? frames_from_create(stack) : stack;
+  std::optional<std::string> allocator;
+  if (paths_.empty()) {
+    allocator = rules_.holder_of(kind, frames, related, bytes);
+  } else {
+    std::vector<report::RelatedStack> related_mapped = related;
+    for (report::RelatedStack& r : related_mapped) r.stack = mapped(std::move(r.stack), paths_);
+    allocator = rules_.holder_of(kind, mapped(frames, paths_), related_mapped, bytes);
+  }
+  if (!allocator) return std::nullopt;
+  return Holder{*allocator, ""};
+}
+
+void describe_held(report::Finding& f, const Holder& holder, bool resource) {
+  f.kind = report::FindingKind::HeldByAllocator;
+  f.severity = report::Severity::Info;
+  if (!holder.note.empty()) f.notes.push_back(holder.note);
+  const std::string& allocator = holder.allocator;
+  if (resource) {
+    f.headline = fmt::format("Held by {}: {} handle(s) ({}) at exit, from:", allocator, f.count, f.api);
+    f.message = fmt::format("{} handle(s) from {} are held by {} until the process ends; that is its design", f.count,
+                            f.api, allocator);
+    return;
+  }
+  f.headline =
+      fmt::format("Held by {}: {} byte(s) in {} allocation(s) ({}) at exit, from:", allocator, f.bytes, f.count, f.api);
+  f.message = fmt::format(
+      "{} byte(s) in {} allocation(s) from {} are held by {} until the process ends; that is "
+      "its design, not a leak of the program",
+      f.bytes, f.count, f.api, allocator);
+}
+
+}  // namespace cuaudit
