@@ -10,6 +10,7 @@
 
 #include <cuda.h>
 
+#include "pointer_reachability.h"  // launch_checks_context_created, note_peer_access
 #include "trace_format.h"
 
 namespace cuaudit::inject {
@@ -22,14 +23,6 @@ void check_launch(trace::LaunchPath path, const void* handle, const char* name, 
 
 // A graph kernel node whose parameters were just set (created, or updated in its graph).
 void check_graph_node(trace::LaunchPath path, CUgraphNode node) noexcept;
-
-// A context on `device` exists: once a process uses two devices, pointers into another device's
-// memory are checked for access from the launching device (peer access, VMM access rights).
-void launch_checks_context_created(int32_t device) noexcept;
-
-// Peer access from `from` to `to` was enabled (or disabled) by the program: a pointer into `to`'s
-// memory is then fine for kernels on `from`, whatever the driver's access flags say.
-void note_peer_access(int32_t from, int32_t to, bool enabled) noexcept;
 
 // CUAUDIT_STATS=1: the checks' counters on stderr at exit (for benchmarks).
 void log_launch_check_stats() noexcept;

@@ -1,0 +1,125 @@
+// The trace's records of memory that is not one CUDA call's (trace_format.h): graph memory
+// nodes and graph changes, memory shared between processes, and pools with their blocks and
+// segments (memory_sources.inc says who hands them out).
+#pragma once
+
+#include <cstdint>
+
+#include "memory_sources.h"
+#include "trace_framing.h"
+
+namespace cuaudit::trace {
+
+// A memory node added to a graph (explicitly, or by capturing cudaMallocAsync/cudaFreeAsync): the
+// allocation happens at each launch of the graph, at the address fixed here.
+enum class GraphNodeKind : uint8_t { Alloc = 1, Free = 2 };
+struct GraphMemNodeRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  uint64_t stack_id;  // where the node was made
+  uint64_t graph;     // CUgraph it belongs to
+  uint64_t node;      // CUgraphNode (0 for a node made by stream capture)
+  uint64_t dptr;      // the address it allocates or frees
+  uint64_t bytes;     // Alloc: bytes allocated at each launch
+  uint32_t tid;
+  int32_t device;  // Alloc: where the memory lives
+  uint16_t api;    // cuaudit::Api naming how it was made (cudaGraphAddMemAllocNode, cudaMallocAsync captured, ...)
+  uint8_t kind;    // GraphNodeKind
+  uint8_t reserved8;
+  uint32_t reserved32;
+};
+
+enum class GraphChange : uint32_t {
+  ExecCreated = 1,     // `exec` was instantiated from `graph` (its memory nodes as of now), with `flags`
+  GraphCloned = 2,     // `graph` is a clone of `original`
+  GraphDestroyed = 3,  // `graph` is gone (its handle may come back for another graph)
+  ExecDestroyed = 4,   // `exec` is gone
+};
+struct GraphChangeRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t graph;
+  uint64_t original;  // GraphCloned: the graph it was cloned from
+  uint64_t exec;
+  uint32_t change;  // GraphChange
+  uint32_t reserved;
+  uint64_t flags;  // ExecCreated: the instantiation flags (kGraphAutoFreeOnLaunch: free before relaunching)
+};
+inline constexpr uint64_t kGraphAutoFreeOnLaunch = 1;  // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+
+struct GraphLaunchRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  uint64_t exec;  // CUgraphExec
+  uint32_t tid;
+  int32_t result;  // what the launch returned (a failed launch allocates nothing)
+};
+
+// Memory crossing a process boundary: an IPC or pool export (the exporter's pointer), or the
+// import that follows an Alloc record of cudaIpcOpenMemHandle/cudaMemPoolImportPointer (same seq).
+// The handle's bytes are hashed: the tool pairs an import with its export across the run's traces.
+enum class SharedRole : uint32_t { Export = 1, Import = 2 };
+struct SharedMemoryRecord {
+  RecordHeader header;
+  uint64_t seq;      // Export: its own; Import: the Alloc record's
+  uint64_t time_ns;  // CLOCK_MONOTONIC, comparable across the processes of one machine
+  uint64_t pointer;  // Export: the exported allocation; Import: where it was mapped
+  uint64_t handle_hash;
+  uint32_t role;  // SharedRole
+  uint32_t reserved;
+};
+
+// A pool whose blocks the trace records (memory_sources.inc: every source but CUDA's own calls).
+// Written once per pool, before its first block or segment. Followed by name_bytes of its name, no NUL.
+using PoolKind = MemorySource;  // the pool's source: NvtxHeap, CupyPool, TorchCaching
+// Whether `kind` (a PoolRecord's) is a pool source this build knows.
+inline bool is_known_pool_kind(uint32_t kind) { return is_pool_source(kind); }
+struct PoolRecord {
+  RecordHeader header;
+  uint32_t pool;  // this process's number for it, from 1 (0: NVTX's process-wide heap)
+  uint32_t kind;  // MemorySource
+  uint64_t base;  // the range it hands blocks out of (0 and 0: not said)
+  uint64_t bytes;
+  uint64_t stack_id;  // where it was made; kNoStack when not known
+  int32_t device;     // ordinal or kUnknownDevice
+  uint32_t name_bytes;
+};
+
+// A block a pool handed out, resized or took back, or the end of all its blocks at once (version 5
+// on). Which pool said so and what it did are fields of their own; the memory around the block is
+// the pool's segments (PoolSegmentRecord), and the tool places a block in the segment holding it.
+struct PoolBlockRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  uint64_t key;       // the block's address (0 for ReleaseAll and Reset)
+  uint64_t bytes;     // HandOut, Resize: its size
+  uint64_t stack_id;  // kNoStack when no stack could be captured
+  uint32_t tid;
+  uint32_t pool;   // the pool (PoolRecord::pool); on TakeBack and Resize, 0 when the writer does not know it
+  int32_t device;  // ordinal or kUnknownDevice
+  uint8_t source;  // MemorySource of the pool
+  uint8_t op;      // BlockOp
+  uint16_t reserved;
+};
+
+// Memory a pool took to hand blocks out of (Mapped), or gave back (Unmapped): an NVTX heap's
+// registered range, the cudaMalloc segments of a framework's allocator. Version 5 on.
+enum class SegmentChange : uint8_t { Mapped = 1, Unmapped = 2 };
+struct PoolSegmentRecord {
+  RecordHeader header;
+  uint64_t seq;
+  uint64_t time_ns;
+  uint64_t base;
+  uint64_t bytes;
+  uint64_t stack_id;
+  uint32_t tid;
+  uint32_t pool;
+  int32_t device;
+  uint8_t change;  // SegmentChange
+  uint8_t reserved[3];
+};
+
+}  // namespace cuaudit::trace

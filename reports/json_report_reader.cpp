@@ -1,0 +1,395 @@
+#include "json_report.h"
+
+#include <limits>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+// The reader half of json_report.h: report_from_json, field by field, with the path of a field
+// whose type is wrong in every error.
+namespace cuaudit::report {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+  throw ReportFormatError(fmt::format("{}: {}", where, what));
+}
+
+const json& member(const json& object, const char* name, const std::string& where) {
+  static const json null_value;
+  if (object.is_null()) return null_value;  // an optional object that is absent
+  if (!object.is_object()) bad(where, "expected an object");
+  auto it = object.find(name);
+  return it == object.end() ? null_value : *it;
+}
+
+std::string get_text(const json& object, const char* name, const std::string& where) {
+  const json& v = member(object, name, where);
+  if (v.is_null()) return {};
+  if (!v.is_string()) bad(where + "." + name, "expected a string");
+  return v.get<std::string>();
+}
+
+// A number of type T, refused when it is not one or does not fit (found by fuzzing: converting
+// 1e42 to an integer is undefined behaviour).
+template <typename T>
+T number_of(const json& v, const std::string& where) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!v.is_number()) bad(where, "expected a number");
+    return v.get<T>();
+  } else {
+    if (v.is_number_unsigned()) {
+      const uint64_t u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<T>::max())) bad(where, "number out of range");
+      return static_cast<T>(u);
+    }
+    if (v.is_number_integer()) {
+      const int64_t i = v.get<int64_t>();
+      if (i < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          (i > 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+        bad(where, "number out of range");
+      }
+      return static_cast<T>(i);
+    }
+    bad(where, "expected an integer");
+  }
+}
+
+template <typename T>
+T get_number(const json& object, const char* name, const std::string& where, T fallback = T{}) {
+  const json& v = member(object, name, where);
+  if (v.is_null()) return fallback;
+  return number_of<T>(v, where + "." + name);
+}
+
+template <typename T>
+std::optional<T> get_optional_number(const json& object, const char* name, const std::string& where) {
+  const json& v = member(object, name, where);
+  if (v.is_null()) return std::nullopt;
+  return number_of<T>(v, where + "." + name);
+}
+
+bool get_bool(const json& object, const char* name, const std::string& where, bool fallback) {
+  const json& v = member(object, name, where);
+  if (v.is_null()) return fallback;
+  if (!v.is_boolean()) bad(where + "." + name, "expected true or false");
+  return v.get<bool>();
+}
+
+const json& get_array(const json& object, const char* name, const std::string& where) {
+  static const json empty = json::array();
+  const json& v = member(object, name, where);
+  if (v.is_null()) return empty;
+  if (!v.is_array()) bad(where + "." + name, "expected an array");
+  return v;
+}
+
+std::vector<std::string> get_texts(const json& object, const char* name, const std::string& where) {
+  std::vector<std::string> out;
+  for (const json& v : get_array(object, name, where)) {
+    if (!v.is_string()) bad(where + "." + name, "expected strings");
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+std::optional<uint64_t> get_hex(const json& object, const char* name, const std::string& where) {
+  const std::string text = get_text(object, name, where);
+  if (text.empty()) return std::nullopt;
+  try {
+    size_t used = 0;
+    const uint64_t value = std::stoull(text, &used, 16);
+    if (used != text.size()) bad(where + "." + name, "expected a hex number");
+    return value;
+  } catch (const std::logic_error&) {
+    bad(where + "." + name, "expected a hex number");
+  }
+}
+
+std::vector<Frame> stack_from(const json& object, const char* name, const std::string& where) {
+  std::vector<Frame> out;
+  const json& frames = get_array(object, name, where);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const std::string at = fmt::format("{}.{}[{}]", where, name, i);
+    Frame f;
+    f.function = get_text(frames[i], "function", at);
+    f.mangled = get_text(frames[i], "mangled", at);
+    f.file = get_text(frames[i], "file", at);
+    f.line = get_number<int>(frames[i], "line", at);
+    f.module = get_text(frames[i], "module", at);
+    f.pc = get_hex(frames[i], "pc", at).value_or(0);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, uint64_t>> families_from(const json& object, const std::string& where) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  const json& families = member(object, "families", where);
+  if (families.is_null()) return out;
+  if (!families.is_object()) bad(where + ".families", "expected an object");
+  for (const auto& [family, bytes] : families.items()) {
+    if (!bytes.is_number_unsigned()) bad(where + ".families." + family, "expected a byte count");
+    out.emplace_back(family, bytes.get<uint64_t>());
+  }
+  return out;
+}
+
+std::vector<RelatedStack> related_from(const json& j, const std::string& where) {
+  std::vector<RelatedStack> out;
+  const json& related = get_array(j, "related", where);
+  for (size_t i = 0; i < related.size(); ++i) {
+    const std::string at = fmt::format("{}.related[{}]", where, i);
+    RelatedStack r;
+    const auto role = related_role_from_key(get_text(related[i], "role", at));
+    if (!role) bad(at + ".role", "unknown role");
+    r.role = *role;
+    r.api = get_text(related[i], "api", at);
+    r.title = get_text(related[i], "title", at);
+    r.stack = stack_from(related[i], "stack", at);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::optional<KernelParameter> parameter_from(const json& parameter, const std::string& at) {
+  if (parameter.is_null()) return std::nullopt;
+  KernelParameter p;
+  p.kernel = get_text(parameter, "kernel", at);
+  p.index = get_number<int>(parameter, "index", at);
+  p.type = get_text(parameter, "type", at);
+  p.alignment = get_number<uint32_t>(parameter, "alignment", at);
+  p.offset = get_optional_number<uint64_t>(parameter, "offset", at);
+  // Reports written before kernel-access checks have neither.
+  p.member_offset = get_optional_number<uint32_t>(parameter, "member_offset", at).value_or(0);
+  const auto from = parameter.find("alignment_from");
+  if (from != parameter.end() && from->is_string()) p.alignment_from = from->get<std::string>();
+  return p;
+}
+
+std::optional<OutOfMemoryState> out_of_memory_from(const json& oom, const std::string& at) {
+  if (oom.is_null()) return std::nullopt;
+  OutOfMemoryState o;
+  o.requested = get_number<uint64_t>(oom, "requested", at);
+  o.device_total = get_optional_number<uint64_t>(oom, "device_total", at);
+  o.device_free = get_optional_number<uint64_t>(oom, "device_free", at);
+  o.program_held = get_number<uint64_t>(oom, "program_held", at);
+  o.families = families_from(oom, at);
+  o.pool_reserved = get_optional_number<uint64_t>(oom, "pool_reserved", at);
+  o.pool_used = get_optional_number<uint64_t>(oom, "pool_used", at);
+  o.other_processes = get_optional_number<uint64_t>(oom, "other_processes", at);
+  o.verdict = get_text(oom, "verdict", at);
+  return o;
+}
+
+std::optional<ChurnStats> churn_from(const json& churn, const std::string& at) {
+  if (churn.is_null()) return std::nullopt;
+  ChurnStats c;
+  c.pairs = get_number<uint64_t>(churn, "pairs", at);
+  c.median_lifetime_ns = get_number<uint64_t>(churn, "median_lifetime_ns", at);
+  c.call_ns = get_number<uint64_t>(churn, "call_ns", at);
+  c.run_share = get_number<double>(churn, "run_share", at);
+  return c;
+}
+
+std::optional<GrowthStats> growth_from(const json& growth, const std::string& at) {
+  if (growth.is_null()) return std::nullopt;
+  GrowthStats g;
+  g.bytes_per_hour = get_number<double>(growth, "bytes_per_hour", at);
+  g.start = get_number<double>(growth, "start", at);
+  g.end = get_number<double>(growth, "end", at);
+  g.start_bytes = get_number<uint64_t>(growth, "start_bytes", at);
+  g.end_bytes = get_number<uint64_t>(growth, "end_bytes", at);
+  return g;
+}
+
+Finding finding_from(const json& j, const std::string& where) {
+  Finding f;
+  const std::string kind = get_text(j, "kind", where);
+  const auto known = finding_kind_from_key(kind);
+  if (!known) bad(where + ".kind", fmt::format("unknown finding kind '{}'", kind));
+  f.kind = *known;
+  const auto severity = severity_from_name(get_text(j, "severity", where));
+  if (!severity) bad(where + ".severity", "expected error, warning or info");
+  f.severity = *severity;
+  f.api = get_text(j, "api", where);
+  f.bytes = get_number<uint64_t>(j, "bytes", where);
+  f.count = get_number<uint64_t>(j, "count", where);
+  f.pid = get_number<uint64_t>(j, "pid", where);
+  f.device = get_optional_number<int>(j, "device", where);
+  f.headline = get_text(j, "headline", where);
+  f.message = get_text(j, "message", where);
+  f.notes = get_texts(j, "notes", where);
+  f.address = get_hex(j, "address", where);
+  f.result = get_text(j, "result", where);
+  f.suppressed = get_bool(j, "suppressed", where, false);
+  const std::string baseline = get_text(j, "baseline", where);
+  f.baseline = baseline == "new"             ? BaselineStatus::New
+               : baseline == "still_present" ? BaselineStatus::StillPresent
+                                             : BaselineStatus::None;
+  f.stack = stack_from(j, "stack", where);
+  f.omitted_frames = get_number<uint64_t>(j, "omitted_frames", where);
+  f.related = related_from(j, where);
+  f.parameter = parameter_from(member(j, "parameter", where), where + ".parameter");
+  f.at = get_optional_number<double>(j, "at", where);
+  f.out_of_memory = out_of_memory_from(member(j, "out_of_memory", where), where + ".out_of_memory");
+  f.churn = churn_from(member(j, "churn", where), where + ".churn");
+  // Reports written before growth rates were recorded have no "growth".
+  if (const auto it = j.find("growth"); it != j.end()) f.growth = growth_from(*it, where + ".growth");
+  for (const json& r : get_array(j, "ranks", where)) {
+    const int rank = number_of<int>(r, where + ".ranks");
+    if (rank < 0) bad(where + ".ranks", "expected rank numbers");
+    f.ranks.push_back(rank);
+  }
+  for (const json& p : get_array(j, "pids", where)) {
+    f.pids.push_back(number_of<uint64_t>(p, where + ".pids"));
+  }
+  return f;
+}
+
+Process process_from(const json& j, const std::string& where) {
+  Process p;
+  p.pid = get_number<uint64_t>(j, "pid", where);
+  p.parent_pid = get_number<uint64_t>(j, "parent_pid", where);
+  p.command = get_texts(j, "command", where);
+  p.exit_code = get_optional_number<int>(j, "exit_code", where);
+  const std::string signal = get_text(j, "signal", where);
+  if (!signal.empty()) p.signal = signal;
+  p.tracked = get_bool(j, "tracked", where, true);
+  p.notes = get_texts(j, "notes", where);
+  p.allocations = get_number<uint64_t>(j, "allocations", where);
+  p.releases = get_number<uint64_t>(j, "releases", where);
+  p.rank = get_optional_number<int>(j, "rank", where);
+  const json& devices = get_array(j, "devices", where);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const std::string at = fmt::format("{}.devices[{}]", where, i);
+    p.devices.push_back({get_number<int>(devices[i], "ordinal", at), get_text(devices[i], "name", at),
+                         get_number<uint64_t>(devices[i], "total", at)});
+  }
+  return p;
+}
+
+Timeline timeline_from(const json& doc) {
+  Timeline out;
+  const json& timeline = member(doc, "timeline", "report");
+  if (timeline.is_null()) return out;
+  const json& samples = get_array(timeline, "samples", "timeline");
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const std::string at = fmt::format("timeline.samples[{}]", i);
+    TimelineSample s;
+    s.t = get_number<double>(samples[i], "t", at);
+    s.pid = get_number<uint64_t>(samples[i], "pid", at);
+    s.device = get_number<int>(samples[i], "device", at);
+    s.used = get_number<uint64_t>(samples[i], "used", at);
+    s.free = get_number<uint64_t>(samples[i], "free", at);
+    s.tracked = get_number<uint64_t>(samples[i], "tracked", at);
+    s.families = families_from(samples[i], at);
+    s.pool_reserved = get_optional_number<uint64_t>(samples[i], "pool_reserved", at);
+    s.pool_used = get_optional_number<uint64_t>(samples[i], "pool_used", at);
+    s.pool_reserved_high = get_optional_number<uint64_t>(samples[i], "pool_reserved_high", at);
+    s.pool_used_high = get_optional_number<uint64_t>(samples[i], "pool_used_high", at);
+    s.blocks = get_optional_number<uint64_t>(samples[i], "blocks", at);
+    out.samples.push_back(std::move(s));
+  }
+  const json& peaks = get_array(timeline, "peaks", "timeline");
+  for (size_t i = 0; i < peaks.size(); ++i) {
+    const std::string at = fmt::format("timeline.peaks[{}]", i);
+    DevicePeak p;
+    p.pid = get_number<uint64_t>(peaks[i], "pid", at);
+    p.device = get_number<int>(peaks[i], "device", at);
+    p.t = get_number<double>(peaks[i], "t", at);
+    p.used = get_number<uint64_t>(peaks[i], "used", at);
+    p.tracked = get_number<uint64_t>(peaks[i], "tracked", at);
+    p.families = families_from(peaks[i], at);
+    const json& sites = get_array(peaks[i], "sites", at);
+    for (size_t k = 0; k < sites.size(); ++k) {
+      const std::string site_at = fmt::format("{}.sites[{}]", at, k);
+      PeakSite site;
+      site.api = get_text(sites[k], "api", site_at);
+      site.bytes = get_number<uint64_t>(sites[k], "bytes", site_at);
+      site.count = get_number<uint64_t>(sites[k], "count", site_at);
+      site.stack = stack_from(sites[k], "stack", site_at);
+      p.sites.push_back(std::move(site));
+    }
+    out.peaks.push_back(std::move(p));
+  }
+  // Reports written before the stacked chart have no "site_series".
+  if (const auto it = timeline.find("site_series"); it != timeline.end()) {
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& x = (*it)[i];
+      const std::string at = fmt::format("timeline.site_series[{}]", i);
+      SiteSeries s;
+      s.pid = get_number<uint64_t>(x, "pid", at);
+      s.device = get_number<int>(x, "device", at);
+      for (const json& t : get_array(x, "t", at)) s.t.push_back(number_of<double>(t, at + ".t"));
+      for (const json& v : get_array(x, "other", at)) s.other.push_back(number_of<uint64_t>(v, at + ".other"));
+      const json& sites = get_array(x, "sites", at);
+      for (size_t k = 0; k < sites.size(); ++k) {
+        const std::string site_at = fmt::format("{}.sites[{}]", at, k);
+        SeriesSite site;
+        site.api = get_text(sites[k], "api", site_at);
+        for (const json& v : get_array(sites[k], "bytes", site_at))
+          site.bytes.push_back(number_of<uint64_t>(v, site_at + ".bytes"));
+        site.stack = stack_from(sites[k], "stack", site_at);
+        s.sites.push_back(std::move(site));
+      }
+      out.site_series.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Report report_from_json(const json& doc) {
+  if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != kSchema) {
+    throw ReportFormatError(fmt::format("not a cuaudit report (schema {})", kSchema));
+  }
+  Report r;
+  r.tool_version = get_text(member(doc, "tool", "report"), "version", "tool");
+  const json& processes = get_array(doc, "processes", "report");
+  for (size_t i = 0; i < processes.size(); ++i)
+    r.processes.push_back(process_from(processes[i], fmt::format("processes[{}]", i)));
+  const json& findings = get_array(doc, "findings", "report");
+  for (size_t i = 0; i < findings.size(); ++i)
+    r.findings.push_back(finding_from(findings[i], fmt::format("findings[{}]", i)));
+  const json& summary = member(doc, "summary", "report");
+  if (!summary.is_null()) {
+    r.summary.leaked_bytes = get_number<uint64_t>(summary, "leaked_bytes", "summary");
+    r.summary.leaked_allocations = get_number<uint64_t>(summary, "leaked_allocations", "summary");
+    r.summary.findings = get_number<uint64_t>(summary, "findings", "summary");
+    r.summary.error_findings = get_number<uint64_t>(summary, "errors", "summary");
+  } else {
+    r.summary = summarize(r.findings);
+  }
+  r.notes = get_texts(doc, "notes", "report");
+  const json& suppressions = get_array(doc, "suppressions", "report");
+  for (size_t i = 0; i < suppressions.size(); ++i) {
+    const std::string at = fmt::format("suppressions[{}]", i);
+    r.suppressions.push_back({get_text(suppressions[i], "rule", at), get_text(suppressions[i], "file", at),
+                              get_number<int>(suppressions[i], "line", at),
+                              get_number<uint64_t>(suppressions[i], "hits", at),
+                              get_number<uint64_t>(suppressions[i], "bytes", at)});
+  }
+  const json& baseline = member(doc, "baseline", "report");
+  if (!baseline.is_null()) {
+    BaselineResult b;
+    b.file = get_text(baseline, "file", "baseline");
+    b.new_findings = get_number<uint64_t>(baseline, "new", "baseline");
+    b.still_present = get_number<uint64_t>(baseline, "still_present", "baseline");
+    b.fixed = get_texts(baseline, "fixed", "baseline");
+    r.baseline = std::move(b);
+  }
+  r.nothing_tracked = get_bool(doc, "nothing_tracked", "report", false);
+  r.incomplete = get_bool(doc, "incomplete", "report", false);
+  r.timeline = timeline_from(doc);
+  r.merged_from = get_texts(doc, "merged_from", "report");
+  if (const json& options = member(doc, "options", "report"); !options.is_null()) {  // older reports lack it
+    r.options_from_environment = get_texts(options, "environment", "options");
+    r.options_from_command_line = get_texts(options, "command_line", "options");
+  }
+  return r;
+}
+
+}  // namespace cuaudit::report
