@@ -154,107 +154,113 @@ std::string severity_counts(const Summary& s, const std::vector<Finding>& findin
 
 }  // namespace
 
-std::string render_text(const Report& report, const TextOptions& options) {
-  const uint64_t main_pid = report.processes.empty() ? 0 : report.processes.front().pid;
-  std::string out;
-  Writer head(fmt::format("=={}==", main_pid), options.colour);
-  head.line(fmt::format("cuaudit {}: CUDA leak and misuse checker", report.tool_version));
-  if (!report.options_from_environment.empty())
-    head.line("options from CUAUDIT_OPTIONS: " + join_words(report.options_from_environment));
-  for (const auto& note : report.notes) head.line("note: " + note);
-  out += head.take();
+namespace {
 
-  size_t printed = 0, withheld = 0;
-  auto shown = [&](const Finding& f) {
-    return !f.suppressed && !(f.kind == FindingKind::Leak && options.leak_detail != LeakDetail::Full);
-  };
-  // One section per process, each line under that process's pid, as valgrind does.
-  for (const Process& p : report.processes) {
-    Writer w(fmt::format("=={}==", p.pid), options.colour);
-    w.line(fmt::format("Process {}{}: {} ({}; {} allocation(s), {} release(s) tracked)", p.pid,
-                       p.parent_pid ? fmt::format(" (parent {})", p.parent_pid) : std::string(), join_words(p.command),
-                       describe_end(p), p.allocations, p.releases));
-    // Devices are named when a process has several: every finding then says which it is about.
-    const bool several_devices = p.devices.size() > 1;
-    auto device_name = [&](int ordinal) {
-      for (const DeviceDescription& d : p.devices) {
-        if (d.ordinal == ordinal && !d.name.empty()) return fmt::format("device {} ({})", ordinal, d.name);
-      }
-      return fmt::format("device {}", ordinal);
-    };
-    if (several_devices) {
-      std::string devices;
-      for (const DeviceDescription& d : p.devices) {
-        devices += fmt::format("{}{} {}", devices.empty() ? "" : ", ", d.ordinal, d.name.empty() ? "?" : d.name);
-        if (d.total) devices += fmt::format(" ({})", human_bytes(d.total));
-      }
-      w.line("  devices: " + devices);
-    }
-    for (const auto& note : p.notes) w.line("  note: " + note);
-    w.line();
-    for (const Finding& f : report.findings) {
-      if (f.pid != p.pid || !shown(f)) continue;
-      if (options.print_limit && printed == options.print_limit) {
-        ++withheld;
-        continue;
-      }
-      ++printed;
-      if (f.severity == Severity::Info) {  // for the record: one line and where, no story
-        w.line(f.headline + " " + (f.stack.empty() ? std::string("(no stack)") : format_frame(0, f.stack[0], options)),
-               severity_style(f.severity));
-        continue;
-      }
-      w.line((f.baseline == BaselineStatus::StillPresent ? "[in baseline] "
-              : f.baseline == BaselineStatus::New        ? "[new] "
-                                                         : "") +
-                 f.headline,
-             severity_style(f.severity));
-      if (several_devices && f.device) w.line("  on " + device_name(*f.device));
-      write_stack(w, f.stack, f.omitted_frames, options);
-      for (const auto& r : f.related) {
-        w.line("  " + r.title);
-        write_stack(w, r.stack, 0, options);
-      }
-      for (const auto& note : f.notes) w.line("    " + note);
-      if (options.suggest_suppression) w.line("  suppression: " + options.suggest_suppression(f));
-      w.line();
-    }
-    for (const DevicePeak& peak : report.timeline.peaks) {
-      if (peak.pid != p.pid) continue;
-      const uint64_t gap = peak.used > peak.tracked ? peak.used - peak.tracked : 0;
-      std::string families;
-      for (const auto& [family, bytes] : peak.families) {
-        families += fmt::format("{}{} {}", families.empty() ? " (" : ", ", family, human_bytes(bytes));
-      }
-      if (!families.empty()) families += ")";
-      w.line(
-          fmt::format("Memory on {}: peak {} in use at {:.3f} s; the program held {}{}, the other {} were "
-                      "contexts, libraries and memory cuaudit cannot see",
-                      several_devices ? device_name(peak.device) : fmt::format("device {}", peak.device),
-                      human_bytes(peak.used), peak.t, human_bytes(peak.tracked), families, human_bytes(gap)));
-      for (const PeakSite& site : peak.sites) {
-        w.line(fmt::format("  held at the peak: {} in {} allocation(s) ({}) {}", human_bytes(site.bytes), site.count,
-                           site.api,
-                           site.stack.empty() ? std::string("(no stack)") : format_frame(0, site.stack[0], options)));
-      }
-      w.line();
-    }
-    if (report.processes.size() > 1) {
-      const Summary s = summarize_process(report.findings, p.pid);
-      w.line(fmt::format("Process {}: {} byte(s) leaked in {} allocation(s); {}", p.pid, s.leaked_bytes,
-                         s.leaked_allocations, severity_counts(s, report.findings, p.pid)));
-      w.line();
-    }
-    out += w.take();
+// Devices are named when a process has several: every finding then says which it is about.
+std::string device_name(const Process& p, int ordinal) {
+  for (const DeviceDescription& d : p.devices) {
+    if (d.ordinal == ordinal && !d.name.empty()) return fmt::format("device {} ({})", ordinal, d.name);
   }
+  return fmt::format("device {}", ordinal);
+}
 
-  Writer w(fmt::format("=={}==", main_pid), options.colour);
-  if (withheld) {
-    w.line(fmt::format("{} more finding(s) not shown (--print-limit {}); all of them are in the JSON report", withheld,
-                       options.print_limit));
+void write_process_header(Writer& w, const Process& p) {
+  w.line(fmt::format("Process {}{}: {} ({}; {} allocation(s), {} release(s) tracked)", p.pid,
+                     p.parent_pid ? fmt::format(" (parent {})", p.parent_pid) : std::string(), join_words(p.command),
+                     describe_end(p), p.allocations, p.releases));
+  if (p.devices.size() > 1) {
+    std::string devices;
+    for (const DeviceDescription& d : p.devices) {
+      devices += fmt::format("{}{} {}", devices.empty() ? "" : ", ", d.ordinal, d.name.empty() ? "?" : d.name);
+      if (d.total) devices += fmt::format(" ({})", human_bytes(d.total));
+    }
+    w.line("  devices: " + devices);
+  }
+  for (const auto& note : p.notes) w.line("  note: " + note);
+  w.line();
+}
+
+void write_finding(Writer& w, const Finding& f, const Process& p, const TextOptions& options) {
+  if (f.severity == Severity::Info) {  // for the record: one line and where, no story
+    w.line(f.headline + " " + (f.stack.empty() ? std::string("(no stack)") : format_frame(0, f.stack[0], options)),
+           severity_style(f.severity));
+    return;
+  }
+  w.line((f.baseline == BaselineStatus::StillPresent ? "[in baseline] "
+          : f.baseline == BaselineStatus::New        ? "[new] "
+                                                     : "") +
+             f.headline,
+         severity_style(f.severity));
+  if (p.devices.size() > 1 && f.device) w.line("  on " + device_name(p, *f.device));
+  write_stack(w, f.stack, f.omitted_frames, options);
+  for (const auto& r : f.related) {
+    w.line("  " + r.title);
+    write_stack(w, r.stack, 0, options);
+  }
+  for (const auto& note : f.notes) w.line("    " + note);
+  if (options.suggest_suppression) w.line("  suppression: " + options.suggest_suppression(f));
+  w.line();
+}
+
+void write_peaks(Writer& w, const Report& report, const Process& p, const TextOptions& options) {
+  for (const DevicePeak& peak : report.timeline.peaks) {
+    if (peak.pid != p.pid) continue;
+    const uint64_t gap = peak.used > peak.tracked ? peak.used - peak.tracked : 0;
+    std::string families;
+    for (const auto& [family, bytes] : peak.families) {
+      families += fmt::format("{}{} {}", families.empty() ? " (" : ", ", family, human_bytes(bytes));
+    }
+    if (!families.empty()) families += ")";
+    w.line(fmt::format("Memory on {}: peak {} in use at {:.3f} s; the program held {}{}, the other {} were "
+                       "contexts, libraries and memory cuaudit cannot see",
+                       p.devices.size() > 1 ? device_name(p, peak.device) : fmt::format("device {}", peak.device),
+                       human_bytes(peak.used), peak.t, human_bytes(peak.tracked), families, human_bytes(gap)));
+    for (const PeakSite& site : peak.sites) {
+      w.line(fmt::format("  held at the peak: {} in {} allocation(s) ({}) {}", human_bytes(site.bytes), site.count,
+                         site.api,
+                         site.stack.empty() ? std::string("(no stack)") : format_frame(0, site.stack[0], options)));
+    }
     w.line();
   }
-  if (!report.suppressions.empty()) {  // as LeakSanitizer prints it
+}
+
+// Findings shown so far and those --print-limit withheld, across processes.
+struct Printed {
+  size_t shown = 0, withheld = 0;
+};
+
+// One section per process, each line under that process's pid, as valgrind does.
+std::string render_process(const Report& report, const Process& p, const TextOptions& options, Printed& printed) {
+  Writer w(fmt::format("=={}==", p.pid), options.colour);
+  write_process_header(w, p);
+  for (const Finding& f : report.findings) {
+    const bool shown = !f.suppressed && !(f.kind == FindingKind::Leak && options.leak_detail != LeakDetail::Full);
+    if (f.pid != p.pid || !shown) continue;
+    if (options.print_limit && printed.shown == options.print_limit) {
+      ++printed.withheld;
+      continue;
+    }
+    ++printed.shown;
+    write_finding(w, f, p, options);
+  }
+  write_peaks(w, report, p, options);
+  if (report.processes.size() > 1) {
+    const Summary s = summarize_process(report.findings, p.pid);
+    w.line(fmt::format("Process {}: {} byte(s) leaked in {} allocation(s); {}", p.pid, s.leaked_bytes,
+                       s.leaked_allocations, severity_counts(s, report.findings, p.pid)));
+    w.line();
+  }
+  return w.take();
+}
+
+// What was withheld, the suppressions used (as LeakSanitizer prints them), the baseline.
+void write_run_footnotes(Writer& w, const Report& report, const TextOptions& options, const Printed& printed) {
+  if (printed.withheld) {
+    w.line(fmt::format("{} more finding(s) not shown (--print-limit {}); all of them are in the JSON report",
+                       printed.withheld, options.print_limit));
+    w.line();
+  }
+  if (!report.suppressions.empty()) {
     w.line("Suppressions used:");
     w.line(fmt::format("  {:>6} {:>12}  {}", "count", "bytes", "rule"));
     for (const SuppressionUse& u : report.suppressions) {
@@ -269,10 +275,14 @@ std::string render_text(const Report& report, const TextOptions& options) {
     for (const auto& fixed : b.fixed) w.line("  fixed: " + fixed);
     w.line();
   }
+}
+
+// The closing lines: live memory of a snapshot, the leaks, the counts by severity.
+void write_summaries(Writer& w, const Report& report, const TextOptions& options) {
   const Summary& s = report.summary;
   if (report.nothing_tracked) {
     w.line("SUMMARY: cuaudit: nothing was tracked; this is not a clean result");
-    return out + w.take();
+    return;
   }
   const std::string across =
       report.processes.size() > 1 ? fmt::format(" across {} processes", report.processes.size()) : std::string();
@@ -296,6 +306,23 @@ std::string render_text(const Report& report, const TextOptions& options) {
   }
   w.line(fmt::format("SUMMARY: cuaudit: {}{}", severity_counts(s, report.findings, std::nullopt), across),
          s.error_findings ? "1;31" : "1;32");
+}
+
+}  // namespace
+
+std::string render_text(const Report& report, const TextOptions& options) {
+  const uint64_t main_pid = report.processes.empty() ? 0 : report.processes.front().pid;
+  Writer head(fmt::format("=={}==", main_pid), options.colour);
+  head.line(fmt::format("cuaudit {}: CUDA leak and misuse checker", report.tool_version));
+  if (!report.options_from_environment.empty())
+    head.line("options from CUAUDIT_OPTIONS: " + join_words(report.options_from_environment));
+  for (const auto& note : report.notes) head.line("note: " + note);
+  std::string out = head.take();
+  Printed printed;
+  for (const Process& p : report.processes) out += render_process(report, p, options, printed);
+  Writer w(fmt::format("=={}==", main_pid), options.colour);
+  write_run_footnotes(w, report, options, printed);
+  write_summaries(w, report, options);
   return out + w.take();
 }
 
