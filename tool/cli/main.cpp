@@ -38,8 +38,8 @@ namespace {
 }
 
 int exit_status(const Options& o, const report::Report& a, const std::optional<RunInfo>& run) {
-  if (a.nothing_tracked && !(o.command == Command::Run && !o.require_cuda_init)) return kExitNothingTracked;
-  if (o.error_exitcode && a.summary.error_findings > 0) return *o.error_exitcode;
+  if (a.nothing_tracked && !(o.command == Command::Run && !o.run.require_cuda_init)) return kExitNothingTracked;
+  if (o.out.error_exitcode && a.summary.error_findings > 0) return *o.out.error_exitcode;
   if (a.incomplete) return kExitIncomplete;  // a damaged record of the run never passes as clean
   if (!run) return 0;
   if (run->signal) return 128 + *run->signal;
@@ -50,7 +50,7 @@ int exit_status(const Options& o, const report::Report& a, const std::optional<R
 // HTML excerpts come only from files under it.
 std::string resolved_source_root(const Options& o) {
   char cwd[PATH_MAX];
-  std::string root = o.source_root.empty() ? (getcwd(cwd, sizeof cwd) ? cwd : "") : o.source_root;
+  std::string root = o.out.source_root.empty() ? (getcwd(cwd, sizeof cwd) ? cwd : "") : o.out.source_root;
   if (char resolved[PATH_MAX]; !root.empty() && realpath(root.c_str(), resolved)) root = resolved;
   return root;
 }
@@ -63,20 +63,20 @@ void record_options(const Options& o, report::Report& r) {
 
 // The text report (stderr or --log-file), then every machine-readable format asked for.
 void write_outputs(const Options& o, const report::Report& a, uint64_t pid, const std::string& text) {
-  if (o.log_file.empty()) {
+  if (o.out.log_file.empty()) {
     std::cerr << text;
   } else {
-    write_file_or_fail(expand_output_path(o.log_file, pid), text);
+    write_file_or_fail(expand_output_path(o.out.log_file, pid), text);
   }
-  if (!o.json_file.empty()) write_file_or_fail(expand_output_path(o.json_file, pid), report::render_json(a));
+  if (!o.out.json_file.empty()) write_file_or_fail(expand_output_path(o.out.json_file, pid), report::render_json(a));
   const std::string root = resolved_source_root(o);
-  if (!o.sarif_file.empty()) write_file_or_fail(expand_output_path(o.sarif_file, pid), report::render_sarif(a, root));
-  if (!o.junit_file.empty()) write_file_or_fail(expand_output_path(o.junit_file, pid), report::render_junit(a));
-  if (!o.html_file.empty()) write_file_or_fail(expand_output_path(o.html_file, pid), report::render_html(a, root));
-  if (!o.perfetto_file.empty())
-    write_file_or_fail(expand_output_path(o.perfetto_file, pid), report::render_trace_events(a));
-  if (!o.collapsed_file.empty())
-    write_file_or_fail(expand_output_path(o.collapsed_file, pid), report::render_collapsed(a));
+  if (!o.out.sarif_file.empty()) write_file_or_fail(expand_output_path(o.out.sarif_file, pid), report::render_sarif(a, root));
+  if (!o.out.junit_file.empty()) write_file_or_fail(expand_output_path(o.out.junit_file, pid), report::render_junit(a));
+  if (!o.out.html_file.empty()) write_file_or_fail(expand_output_path(o.out.html_file, pid), report::render_html(a, root));
+  if (!o.out.perfetto_file.empty())
+    write_file_or_fail(expand_output_path(o.out.perfetto_file, pid), report::render_trace_events(a));
+  if (!o.out.collapsed_file.empty())
+    write_file_or_fail(expand_output_path(o.out.collapsed_file, pid), report::render_collapsed(a));
 }
 
 // Every report file must be writable before any work is done. (--output's report.json is created
@@ -84,8 +84,8 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid, cons
 void refuse_unwritable_outputs(const Options& o) {
   // %q{NAME} is known now (the program inherits this environment): a bad one is refused before the
   // program runs, not after.
-  for (const std::string* out : {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file, &o.html_file,
-                                 &o.perfetto_file, &o.collapsed_file, &o.save_dir}) {
+  for (const std::string* out : {&o.out.log_file, &o.out.json_file, &o.out.sarif_file, &o.out.junit_file, &o.out.html_file,
+                                 &o.out.perfetto_file, &o.out.collapsed_file, &o.run.save_dir}) {
     try {
       (void)expand_output_path(*out, 0);
     } catch (const std::exception& e) {
@@ -93,34 +93,34 @@ void refuse_unwritable_outputs(const Options& o) {
     }
   }
   for (const std::string* out :
-       {&o.log_file, &o.json_file, &o.sarif_file, &o.junit_file, &o.html_file, &o.perfetto_file, &o.collapsed_file}) {
-    if (!o.output.empty() && out == &o.json_file && o.json_file == o.output + "/report.json") continue;
+       {&o.out.log_file, &o.out.json_file, &o.out.sarif_file, &o.out.junit_file, &o.out.html_file, &o.out.perfetto_file, &o.out.collapsed_file}) {
+    if (!o.run.output.empty() && out == &o.out.json_file && o.out.json_file == o.run.output + "/report.json") continue;
     std::string why;
     if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
   }
 }
 
 std::string text_report(const Options& o, const report::Report& a) {
-  if (o.quiet && !a.nothing_tracked && !a.incomplete &&
+  if (o.out.quiet && !a.nothing_tracked && !a.incomplete &&
       std::none_of(a.findings.begin(), a.findings.end(),
                    [](const report::Finding& f) { return !f.suppressed && f.severity != report::Severity::Info; })) {
     return {};  // -q: nothing worth a line
   }
-  report::TextOptions text{o.leak_check, o.print_limit, o.gen_suppressions ? suggest_suppression : nullptr};
-  text.fold_frames = o.fold_frames;
-  text.demangle = o.demangle;
+  report::TextOptions text{o.out.leak_check, o.out.print_limit, o.out.gen_suppressions ? suggest_suppression : nullptr};
+  text.fold_frames = o.out.fold_frames;
+  text.demangle = o.out.demangle;
   // auto: a terminal that is not "dumb", no NO_COLOR (no-color.org), the report not going to a file.
   const char* term = getenv("TERM");
-  text.colour = o.color == "always" || (o.color == "auto" && o.log_file.empty() && isatty(STDERR_FILENO) &&
+  text.colour = o.out.color == "always" || (o.out.color == "auto" && o.out.log_file.empty() && isatty(STDERR_FILENO) &&
                                         !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0);
   return report::render_text(a, text);
 }
 
 // The baseline report, read before any program runs; none without --baseline.
 std::optional<report::Report> load_baseline(const Options& o) {
-  if (o.baseline_file.empty()) return std::nullopt;
+  if (o.analysis.baseline_file.empty()) return std::nullopt;
   try {
-    return read_report_file(o.baseline_file);
+    return read_report_file(o.analysis.baseline_file);
   } catch (const std::exception& e) {
     fail(kExitToolFailure, fmt::format("--baseline: {}", e.what()));
   }
@@ -129,22 +129,22 @@ std::optional<report::Report> load_baseline(const Options& o) {
 // Reads the suppression files now: a bad rule is refused before any program runs.
 AnalysisOptions analysis_options(const Options& o) {
   AnalysisOptions a;
-  a.check_leaks = o.leak_check != report::LeakDetail::None;
-  a.num_callers = o.num_callers;
-  a.check_api_results = o.check_api_results;
+  a.check_leaks = o.out.leak_check != report::LeakDetail::None;
+  a.num_callers = o.out.num_callers;
+  a.check_api_results = o.analysis.check_api_results;
   // Perfetto shows each allocation's life as a slice: enough for any run a viewer can open.
-  if (!o.perfetto_file.empty()) a.allocation_spans = 200000;
-  a.churn.warn_percent = o.churn_threshold;
+  if (!o.out.perfetto_file.empty()) a.allocation_spans = 200000;
+  a.churn.warn_percent = o.analysis.churn_threshold;
   try {
-    for (const auto& m : o.path_maps) a.path_map.push_back(parse_path_mapping(m));
-    for (const auto& prefix : o.strip_prefixes) a.path_map.push_back({prefix, ""});
-    for (const auto& k : o.kernel_names) add_to_filter(a.kernels, k, "--kernel-name");
-    for (const auto& k : o.kernel_names_excluded) add_to_filter(a.kernels_excluded, k, "--kernel-name-exclude");
-    a.nvdisasm = o.nvdisasm;
-    for (const auto& p : o.process_filters) add_to_filter(a.processes, p, "--target-processes-filter");
-    for (const auto& file : o.suppression_files) a.suppressions.load_file(file);
+    for (const auto& m : o.out.path_maps) a.path_map.push_back(parse_path_mapping(m));
+    for (const auto& prefix : o.out.strip_prefixes) a.path_map.push_back({prefix, ""});
+    for (const auto& k : o.analysis.kernel_names) add_to_filter(a.kernels, k, "--kernel-name");
+    for (const auto& k : o.analysis.kernel_names_excluded) add_to_filter(a.kernels_excluded, k, "--kernel-name-exclude");
+    a.nvdisasm = o.analysis.nvdisasm;
+    for (const auto& p : o.analysis.process_filters) add_to_filter(a.processes, p, "--target-processes-filter");
+    for (const auto& file : o.analysis.suppression_files) a.suppressions.load_file(file);
     // After the user's: a rule of theirs for the same memory decides first.
-    if (o.builtin_suppressions) a.suppressions.load_text(builtin_allocator_rules(), "builtin", true);
+    if (o.analysis.builtin_suppressions) a.suppressions.load_text(builtin_allocator_rules(), "builtin", true);
   } catch (const std::exception& e) {
     fail(kExitUsage, e.what());
   }
@@ -154,28 +154,28 @@ AnalysisOptions analysis_options(const Options& o) {
 // Where the injection writes: the --save directory (created, must hold no earlier run) or a
 // private temporary one.
 std::string prepare_run_dir(Options& o, bool& temporary) {
-  temporary = o.save_dir.empty();
+  temporary = o.run.save_dir.empty();
   // %p is cuaudit's own pid here: the program has not started yet.
-  o.save_dir = expand_output_path(o.save_dir, static_cast<uint64_t>(getpid()));
+  o.run.save_dir = expand_output_path(o.run.save_dir, static_cast<uint64_t>(getpid()));
   if (temporary) {
     const char* tmp = getenv("TMPDIR");
     std::string pattern = fmt::format("{}/cuaudit-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(pattern.data())) fail(kExitToolFailure, fmt::format("cannot create {}: {}", pattern, strerror(errno)));
     return pattern;
   }
-  if (mkdir(o.save_dir.c_str(), 0700) != 0 && errno != EEXIST) {  // the run is private: command lines, paths
-    fail(kExitToolFailure, fmt::format("cannot create --save directory {}: {}", o.save_dir, strerror(errno)));
+  if (mkdir(o.run.save_dir.c_str(), 0700) != 0 && errno != EEXIST) {  // the run is private: command lines, paths
+    fail(kExitToolFailure, fmt::format("cannot create --save directory {}: {}", o.run.save_dir, strerror(errno)));
   }
-  if (!list_traces(o.save_dir).empty() || access((o.save_dir + "/" + kRunInfoFile).c_str(), F_OK) == 0) {
+  if (!list_traces(o.run.save_dir).empty() || access((o.run.save_dir + "/" + kRunInfoFile).c_str(), F_OK) == 0) {
     fail(kExitToolFailure, fmt::format("--save directory {} already holds a recorded run; give an empty or new "
                                        "directory",
-                                       o.save_dir));
+                                       o.run.save_dir));
   }
-  if (access(o.save_dir.c_str(), W_OK) != 0) {
-    fail(kExitToolFailure, fmt::format("--save directory {} is not writable", o.save_dir));
+  if (access(o.run.save_dir.c_str(), W_OK) != 0) {
+    fail(kExitToolFailure, fmt::format("--save directory {} is not writable", o.run.save_dir));
   }
   char absolute[PATH_MAX];
-  return realpath(o.save_dir.c_str(), absolute) ? std::string(absolute) : o.save_dir;
+  return realpath(o.run.save_dir.c_str(), absolute) ? std::string(absolute) : o.run.save_dir;
 }
 
 // One interim report of the running program (--snapshot-interval): JSON, and HTML with --html, next
@@ -194,7 +194,7 @@ void write_snapshot(const Options& o, const AnalysisOptions& analysis, const std
   }
   record_options(o, r);
   const std::string tag = fmt::format("snapshot-{}", number);
-  const std::string json = !o.json_file.empty() ? numbered_path(expand_output_path(o.json_file, pid), tag)
+  const std::string json = !o.out.json_file.empty() ? numbered_path(expand_output_path(o.out.json_file, pid), tag)
                            : !temporary         ? fmt::format("{}/{}.json", run_dir, tag)
                                                 : fmt::format("cuaudit-{}.json", tag);
   std::string error;
@@ -202,14 +202,14 @@ void write_snapshot(const Options& o, const AnalysisOptions& analysis, const std
     std::cerr << "cuaudit: warning: " << error << '\n';
     return;
   }
-  if (!o.html_file.empty()) {
-    const std::string html = numbered_path(expand_output_path(o.html_file, pid), tag);
+  if (!o.out.html_file.empty()) {
+    const std::string html = numbered_path(expand_output_path(o.out.html_file, pid), tag);
     if (!write_whole_file(html, report::render_html(r, resolved_source_root(o)), error))
       std::cerr << "cuaudit: warning: " << error << '\n';
   }
   if (number == 1) {
-    std::cerr << "cuaudit: interim reports every " << o.snapshot_interval_ms / 1000.0 << " s: " << json
-              << (o.html_file.empty() ? "" : " (and .html)") << ", numbered\n";
+    std::cerr << "cuaudit: interim reports every " << o.run.snapshot_interval_ms / 1000.0 << " s: " << json
+              << (o.out.html_file.empty() ? "" : " (and .html)") << ", numbered\n";
   }
 }
 
@@ -221,18 +221,18 @@ int run_command(Options o) {
 #endif
   std::string program_path, injection;
   try {
-    program_path = resolve_program(o.program.front());
-    injection = find_injection_library(o.injection_path);
+    program_path = resolve_program(o.run.program.front());
+    injection = find_injection_library(o.run.injection_path);
   } catch (const LaunchError& e) {
     fail(e.exit_code, e.what());
   }
   refuse_unwritable_outputs(o);  // before the program runs, not after it spent an hour
-  if (!o.output.empty()) {
+  if (!o.run.output.empty()) {
     // --output NAME names one run: its directory and its report.json expand %p alike, to cuaudit's
     // own pid (the program's is not known before it starts).
-    const std::string name = expand_output_path(o.output, static_cast<uint64_t>(getpid()));
-    if (o.json_file == o.output + "/report.json") o.json_file = name + "/report.json";
-    o.output = o.save_dir = name;
+    const std::string name = expand_output_path(o.run.output, static_cast<uint64_t>(getpid()));
+    if (o.out.json_file == o.run.output + "/report.json") o.out.json_file = name + "/report.json";
+    o.run.output = o.run.save_dir = name;
   }
   if (const char* other = getenv("CUDA_INJECTION64_PATH"); other && *other && injection != other) {
     std::cerr << "cuaudit: warning: replacing CUDA_INJECTION64_PATH=" << other << " with cuaudit's injection\n";
@@ -248,20 +248,20 @@ int run_command(Options o) {
   const std::string run_dir = prepare_run_dir(o, temporary);
   RunInfo run;
   LaunchRequest request;
-  request.argv = o.program;
+  request.argv = o.run.program;
   request.program_path = program_path;
   request.injection_path = injection;
   request.preload_path = find_preload_library(injection);
   request.run_dir = run_dir;
-  request.record_call_sites = o.check_api_results;
-  request.target_processes = o.target_processes;
-  request.sample_interval_ms = o.sample_interval_ms;
-  request.check_launch_params = o.check_launch_params;
-  request.track_resources = o.track_resources;
-  if (o.python_hooks) request.python_hooks_dir = find_python_hooks(injection);
+  request.record_call_sites = o.analysis.check_api_results;
+  request.target_processes = o.run.target_processes;
+  request.sample_interval_ms = o.run.sample_interval_ms;
+  request.check_launch_params = o.run.check_launch_params;
+  request.track_resources = o.run.track_resources;
+  if (o.run.python_hooks) request.python_hooks_dir = find_python_hooks(injection);
   size_t snapshots = 0;
-  if (o.snapshot_interval_ms) {
-    request.while_running_interval_ms = o.snapshot_interval_ms;
+  if (o.run.snapshot_interval_ms) {
+    request.while_running_interval_ms = o.run.snapshot_interval_ms;
     request.while_running = [&](uint64_t pid) { write_snapshot(o, analysis, run_dir, temporary, pid, ++snapshots); };
   }
   try {
@@ -280,7 +280,7 @@ int run_command(Options o) {
   } catch (const std::exception& e) {
     fail(kExitToolFailure, fmt::format("cannot analyze the run in {}: {}", run_dir, e.what()));
   }
-  if (baseline) apply_baseline(o.baseline_file, *baseline, result);
+  if (baseline) apply_baseline(o.analysis.baseline_file, *baseline, result);
   record_options(o, result);
   write_outputs(o, result, run.pid, text_report(o, result));
   if (temporary) {
@@ -303,21 +303,21 @@ int merge_command(const Options& o) {
     fail(kExitToolFailure, e.what());
   }
   write_outputs(o, merged, 0, report::render_merged_text(merged));
-  return o.error_exitcode && merged.summary.error_findings > 0 ? *o.error_exitcode : 0;
+  return o.out.error_exitcode && merged.summary.error_findings > 0 ? *o.out.error_exitcode : 0;
 }
 
 int diff_command(const Options& o) {
   report::Report before, after;
   try {
-    before = read_report_file(o.baseline_file);
+    before = read_report_file(o.analysis.baseline_file);
     after = read_report_file(o.run_dir);
   } catch (const std::exception& e) {
     fail(kExitToolFailure, e.what());
   }
-  apply_baseline(o.baseline_file, before, after);
+  apply_baseline(o.analysis.baseline_file, before, after);
   std::cerr << report::render_baseline_diff(after);
   // After the baseline is applied, the summary's errors are the new ones.
-  return o.error_exitcode && after.summary.error_findings > 0 ? *o.error_exitcode : 0;
+  return o.out.error_exitcode && after.summary.error_findings > 0 ? *o.out.error_exitcode : 0;
 }
 
 // `cuaudit snapshot PID`: the run directory of the program running under cuaudit.
@@ -353,7 +353,7 @@ int report_command(Options o) {
     run = read_run_info(o.run_dir);  // the pid %p expands to; damage was said by the analysis
   } catch (const std::exception&) {
   }
-  if (baseline) apply_baseline(o.baseline_file, *baseline, analysis);
+  if (baseline) apply_baseline(o.analysis.baseline_file, *baseline, analysis);
   record_options(o, analysis);
   write_outputs(o, analysis, run ? run->pid : 0, text_report(o, analysis));
   return exit_status(o, analysis, std::nullopt);
@@ -366,7 +366,7 @@ int main(int argc, char** argv) {
   using namespace cuaudit;
   Options options;
   if (auto done = parse_command_line(argc, argv, options)) return *done;
-  if (options.print_builtin_suppressions) {
+  if (options.analysis.print_builtin_suppressions) {
     std::cout << builtin_allocator_rules();
     return 0;
   }

@@ -46,105 +46,105 @@ void add_repeatable(CLI::App& app, const std::string& name, std::vector<std::str
 
 void add_output_options(CLI::App& app, Options& o) {
   add_choice(
-      app, "--leak-check", o.leak_check,
+      app, "--leak-check", o.out.leak_check,
       {{"full", report::LeakDetail::Full}, {"summary", report::LeakDetail::Summary}, {"no", report::LeakDetail::None}},
       "full: every leak with its allocation stack; summary: totals only; no: do not check leaks", "full");
-  app.add_option("--error-exitcode", o.error_exitcode,
+  app.add_option("--error-exitcode", o.out.error_exitcode,
                  "exit with N when unsuppressed findings of severity error exist (the CI gate)");
-  app.add_option("--log-file", o.log_file, "write the text report to FILE instead of stderr (%p: pid, %q{ENV}, %%)");
-  app.add_option("--json", o.json_file, "write the JSON report (schema cuaudit.report.v1) to FILE");
-  app.add_option("--sarif", o.sarif_file, "write SARIF 2.1.0 (for code scanning) to FILE");
-  app.add_option("--html", o.html_file, "write a self-contained HTML report (works offline) to FILE");
-  app.add_option("--junit", o.junit_file, "write JUnit XML (one test case per finding kind per process) to FILE");
-  app.add_option("--perfetto", o.perfetto_file,
+  app.add_option("--log-file", o.out.log_file, "write the text report to FILE instead of stderr (%p: pid, %q{ENV}, %%)");
+  app.add_option("--json", o.out.json_file, "write the JSON report (schema cuaudit.report.v1) to FILE");
+  app.add_option("--sarif", o.out.sarif_file, "write SARIF 2.1.0 (for code scanning) to FILE");
+  app.add_option("--html", o.out.html_file, "write a self-contained HTML report (works offline) to FILE");
+  app.add_option("--junit", o.out.junit_file, "write JUnit XML (one test case per finding kind per process) to FILE");
+  app.add_option("--perfetto", o.out.perfetto_file,
                  "write the memory timeline and each allocation's life as Chrome trace events (ui.perfetto.dev, "
                  "chrome://tracing) to FILE");
-  app.add_option("--collapsed", o.collapsed_file,
+  app.add_option("--collapsed", o.out.collapsed_file,
                  "write leaks and each device's peak as collapsed stacks (flamegraph.pl, speedscope) to FILE");
-  app.add_option("--source-root", o.source_root, kSourceRootHelp);
-  add_repeatable(app, "--path-map", o.path_maps,
+  app.add_option("--source-root", o.out.source_root, kSourceRootHelp);
+  add_repeatable(app, "--path-map", o.out.path_maps,
                  "OLD=NEW: show source paths recorded under OLD as under NEW (a run recorded in a container or on "
                  "a build machine); repeatable, the first match wins");
-  add_repeatable(app, "--strip-path-prefix", o.strip_prefixes,
+  add_repeatable(app, "--strip-path-prefix", o.out.strip_prefixes,
                  "PREFIX: show source paths under PREFIX relative to it (as LeakSanitizer's strip_path_prefix); "
                  "repeatable");
-  app.add_option("--print-limit", o.print_limit, "print at most N findings in the text report (0: all)")
+  app.add_option("--print-limit", o.out.print_limit, "print at most N findings in the text report (0: all)")
       ->default_str("100");
-  app.add_option("--num-callers", o.num_callers, "frames kept per stack, in every format (0: all)")->default_str("30");
-  add_choice(app, "--fold-frames", o.fold_frames, kYesNo,
+  app.add_option("--num-callers", o.out.num_callers, "frames kept per stack, in every format (0: all)")->default_str("30");
+  add_choice(app, "--fold-frames", o.out.fold_frames, kYesNo,
              "yes: in the text report, runs of frames inside Python's libraries and interpreter and below main "
              "are one line with their count; no: every frame (JSON and HTML always have every frame)",
              "yes");
-  add_choice(app, "--demangle", o.demangle,
+  add_choice(app, "--demangle", o.out.demangle,
              {{"full", report::Demangle::Full}, {"simple", report::Demangle::Simple}, {"no", report::Demangle::None}},
              "full: C++ functions with parameters and template arguments in the text report; simple: the name "
              "alone; no: as linked (mangled)",
              "full");
-  app.add_option("--color", o.color,
+  app.add_option("--color", o.out.color,
                  "auto: colour the text report when it goes to a terminal (not with NO_COLOR); "
                  "always; never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->default_str("auto");
-  app.add_flag("-q,--quiet", o.quiet,
+  app.add_flag("-q,--quiet", o.out.quiet,
                "print the text report only when it has errors or warnings, or the run is not clean (as valgrind -q)");
-  add_repeatable(app, "--suppressions", o.suppression_files,
+  add_repeatable(app, "--suppressions", o.analysis.suppression_files,
                  "suppress the findings a rule in FILE matches (KIND:PATTERN per line; repeatable)");
-  add_choice(app, "--builtin-suppressions", o.builtin_suppressions, kYesNo,
+  add_choice(app, "--builtin-suppressions", o.analysis.builtin_suppressions, kYesNo,
              "yes: memory that known framework allocators (PyTorch, cuBLAS, CuPy, RMM, ...) hold on purpose "
              "is reported as held_by_allocator (info), not as leaks, and cuBLAS's host alpha/beta pointers "
              "are not host_pointer_param; no: report them all",
              "yes");
-  app.add_flag("--print-builtin-suppressions", o.print_builtin_suppressions,
+  app.add_flag("--print-builtin-suppressions", o.analysis.print_builtin_suppressions,
                "print the built-in held_by_allocator rules and exit");
-  app.add_option("--baseline", o.baseline_file,
+  app.add_option("--baseline", o.analysis.baseline_file,
                  "a JSON report of an earlier run: only findings not in it fail the gate (new, still present "
                  "and fixed are listed)");
-  app.add_flag("--gen-suppressions{all}", o.gen_suppressions_word,
+  app.add_flag("--gen-suppressions{all}", o.out.gen_suppressions_word,
                "print under each finding a rule that would suppress it (--gen-suppressions, =all, =yes; =no: "
                "do not)")
       ->check(CLI::IsMember({"all", "yes", "no"}));
-  add_repeatable(app, "--kernel-name", o.kernel_names,
+  add_repeatable(app, "--kernel-name", o.analysis.kernel_names,
                  "report launch findings only of kernels whose name contains TEXT (TEXT or kns=TEXT; kne=NAME: "
                  "exactly NAME); repeatable");
-  add_repeatable(app, "--kernel-name-exclude", o.kernel_names_excluded,
+  add_repeatable(app, "--kernel-name-exclude", o.analysis.kernel_names_excluded,
                  "do not report launch findings of kernels matching TEXT, kns=TEXT or kne=NAME; repeatable");
-  app.add_option("--nvdisasm", o.nvdisasm,
+  app.add_option("--nvdisasm", o.analysis.nvdisasm,
                  "the CUDA toolkit's nvdisasm, for what each kernel's machine code requires of its pointer "
                  "parameters (default: CUAUDIT_NVDISASM, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)");
-  add_repeatable(app, "--target-processes-filter", o.process_filters,
+  add_repeatable(app, "--target-processes-filter", o.analysis.process_filters,
                  "report only processes whose executable name or command line contains TEXT (kns=TEXT; kne=NAME: "
                  "the executable's name exactly); repeatable");
-  app.add_option("--churn-threshold", o.churn_threshold,
+  app.add_option("--churn-threshold", o.analysis.churn_threshold,
                  "allocation_churn is a warning (not info) when a site's allocation and release calls took at "
                  "least PERCENT of the run")
       ->check(CLI::Range(0.0, 100.0));
-  app.add_flag("--check-api-results", o.check_api_results,
+  app.add_flag("--check-api-results", o.analysis.check_api_results,
                "also warn, once per call site, where a CUDA call's result is discarded even when it succeeded");
 }
 
 void add_run_options(CLI::App& app, Options& o) {
-  app.add_option("--save", o.save_dir,
+  app.add_option("--save", o.run.save_dir,
                  "keep the recorded run in DIR, for `cuaudit report DIR` later (%p: cuaudit's pid, %q{ENV})");
-  app.add_option("--output", o.output,
+  app.add_option("--output", o.run.output,
                  "keep the run in NAME and write NAME/report.json: one name per MPI rank with "
                  "%q{OMPI_COMM_WORLD_RANK}, combined by `cuaudit merge`");
-  app.add_option("--injection-path", o.injection_path, "the libcuaudit-injection.so to load into the program");
-  add_choice(app, "--require-cuda-init", o.require_cuda_init, kYesNo,
+  app.add_option("--injection-path", o.run.injection_path, "the libcuaudit-injection.so to load into the program");
+  add_choice(app, "--require-cuda-init", o.run.require_cuda_init, kYesNo,
              "yes: exit 122 when the program never initialized CUDA; no: accept it", "yes");
-  app.add_option("--target-processes", o.target_processes,
+  app.add_option("--target-processes", o.run.target_processes,
                  "all: the program and every process it starts; application-only: the program alone")
       ->check(CLI::IsMember({"all", "application-only"}))
       ->default_str("all");
-  add_choice(app, "--check-launch-params", o.check_launch_params, kYesNo,
+  add_choice(app, "--check-launch-params", o.run.check_launch_params, kYesNo,
              "yes: check every kernel launch's pointer parameters (alignment for the pointee type, freed "
              "memory, pageable host memory); no: do not",
              "yes");
-  add_choice(app, "--python-hooks", o.python_hooks, kYesNo,
+  add_choice(app, "--python-hooks", o.run.python_hooks, kYesNo,
              "yes: in Python programs, follow the blocks PyTorch's caching allocator and CuPy's memory pool hand out "
              "(through their own memory history and hooks, started when the program imports them); no: see only "
              "their cudaMalloc segments",
              "yes");
-  app.add_flag("--track-resources", o.track_resources,
+  app.add_flag("--track-resources", o.run.track_resources,
                "also record streams, events, graphs, executable graphs, modules, libraries, texture and surface "
                "objects, memory pools and external memory, and report those never destroyed (resource_leak)");
   app.add_option_function<std::string>(
@@ -153,12 +153,12 @@ void add_run_options(CLI::App& app, Options& o) {
            const auto ms = parse_duration_ms(text);
            if (!ms || *ms == 0)
              throw CLI::ValidationError("--snapshot-interval", "expected a duration such as 30s, 10m or 1h");
-           o.snapshot_interval_ms = static_cast<unsigned>(std::min<uint64_t>(*ms, UINT32_MAX));
+           o.run.snapshot_interval_ms = static_cast<unsigned>(std::min<uint64_t>(*ms, UINT32_MAX));
          },
          "while the program runs, write an interim report every DURATION (30s, 10m, 1h): JSON, and HTML with "
          "--html, numbered next to the final one (report.snapshot-1.json, ...); each is complete on its own")
       ->type_name("DURATION");
-  app.add_option("--sample-interval", o.sample_interval_ms,
+  app.add_option("--sample-interval", o.run.sample_interval_ms,
                  "sample each device's memory use (cuMemGetInfo) every MS milliseconds for the timeline; "
                  "0: no timeline")
       ->check(CLI::Range(0, 60000))
@@ -238,70 +238,108 @@ std::string unknown_option_message(const CLI::App& app, const std::string& arg) 
 
 }  // namespace
 
-std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
-  const bool snapshot = argc > 1 && strcmp(argv[1], "snapshot") == 0;
-  const bool report = snapshot || (argc > 1 && strcmp(argv[1], "report") == 0);
-  const bool merge = argc > 1 && strcmp(argv[1], "merge") == 0;
-  const bool diff = argc > 1 && strcmp(argv[1], "diff") == 0;
-  const bool explicit_run = argc > 1 && strcmp(argv[1], "run") == 0;
-  o.command = snapshot ? Command::Snapshot
-              : report ? Command::Report
-              : merge  ? Command::Merge
-              : diff   ? Command::Diff
-                       : Command::Run;
+namespace {
+
+Command command_of(int argc, char** argv) {
+  const char* word = argc > 1 ? argv[1] : "";
+  if (strcmp(word, "snapshot") == 0) return Command::Snapshot;
+  if (strcmp(word, "report") == 0) return Command::Report;
+  if (strcmp(word, "merge") == 0) return Command::Merge;
+  if (strcmp(word, "diff") == 0) return Command::Diff;
+  return Command::Run;
+}
+
+// The command's title, usage line and footer, as --help shows them.
+void describe_command(CLI::App& app, Command command) {
+  switch (command) {
+    case Command::Snapshot:
+      app.description(
+          "cuaudit snapshot: the report as of now of a program running under cuaudit, without stopping it");
+      app.formatter(std::make_shared<UsageFormatter>("Usage: cuaudit snapshot [options] RUN_DIR|PID\n"));
+      app.footer(kReportFooter);
+      return;
+    case Command::Report:
+      app.description("cuaudit report: analyze a recorded run directory again (no GPU needed)");
+      app.formatter(std::make_shared<UsageFormatter>("Usage: cuaudit report [options] RUN_DIR\n"));
+      app.footer(kReportFooter);
+      return;
+    case Command::Merge:
+      app.description("cuaudit merge: one report from the per-rank reports of an MPI or Slurm job");
+      app.formatter(std::make_shared<UsageFormatter>("Usage: cuaudit merge [options] REPORT...\n"));
+      app.footer(kMergeFooter);
+      return;
+    case Command::Diff:
+      app.description("cuaudit diff: compare two JSON reports: new, still present and fixed findings");
+      app.formatter(std::make_shared<UsageFormatter>("Usage: cuaudit diff [options] OLD NEW\n"));
+      app.footer(kDiffFooter);
+      return;
+    case Command::Run:
+      app.description("cuaudit: find CUDA memory leaks and misuse in a program");
+      app.formatter(std::make_shared<UsageFormatter>(kRunUsage));
+      app.footer(kRunFooter);
+      return;
+  }
+}
+
+const char* app_name(Command command) {
+  switch (command) {
+    case Command::Snapshot:
+      return "cuaudit snapshot";
+    case Command::Report:
+      return "cuaudit report";
+    case Command::Merge:
+      return "cuaudit merge";
+    case Command::Diff:
+      return "cuaudit diff";
+    case Command::Run:
+      break;
+  }
+  return "cuaudit";
+}
+
+void add_command_options(CLI::App& app, Command command, Options& o) {
+  switch (command) {
+    case Command::Diff:
+      app.add_option("--error-exitcode", o.out.error_exitcode, "exit with N when the new report has new errors");
+      app.add_option("old", o.analysis.baseline_file, "the earlier JSON report (or --output directory)")->required();
+      app.add_option("new", o.run_dir, "the later JSON report (or --output directory)")->required();
+      return;
+    case Command::Merge:
+      app.add_option("--json", o.out.json_file, "write the merged JSON report to FILE");
+      app.add_option("--sarif", o.out.sarif_file, "write the merged report as SARIF 2.1.0 to FILE");
+      app.add_option("--junit", o.out.junit_file, "write the merged report as JUnit XML to FILE");
+      app.add_option("--html", o.out.html_file, "write the merged report as a self-contained HTML page to FILE");
+      app.add_option("--source-root", o.out.source_root, kSourceRootHelp);
+      app.add_option("--log-file", o.out.log_file, "write the text summary to FILE instead of stderr");
+      app.add_option("--error-exitcode", o.out.error_exitcode, "exit with N when the merged report has errors");
+      app.add_option("inputs", o.merge_inputs, "JSON reports, or directories written by --output, in rank order")
+          ->required();
+      return;
+    case Command::Snapshot:
+      add_output_options(app, o);
+      app.add_option("run", o.run_dir,
+                     "the run directory of a program running under cuaudit (--save DIR), or the pid of the program "
+                     "or of the cuaudit that runs it")
+          ->required();
+      return;
+    case Command::Report:
+      add_output_options(app, o);
+      app.add_option("run_dir", o.run_dir, "a directory written by `cuaudit --save DIR`")->required();
+      return;
+    case Command::Run:
+      add_output_options(app, o);
+      add_run_options(app, o);
+      // Everything from the program's name on belongs to the program.
+      app.prefix_command();
+      return;
+  }
+}
+
+// CUAUDIT_OPTIONS first (run and report: the options a CI job sets once), then the command line's
+// words from `first`; parsed into `o`. An exit status when parsing ends the run (--help, errors).
+std::optional<int> parse_words(CLI::App& app, int argc, char** argv, int first, Options& o) {
   const bool run = o.command == Command::Run;
-
-  CLI::App app(snapshot ? "cuaudit snapshot: the report as of now of a program running under cuaudit, without "
-                          "stopping it"
-               : report ? "cuaudit report: analyze a recorded run directory again (no GPU needed)"
-               : merge  ? "cuaudit merge: one report from the per-rank reports of an MPI or Slurm job"
-               : diff   ? "cuaudit diff: compare two JSON reports: new, still present and fixed findings"
-                        : "cuaudit: find CUDA memory leaks and misuse in a program",
-               snapshot ? "cuaudit snapshot"
-               : report ? "cuaudit report"
-               : merge  ? "cuaudit merge"
-               : diff   ? "cuaudit diff"
-                        : "cuaudit");
-  // An option given twice (once in CUAUDIT_OPTIONS, once on the command line) takes the last.
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.formatter(std::make_shared<UsageFormatter>(snapshot ? "Usage: cuaudit snapshot [options] RUN_DIR|PID\n"
-                                                 : report ? "Usage: cuaudit report [options] RUN_DIR\n"
-                                                 : merge  ? "Usage: cuaudit merge [options] REPORT...\n"
-                                                 : diff   ? "Usage: cuaudit diff [options] OLD NEW\n"
-                                                          : kRunUsage));
-  app.footer(report ? kReportFooter : merge ? kMergeFooter : diff ? kDiffFooter : kRunFooter);
-  app.set_version_flag("-V,--version", version_text());
-  if (diff) {
-    app.add_option("--error-exitcode", o.error_exitcode, "exit with N when the new report has new errors");
-    app.add_option("old", o.baseline_file, "the earlier JSON report (or --output directory)")->required();
-    app.add_option("new", o.run_dir, "the later JSON report (or --output directory)")->required();
-  } else if (merge) {
-    app.add_option("--json", o.json_file, "write the merged JSON report to FILE");
-    app.add_option("--sarif", o.sarif_file, "write the merged report as SARIF 2.1.0 to FILE");
-    app.add_option("--junit", o.junit_file, "write the merged report as JUnit XML to FILE");
-    app.add_option("--html", o.html_file, "write the merged report as a self-contained HTML page to FILE");
-    app.add_option("--source-root", o.source_root, kSourceRootHelp);
-    app.add_option("--log-file", o.log_file, "write the text summary to FILE instead of stderr");
-    app.add_option("--error-exitcode", o.error_exitcode, "exit with N when the merged report has errors");
-    app.add_option("inputs", o.merge_inputs, "JSON reports, or directories written by --output, in rank order")
-        ->required();
-  } else {
-    add_output_options(app, o);
-  }
-  if (snapshot) {
-    app.add_option("run", o.run_dir,
-                   "the run directory of a program running under cuaudit (--save DIR), or the pid of the program "
-                   "or of the cuaudit that runs it")
-        ->required();
-  } else if (report) {
-    app.add_option("run_dir", o.run_dir, "a directory written by `cuaudit --save DIR`")->required();
-  } else if (run) {
-    add_run_options(app, o);
-    // Everything from the program's name on belongs to the program.
-    app.prefix_command();
-  }
-
-  // CUAUDIT_OPTIONS first (run and report: the options a CI job sets once), then the command line.
+  const bool report = o.command == Command::Report || o.command == Command::Snapshot;
   std::vector<std::string> words;
   if (const char* env = getenv("CUAUDIT_OPTIONS"); env && *env && (run || report)) {
     try {
@@ -312,7 +350,6 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
     }
     words = o.options_from_environment;
   }
-  const int first = report || merge || diff || explicit_run ? 2 : 1;
   for (int i = first; i < argc; ++i) words.emplace_back(argv[i]);
   std::vector<std::string> args(words.rbegin(), words.rend());  // CLI11 takes them last first
   try {
@@ -334,40 +371,62 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
     std::cerr << "cuaudit: " << e.what() << "\nRun `" << app.get_name() << " --help` for the options.\n";
     return kExitUsage;
   }
-  if (!o.output.empty()) {
-    if (!o.save_dir.empty()) {
+  return std::nullopt;
+}
+
+// The program to run, from the words CLI11 left: an exit status when there is none or it looks
+// like an option.
+std::optional<int> take_program(const CLI::App& app, Options& o) {
+  // With the program's arguments left to it, the first word CLI11 did not take is the program;
+  // one that looks like an option is a misspelled or unknown one, never a program to run.
+  std::vector<std::string>& program = o.run.program;
+  if (!program.empty() && program.front().size() > 1 && program.front()[0] == '-' && program.front() != "--") {
+    std::cerr << "cuaudit: " << unknown_option_message(app, program.front())
+              << "\nRun `cuaudit --help` for the options; put `--` before a program whose name starts with '-'.\n";
+    return kExitUsage;
+  }
+  if (!program.empty() && program.front() == "--") program.erase(program.begin());
+  if (program.empty()) {
+    std::cerr << "cuaudit: no program given\n" << kRunUsage << "Run `cuaudit --help` for the options.\n";
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
+  o.command = command_of(argc, argv);
+  const bool run = o.command == Command::Run;
+  const bool explicit_run = argc > 1 && strcmp(argv[1], "run") == 0;
+  CLI::App app("", app_name(o.command));
+  describe_command(app, o.command);
+  // An option given twice (once in CUAUDIT_OPTIONS, once on the command line) takes the last.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.set_version_flag("-V,--version", version_text());
+  add_command_options(app, o.command, o);
+  const int first = !run || explicit_run ? 2 : 1;
+  if (auto done = parse_words(app, argc, argv, first, o)) return done;
+  if (!o.run.output.empty()) {
+    if (!o.run.save_dir.empty()) {
       std::cerr << "cuaudit: --output NAME already saves the run in NAME; give --save or --output, not both\n";
       return kExitUsage;
     }
-    o.save_dir = o.output;
-    if (o.json_file.empty()) o.json_file = o.output + "/report.json";
+    o.run.save_dir = o.run.output;
+    if (o.out.json_file.empty()) o.out.json_file = o.run.output + "/report.json";
   }
-  o.gen_suppressions = o.gen_suppressions_word == "all" || o.gen_suppressions_word == "yes";
-  if (o.print_builtin_suppressions) return std::nullopt;
-  if (run) o.program = app.remaining();
+  o.out.gen_suppressions = o.out.gen_suppressions_word == "all" || o.out.gen_suppressions_word == "yes";
+  if (o.analysis.print_builtin_suppressions) return std::nullopt;
+  if (run) o.run.program = app.remaining();
   const int command_line_words = argc - first;
-  if (o.program.size() > static_cast<size_t>(command_line_words)) {
+  if (o.run.program.size() > static_cast<size_t>(command_line_words)) {
     std::cerr << "cuaudit: CUAUDIT_OPTIONS holds options only, not a program or `--`: " << getenv("CUAUDIT_OPTIONS")
               << '\n';
     return kExitUsage;
   }
   // The command line's words up to the program (for `report`, with the run directory).
-  o.options_from_command_line.assign(argv + first, argv + argc - o.program.size());
-  if (run) {
-    // With the program's arguments left to it, the first word CLI11 did not take is the program;
-    // one that looks like an option is a misspelled or unknown one, never a program to run.
-    if (!o.program.empty() && o.program.front().size() > 1 && o.program.front()[0] == '-' &&
-        o.program.front() != "--") {
-      std::cerr << "cuaudit: " << unknown_option_message(app, o.program.front())
-                << "\nRun `cuaudit --help` for the options; put `--` before a program whose name starts with '-'.\n";
-      return kExitUsage;
-    }
-    if (!o.program.empty() && o.program.front() == "--") o.program.erase(o.program.begin());
-    if (o.program.empty()) {
-      std::cerr << "cuaudit: no program given\n" << kRunUsage << "Run `cuaudit --help` for the options.\n";
-      return kExitUsage;
-    }
-  }
+  o.options_from_command_line.assign(argv + first, argv + argc - o.run.program.size());
+  if (run) return take_program(app, o);
   return std::nullopt;
 }
 

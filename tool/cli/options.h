@@ -15,9 +15,9 @@ namespace cuaudit {
 
 enum class Command { Run, Report, Snapshot, Merge, Diff };
 
-struct Options {
-  Command command = Command::Run;
-  // Analysis and output, for both commands.
+// How a report is written, for every command that writes one (run, report, snapshot, merge;
+// diff reads error_exitcode only).
+struct OutputOptions {
   report::LeakDetail leak_check = report::LeakDetail::Full;  // --leak-check full | summary | no
   std::optional<int> error_exitcode;
   std::string log_file;
@@ -36,18 +36,25 @@ struct Options {
   bool fold_frames = true;
   report::Demangle demangle = report::Demangle::Full;
   std::string color = "auto";  // --color auto|always|never
+  bool gen_suppressions = false;
+  std::string gen_suppressions_word = "no";  // --gen-suppressions[=all|yes|no]
+};
+
+// What the analysis judges and how (run, report, snapshot): it becomes AnalysisOptions.
+struct AnalysisChoices {
   bool check_api_results = false;
   std::vector<std::string> suppression_files;
   std::vector<std::string> kernel_names, kernel_names_excluded;  // --kernel-name, --kernel-name-exclude
   std::string nvdisasm;                                          // --nvdisasm
   std::vector<std::string> process_filters;                      // --target-processes-filter
-  bool gen_suppressions = false;
-  std::string gen_suppressions_word = "no";  // --gen-suppressions[=all|yes|no]
-  std::string baseline_file;
+  std::string baseline_file;                                     // diff: the older report
   bool builtin_suppressions = true;
   bool print_builtin_suppressions = false;
   std::optional<double> churn_threshold;  // percent of the run spent in one site's allocation calls
-  // run
+};
+
+// How the program runs and what the injection records (run only).
+struct RunOptions {
   std::vector<std::string> program;  // program and its arguments
   std::string save_dir;
   std::string output;  // --output NAME: --save NAME --json NAME/report.json
@@ -59,14 +66,24 @@ struct Options {
   bool python_hooks = true;           // --python-hooks
   bool track_resources = false;       // --track-resources
   unsigned snapshot_interval_ms = 0;  // --snapshot-interval: interim reports while it runs (0: none)
-  // report, snapshot (a snapshot may name the process instead of its run directory)
+};
+
+// One command line: the command and the groups it reads (run: out, analysis, run; report and
+// snapshot: out, analysis, run_dir; merge: out, merge_inputs; diff: out.error_exitcode,
+// analysis.baseline_file, run_dir).
+struct Options {
+  Command command = Command::Run;
+  OutputOptions out;
+  AnalysisChoices analysis;
+  RunOptions run;
+  // report, snapshot (a snapshot may name the process instead of its run directory), diff (the newer report)
   std::string run_dir;
+  // merge
+  std::vector<std::string> merge_inputs;
   // What set the options, for the report ("options in effect"): CUAUDIT_OPTIONS's words, then the
   // command line's up to the program.
   std::vector<std::string> options_from_environment;
   std::vector<std::string> options_from_command_line;
-  // merge
-  std::vector<std::string> merge_inputs;
 };
 
 // Parses argv. On --help/--version or a usage error prints what is needed and returns the exit
