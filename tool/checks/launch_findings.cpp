@@ -138,109 +138,93 @@ void describe_code_requirement(const ProcessTrace& trace, const Event& e, const 
       "when it is not aligned");
 }
 
-report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolver& stacks) {
-  const LaunchParamJudgement& j = *g.first;
-  const Event& e = j.launch;
-  const LaunchParamFact& fact = e.launch_param();
-  auto name_it = trace.kernels.find(fact.kernel_id);
-  const std::string name = name_it == trace.kernels.end() ? std::string("?") : name_it->second;
-  const std::string kernel = kernel_display_name(name);
-  const std::string type = kernel_param_type(name, fact.param_index);
-  std::string param = type.empty() ? fmt::format("parameter {}", fact.param_index)
-                                   : fmt::format("parameter {} ({})", fact.param_index, type);
-  // A pointer inside a by-value struct: its place in the struct.
-  const bool member = fact.member_offset != 0 || (!type.empty() && type.back() != '*');
-  if (member) param = fmt::format("the 8 bytes at offset {} of {}", fact.member_offset, param);
-  // A word's facts are kept once per launch site (launch_checker.cpp): no launch count to give.
-  const std::string launches =
-      g.launches > 1 && !fact.word ? fmt::format(" in {} launches", g.launches) : std::string();
+// How the finding's sentences name the parameter, the kernel and the launches.
+struct ParamWords {
+  std::string param;     // "parameter 1 (float4*)", "the 8 bytes at offset 8 of parameter 0 (Args)"
+  std::string kernel;    // as reports show it
+  std::string launches;  // " in 3 launches", or empty
+};
 
-  report::Finding f;
-  f.kind = g.kind;
-  f.severity = report::Severity::Error;
-  const char* path = trace::launch_path_name(fact.path);
-  f.api = path ? path : "a kernel launch";
-  f.count = g.launches;
-  f.pid = trace.pid;
-  f.address = fact.value;
-  f.stack = stacks.user_stack(e.stack_id);
-  drop_kernel_wrapper(f.stack, kernel);
-  f.parameter = report::KernelParameter{kernel,
-                                        fact.param_index,
-                                        type,
-                                        fact.alignment,
-                                        {},
-                                        fact.member_offset,
-                                        fact.alignment ? alignment_source_key(fact.alignment_from) : std::string()};
-  if (j.live || j.freed) f.parameter->offset = j.offset;
-  if (g.kind == report::FindingKind::MisalignedParam && fact.alignment_from != AlignmentSource::Type) {
-    // Only the first launch per site and low bits is recorded: no launch count to give.
-    describe_code_requirement(trace, e, param, kernel, j, f);
-  } else if (g.kind == report::FindingKind::MisalignedParam) {
-    const std::string where = place_of(trace, j);
-    f.headline = fmt::format(
-        "Misaligned kernel parameter: {} of {} is 0x{:x}{}, not {}-byte aligned{}; launched by {} at:", param, kernel,
-        fact.value, where, fact.alignment, launches, f.api);
-    f.message = fmt::format(
-        "{} of kernel {} must be {}-byte aligned for its type; 0x{:x} is {} byte(s) past a multiple "
-        "of {}",
-        param, kernel, fact.alignment, fact.value, fact.value % fact.alignment, fact.alignment);
+void describe_misaligned_by_type(const ProcessTrace& trace, const LaunchParamJudgement& j, const ParamWords& w,
+                                 report::Finding& f) {
+  const LaunchParamFact& fact = j.launch.launch_param();
+  f.headline = fmt::format(
+      "Misaligned kernel parameter: {} of {} is 0x{:x}{}, not {}-byte aligned{}; launched by {} at:", w.param, w.kernel,
+      fact.value, place_of(trace, j), fact.alignment, w.launches, f.api);
+  f.message = fmt::format(
+      "{} of kernel {} must be {}-byte aligned for its type; 0x{:x} is {} byte(s) past a multiple "
+      "of {}",
+      w.param, w.kernel, fact.alignment, fact.value, fact.value % fact.alignment, fact.alignment);
+  f.notes.push_back(
+      "a vector load through it faults (misaligned address) or, in code that does not fault, reads "
+      "the wrong elements; offset the pointer by whole vectors, or use the scalar type");
+}
+
+void describe_stale(const ProcessTrace& trace, const LaunchParamJudgement& j, const ParamWords& w,
+                    report::Finding& f) {
+  const LaunchParamFact& fact = j.launch.launch_param();
+  f.bytes = j.freed->bytes;
+  f.headline = fmt::format(
+      "Stale pointer kernel parameter: {} of {} is 0x{:x}, {} byte(s) into a {} already "
+      "released by {}{}; launched by {} at:",
+      w.param, w.kernel, fact.value, j.offset, memory_of(trace, *j.freed), api_info(j.release->api).name, w.launches,
+      f.api);
+  f.message =
+      fmt::format("{} of kernel {} points into memory released before the launch (use after free)", w.param, w.kernel);
+  if (fact.word) {
     f.notes.push_back(
-        "a vector load through it faults (misaligned address) or, in code that does not fault, reads "
-        "the wrong elements; offset the pointer by whole vectors, or use the scalar type");
-  } else if (g.kind == report::FindingKind::StalePointerParam) {
-    f.bytes = j.freed->bytes;
-    f.headline = fmt::format(
-        "Stale pointer kernel parameter: {} of {} is 0x{:x}, {} byte(s) into a {} already "
-        "released by {}{}; launched by {} at:",
-        param, kernel, fact.value, j.offset, memory_of(trace, *j.freed), api_info(j.release->api).name, launches,
-        f.api);
-    f.message =
-        fmt::format("{} of kernel {} points into memory released before the launch (use after free)", param, kernel);
-    if (fact.word) {
-      f.notes.push_back(
-          "the kernel's name does not say these 8 bytes are a pointer; their value lies in memory the program "
-          "released before the launch, so the kernel reads or writes freed memory if it uses them as one");
-    }
-    if (is_pool_block(api_info(j.freed->api).family)) {
-      f.notes.push_back(
-          "the pool took this block back: its memory is still the pool's, so the kernel neither faults nor warns, "
-          "and it reads or overwrites whatever block the pool hands out there next");
-    }
-  } else if (g.kind == report::FindingKind::PeerPointerParam) {
-    const std::string memory =
-        j.live ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(trace, *j.live)) : std::string();
-    f.headline = fmt::format(
-        "Peer pointer kernel parameter: {} of {} is 0x{:x}{} on device {}; the kernel runs on device {}, which "
-        "was given no access to it{}; launched by {} at:",
-        param, kernel, fact.value, memory, fact.pointer_device, fact.launch_device, launches, f.api);
-    f.message = fmt::format(
-        "{} of kernel {} points into memory of device {}, but the kernel runs on device {} and peer access from "
-        "device {} to device {} was not enabled",
-        param, kernel, fact.pointer_device, fact.launch_device, fact.launch_device, fact.pointer_device);
-    f.notes.push_back(fmt::format(
-        "enable peer access first (cudaSetDevice({}); cudaDeviceEnablePeerAccess({}, 0)), or copy the data to device "
-        "{} (cudaMemcpyPeer); without it the kernel faults with an illegal address",
-        fact.launch_device, fact.pointer_device, fact.launch_device));
-    f.device = fact.launch_device;
-  } else {
-    f.headline = fmt::format(
-        "Host pointer kernel parameter: {} of {} is 0x{:x}, pageable host memory (not pinned, "
-        "registered or managed){}; launched by {} at:",
-        param, kernel, fact.value, launches, f.api);
-    f.message = fmt::format(
-        "{} of kernel {} points into pageable host memory, which the device cannot access "
-        "(except on systems with HMM or ATS)",
-        param, kernel);
-    if (fact.code_dereferences) {
-      f.notes.push_back(
-          "the kernel's name does not say these 8 bytes are a pointer; its machine code loads or stores through "
-          "them");
-    }
-    f.notes.push_back(
-        "copy the data to device memory first (cudaMemcpy), or allocate it with cudaMallocHost, "
-        "cudaMallocManaged or cudaHostRegister");
+        "the kernel's name does not say these 8 bytes are a pointer; their value lies in memory the program "
+        "released before the launch, so the kernel reads or writes freed memory if it uses them as one");
   }
+  if (is_pool_block(api_info(j.freed->api).family)) {
+    f.notes.push_back(
+        "the pool took this block back: its memory is still the pool's, so the kernel neither faults nor warns, "
+        "and it reads or overwrites whatever block the pool hands out there next");
+  }
+}
+
+void describe_peer(const ProcessTrace& trace, const LaunchParamJudgement& j, const ParamWords& w, report::Finding& f) {
+  const LaunchParamFact& fact = j.launch.launch_param();
+  const std::string memory =
+      j.live ? fmt::format(", {} byte(s) into a {}", j.offset, memory_of(trace, *j.live)) : std::string();
+  f.headline = fmt::format(
+      "Peer pointer kernel parameter: {} of {} is 0x{:x}{} on device {}; the kernel runs on device {}, which "
+      "was given no access to it{}; launched by {} at:",
+      w.param, w.kernel, fact.value, memory, fact.pointer_device, fact.launch_device, w.launches, f.api);
+  f.message = fmt::format(
+      "{} of kernel {} points into memory of device {}, but the kernel runs on device {} and peer access from "
+      "device {} to device {} was not enabled",
+      w.param, w.kernel, fact.pointer_device, fact.launch_device, fact.launch_device, fact.pointer_device);
+  f.notes.push_back(fmt::format(
+      "enable peer access first (cudaSetDevice({}); cudaDeviceEnablePeerAccess({}, 0)), or copy the data to device "
+      "{} (cudaMemcpyPeer); without it the kernel faults with an illegal address",
+      fact.launch_device, fact.pointer_device, fact.launch_device));
+  f.device = fact.launch_device;
+}
+
+void describe_host_pointer(const LaunchParamJudgement& j, const ParamWords& w, report::Finding& f) {
+  const LaunchParamFact& fact = j.launch.launch_param();
+  f.headline = fmt::format(
+      "Host pointer kernel parameter: {} of {} is 0x{:x}, pageable host memory (not pinned, "
+      "registered or managed){}; launched by {} at:",
+      w.param, w.kernel, fact.value, w.launches, f.api);
+  f.message = fmt::format(
+      "{} of kernel {} points into pageable host memory, which the device cannot access "
+      "(except on systems with HMM or ATS)",
+      w.param, w.kernel);
+  if (fact.code_dereferences) {
+    f.notes.push_back(
+        "the kernel's name does not say these 8 bytes are a pointer; its machine code loads or stores through "
+        "them");
+  }
+  f.notes.push_back(
+      "copy the data to device memory first (cudaMemcpy), or allocate it with cudaMallocHost, "
+      "cudaMallocManaged or cudaHostRegister");
+}
+
+// The release and the allocation the pointer was into, when known.
+void add_memory_stacks(const Group& g, StackResolver& stacks, report::Finding& f) {
+  const LaunchParamJudgement& j = *g.first;
   if (j.freed && j.release) {
     f.related.push_back({report::RelatedRole::Release, std::string(api_info(j.release->api).name),
                          fmt::format("released by {} at:", api_info(j.release->api).name),
@@ -253,6 +237,69 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
                          stacks.user_stack(allocation->stack_id)});
     if (allocation->device >= 0 && g.kind != report::FindingKind::PeerPointerParam) f.device = allocation->device;
   }
+}
+
+ParamWords words_of(const Group& g, const std::string& name) {
+  const LaunchParamFact& fact = g.first->launch.launch_param();
+  ParamWords w;
+  w.kernel = kernel_display_name(name);
+  const std::string type = kernel_param_type(name, fact.param_index);
+  w.param = type.empty() ? fmt::format("parameter {}", fact.param_index)
+                         : fmt::format("parameter {} ({})", fact.param_index, type);
+  // A pointer inside a by-value struct: its place in the struct.
+  const bool member = fact.member_offset != 0 || (!type.empty() && type.back() != '*');
+  if (member) w.param = fmt::format("the 8 bytes at offset {} of {}", fact.member_offset, w.param);
+  // A word's facts are kept once per launch site (launch_checker.cpp): no launch count to give.
+  if (g.launches > 1 && !fact.word) w.launches = fmt::format(" in {} launches", g.launches);
+  return w;
+}
+
+report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolver& stacks) {
+  const LaunchParamJudgement& j = *g.first;
+  const Event& e = j.launch;
+  const LaunchParamFact& fact = e.launch_param();
+  auto name_it = trace.kernels.find(fact.kernel_id);
+  const std::string name = name_it == trace.kernels.end() ? std::string("?") : name_it->second;
+  const ParamWords w = words_of(g, name);
+
+  report::Finding f;
+  f.kind = g.kind;
+  f.severity = report::Severity::Error;
+  const char* path = trace::launch_path_name(fact.path);
+  f.api = path ? path : "a kernel launch";
+  f.count = g.launches;
+  f.pid = trace.pid;
+  f.address = fact.value;
+  f.stack = stacks.user_stack(e.stack_id);
+  drop_kernel_wrapper(f.stack, w.kernel);
+  f.parameter = report::KernelParameter{w.kernel,
+                                        fact.param_index,
+                                        kernel_param_type(name, fact.param_index),
+                                        fact.alignment,
+                                        {},
+                                        fact.member_offset,
+                                        fact.alignment ? alignment_source_key(fact.alignment_from) : std::string()};
+  if (j.live || j.freed) f.parameter->offset = j.offset;
+  switch (g.kind) {
+    case report::FindingKind::MisalignedParam:
+      // Only the first launch per site and low bits is recorded: no launch count to give.
+      if (fact.alignment_from != AlignmentSource::Type) {
+        describe_code_requirement(trace, e, w.param, w.kernel, j, f);
+      } else {
+        describe_misaligned_by_type(trace, j, w, f);
+      }
+      break;
+    case report::FindingKind::StalePointerParam:
+      describe_stale(trace, j, w, f);
+      break;
+    case report::FindingKind::PeerPointerParam:
+      describe_peer(trace, j, w, f);
+      break;
+    default:
+      describe_host_pointer(j, w, f);
+      break;
+  }
+  add_memory_stacks(g, stacks, f);
   return f;
 }
 

@@ -117,10 +117,14 @@ TraceFile TraceFile::from_bytes(std::string bytes, const std::string& name) {
   return TraceFile(std::make_unique<MemoryBytes>(std::move(bytes)), name);
 }
 
-// Pass 1: every record is read once; what is not an event is kept (modules, stacks, names, memory
-// samples, ...), events are only counted per chunk, for the merge.
-void TraceFile::index(const std::string& name) {
-  TraceBytes& bytes = *bytes_;
+// What went wrong while indexing, said once at the end.
+struct TraceFile::IndexCounts {
+  size_t bad_records = 0, damaged_chunks = 0, damaged_bytes = 0;
+};
+
+namespace {
+
+FileHeader read_file_header(TraceBytes& bytes, const std::string& name) {
   if (bytes.size() < sizeof(FileHeader) ||
       memcmp(bytes.read(0, sizeof(FileHeader)), kFileMagic, sizeof kFileMagic) != 0) {
     throw TraceError(
@@ -138,91 +142,11 @@ void TraceFile::index(const std::string& name) {
   if (header.header_size < sizeof(FileHeader) || header.header_size > bytes.size()) {
     throw TraceError(fmt::format("{} has a damaged header", name));
   }
+  return header;
+}
 
-  version_ = header.version;
-  ProcessTrace& out = metadata_;
-  out.file = name;
-  out.pid = header.pid;
-  RecordParser parser(out, header.version);
-  const size_t size = bytes.size();
-  size_t pos = header.header_size;
-  size_t bad_records = 0, damaged_chunks = 0, damaged_bytes = 0;
-  while (pos < size) {
-    if (size - pos < sizeof(ChunkHeader)) {
-      out.cut_short_problem = out.problems.size();
-      out.problems.push_back(
-          fmt::format("the trace ends inside a chunk header ({} stray bytes at the end): "
-                      "the process was probably killed while writing",
-                      size - pos));
-      break;
-    }
-    const auto chunk = load_unaligned<ChunkHeader>(bytes.read(pos, sizeof(ChunkHeader)));
-    if (chunk.magic != kChunkMagic) {
-      out.problems.push_back(
-          fmt::format("damaged chunk at offset {}; the {} bytes after it were not read", pos, size - pos));
-      break;
-    }
-    const size_t payload = pos + sizeof chunk;
-    // A chunk cut short (the process was killed while writing it) still holds complete records.
-    const bool truncated = chunk.payload_bytes > size - payload;
-    const size_t end = truncated ? size : payload + chunk.payload_bytes;
-    const char* data = bytes.read(payload, end - payload);
-    if (!truncated && header.version >= 2 && chunk_checksum(data, chunk.payload_bytes) != chunk.checksum) {
-      ++damaged_chunks;  // its records cannot be trusted: none is read
-      damaged_bytes += chunk.payload_bytes;
-      parser.lose_chunk(chunk.tid);
-      pos = end;
-      continue;
-    }
-    Chunk info;
-    info.begin = payload;
-    info.tid = chunk.tid;
-    info.file_index = chunks_.size();
-    info.compact = parser.compact_state(chunk.tid);
-    size_t complete = 0;
-    parser.start_chunk(chunk.tid);
-    size_t r = 0;
-    while (r < end - payload) {
-      const size_t left = end - payload - r;
-      const auto rh = left >= sizeof(RecordHeader) ? load_unaligned<RecordHeader>(data + r) : RecordHeader{};
-      if (truncated && (left < sizeof(RecordHeader) || rh.size > left)) break;  // the record the cut went through
-      const size_t events_before = out.events.size();
-      if (rh.size < sizeof(RecordHeader) || rh.size > left || !parser.parse(data + r, rh.size)) {
-        ++bad_records;
-        parser.lose_chunk(chunk.tid);
-        break;
-      }
-      if (out.events.size() > events_before) event_types_[rh.type] = true;
-      ++complete;
-      r += rh.size;
-    }
-    info.end = payload + r;
-    if (!out.events.empty()) {  // counted, not kept: the merge reads them again (pass 2)
-      info.first_seq = UINT64_MAX;
-      for (const Event& e : out.events) info.first_seq = std::min(info.first_seq, e.seq);
-      event_count_ += out.events.size();
-      out.events.clear();
-      chunks_.push_back(info);
-    }
-    if (truncated) {
-      out.cut_short_problem = out.problems.size();
-      out.problems.push_back(
-          fmt::format("the last chunk is truncated ({} of {} bytes): the process was probably killed while writing; "
-                      "its {} complete record(s) were read, the rest is lost",
-                      size - payload, chunk.payload_bytes, complete));
-      break;
-    }
-    pos = payload + chunk.payload_bytes;
-  }
-  out.events.shrink_to_fit();
-  if (bad_records)
-    out.problems.push_back(fmt::format("{} chunk(s) held a malformed record and were cut short", bad_records));
-  if (damaged_chunks) {
-    out.problems.push_back(
-        fmt::format("{} chunk(s) ({} bytes) failed their checksum (the file was damaged after it "
-                    "was written); their records were not read",
-                    damaged_chunks, damaged_bytes));
-  }
+// What the parser could not read, as the trace's problems.
+void note_parse_problems(const RecordParser& parser, ProcessTrace& out) {
   if (parser.undecodable()) {
     out.problems.push_back(fmt::format(
         "{} allocation(s) or release(s) could not be decoded: each follows on from an event in a damaged chunk",
@@ -237,6 +161,31 @@ void TraceFile::index(const std::string& name) {
     out.problems.push_back(
         fmt::format("{} event(s) name an API this cuaudit does not know; they were skipped", parser.unknown_apis()));
   }
+}
+
+}  // namespace
+
+// Pass 1: every record is read once; what is not an event is kept (modules, stacks, names, memory
+// samples, ...), events are only counted per chunk, for the merge.
+void TraceFile::index(const std::string& name) {
+  const FileHeader header = read_file_header(*bytes_, name);
+  version_ = header.version;
+  ProcessTrace& out = metadata_;
+  out.file = name;
+  out.pid = header.pid;
+  RecordParser parser(out, header.version);
+  IndexCounts counts;
+  for (size_t pos = header.header_size; pos < bytes_->size();) pos = index_chunk(pos, parser, header.version, counts);
+  out.events.shrink_to_fit();
+  if (counts.bad_records)
+    out.problems.push_back(fmt::format("{} chunk(s) held a malformed record and were cut short", counts.bad_records));
+  if (counts.damaged_chunks) {
+    out.problems.push_back(
+        fmt::format("{} chunk(s) ({} bytes) failed their checksum (the file was damaged after it "
+                    "was written); their records were not read",
+                    counts.damaged_chunks, counts.damaged_bytes));
+  }
+  note_parse_problems(parser, out);
   alloc_python_ = parser.take_alloc_python();
   std::stable_sort(out.samples.begin(), out.samples.end(),
                    [](const MemorySample& a, const MemorySample& b) { return a.seq < b.seq; });
@@ -245,6 +194,76 @@ void TraceFile::index(const std::string& name) {
   std::stable_sort(chunks_.begin(), chunks_.end(), [](const Chunk& a, const Chunk& b) {
     return std::tie(a.first_seq, a.file_index) < std::tie(b.first_seq, b.file_index);
   });
+}
+
+size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version, IndexCounts& counts) {
+  TraceBytes& bytes = *bytes_;
+  ProcessTrace& out = metadata_;
+  const size_t size = bytes.size();
+  if (size - pos < sizeof(ChunkHeader)) {
+    out.cut_short_problem = out.problems.size();
+    out.problems.push_back(
+        fmt::format("the trace ends inside a chunk header ({} stray bytes at the end): "
+                    "the process was probably killed while writing",
+                    size - pos));
+    return size;
+  }
+  const auto chunk = load_unaligned<ChunkHeader>(bytes.read(pos, sizeof(ChunkHeader)));
+  if (chunk.magic != kChunkMagic) {
+    out.problems.push_back(
+        fmt::format("damaged chunk at offset {}; the {} bytes after it were not read", pos, size - pos));
+    return size;
+  }
+  const size_t payload = pos + sizeof chunk;
+  // A chunk cut short (the process was killed while writing it) still holds complete records.
+  const bool truncated = chunk.payload_bytes > size - payload;
+  const size_t end = truncated ? size : payload + chunk.payload_bytes;
+  const char* data = bytes.read(payload, end - payload);
+  if (!truncated && version >= 2 && chunk_checksum(data, chunk.payload_bytes) != chunk.checksum) {
+    ++counts.damaged_chunks;  // its records cannot be trusted: none is read
+    counts.damaged_bytes += chunk.payload_bytes;
+    parser.lose_chunk(chunk.tid);
+    return end;
+  }
+  Chunk info;
+  info.begin = payload;
+  info.tid = chunk.tid;
+  info.file_index = chunks_.size();
+  info.compact = parser.compact_state(chunk.tid);
+  size_t complete = 0;
+  parser.start_chunk(chunk.tid);
+  size_t r = 0;
+  while (r < end - payload) {
+    const size_t left = end - payload - r;
+    const auto rh = left >= sizeof(RecordHeader) ? load_unaligned<RecordHeader>(data + r) : RecordHeader{};
+    if (truncated && (left < sizeof(RecordHeader) || rh.size > left)) break;  // the record the cut went through
+    const size_t events_before = out.events.size();
+    if (rh.size < sizeof(RecordHeader) || rh.size > left || !parser.parse(data + r, rh.size)) {
+      ++counts.bad_records;
+      parser.lose_chunk(chunk.tid);
+      break;
+    }
+    if (out.events.size() > events_before) event_types_[rh.type] = true;
+    ++complete;
+    r += rh.size;
+  }
+  info.end = payload + r;
+  if (!out.events.empty()) {  // counted, not kept: the merge reads them again (pass 2)
+    info.first_seq = UINT64_MAX;
+    for (const Event& e : out.events) info.first_seq = std::min(info.first_seq, e.seq);
+    event_count_ += out.events.size();
+    out.events.clear();
+    chunks_.push_back(info);
+  }
+  if (truncated) {
+    out.cut_short_problem = out.problems.size();
+    out.problems.push_back(
+        fmt::format("the last chunk is truncated ({} of {} bytes): the process was probably killed while writing; "
+                    "its {} complete record(s) were read, the rest is lost",
+                    size - payload, chunk.payload_bytes, complete));
+    return size;
+  }
+  return payload + chunk.payload_bytes;
 }
 
 // Pass 2: the chunks' events merged by sequence number. A chunk is decoded when the merge reaches

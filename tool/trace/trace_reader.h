@@ -19,6 +19,7 @@ class TraceError : public std::runtime_error {
 };
 
 class TraceBytes;
+class RecordParser;
 
 // One trace file, read in two passes so that memory follows what the program held, not how many
 // events it made: opening it reads every record once and keeps all but the events (modules,
@@ -49,7 +50,11 @@ class TraceFile {
  private:
   struct Chunk;
   TraceFile(std::unique_ptr<TraceBytes> bytes, const std::string& name);
+  struct IndexCounts;
   void index(const std::string& name);
+  // Indexes the chunk at `pos`: returns where the next one starts, or the file's size when the
+  // reading ends there (a cut or damaged file, said in the problems).
+  size_t index_chunk(size_t pos, RecordParser& parser, uint32_t version, IndexCounts& counts);
   void attach_python_stacks(std::vector<Event>& events) const;
 
   std::unique_ptr<TraceBytes> bytes_;
