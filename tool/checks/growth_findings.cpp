@@ -118,6 +118,86 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const st
   return growth_findings(trace, observer, bounds, at_exit, stacks);
 }
 
+namespace {
+
+// The work's clock for one site: launches when the program launched anything after the site's
+// first allocation, else time.
+struct WorkClock {
+  const ProcessTrace& trace;
+  bool by_launches;
+  uint64_t start, end;  // the work's
+  uint64_t operator()(const MemoryEvent* a) const { return by_launches ? launches_before(trace, *a) : a->time_ns; }
+};
+
+// How many of a site's allocations (sorted by seq) came in the second half of the work, when what
+// it holds grew over the work; nothing when it is steady state.
+std::optional<uint64_t> late_growth(const Site& site, const WorkClock& clock) {
+  const uint64_t first = clock(site.allocations.front());
+  const uint64_t middle = first + (clock.end - first) / 2;
+  const auto late = static_cast<uint64_t>(std::count_if(site.allocations.begin(), site.allocations.end(),
+                                                        [&](const MemoryEvent* a) { return clock(a) > middle; }));
+  if (late * 3 < site.allocations.size()) return std::nullopt;  // allocated early and reused: steady state
+  // And in bytes: a big buffer made once early (a library's workspace) beside a few small late
+  // ones is not memory that grows.
+  uint64_t late_bytes = 0;
+  for (const MemoryEvent* a : site.allocations) late_bytes += clock(a) > middle ? a->bytes : 0;
+  if (late_bytes * 3 < site.bytes) return std::nullopt;
+  // Memory that accumulates was allocated over a good part of the work; what a step makes and the
+  // next one replaces (per-step tensors live when the work ended) was allocated within one step.
+  const uint64_t start = clock.by_launches ? 0 : std::min(first, clock.start ? clock.start : first);
+  if ((clock(site.allocations.back()) - first) * 4 < clock.end - start) return std::nullopt;
+  return late;
+}
+
+report::Finding growth_finding(const ProcessTrace& trace, const Site& site, uint64_t late, bool by_launches,
+                               StackResolver& stacks) {
+  const MemoryEvent& sample = *site.allocations.back();
+  const std::string api(api_info(stacks.api_called(sample.stack_id, sample.api)).name);
+  report::Finding f;
+  f.kind = report::FindingKind::Growth;
+  f.severity = report::Severity::Error;
+  f.api = api;
+  f.bytes = site.bytes;
+  f.count = site.allocations.size();
+  f.pid = trace.pid;
+  if (sample.device >= 0) f.device = sample.device;
+  const bool from_python = site.user < site.python.size();
+  f.headline = fmt::format(
+      "Memory growth: {} in {} allocation(s) ({}), still held when the program's work ended, "
+      "were allocated while it ran ({} of them in the second half of its {}), {}:",
+      report::human_bytes(site.bytes), f.count, api, late, by_launches ? "kernel launches" : "time",
+      from_python ? "from Python at" : "from");
+  f.notes.push_back(
+      "a healthy loop allocates what it keeps in its first steps and reuses it (a caching allocator "
+      "holds it until exit either way); this site needed new memory until the end");
+  if (!from_python) {
+    f.message = fmt::format(
+        "{} allocated at this site kept growing until the end of the program instead of being "
+        "reused: something keeps what the program creates (a list of tensors, a cache)",
+        report::human_bytes(site.bytes));
+    f.notes.push_back(
+        "made on threads without Python frames, or by a caching allocator for whichever line first "
+        "needed a new segment; for the Python line, run with PYTORCH_NO_CUDA_MEMORY_CACHING=1 (every "
+        "tensor is then an allocation of its own)");
+    f.stack = stacks.user_stack(sample.stack_id);
+    return f;
+  }
+  const report::Frame& line = site.python[site.user];
+  f.message = fmt::format(
+      "{} allocated from {}:{} kept growing until the end of the program instead of being "
+      "reused: something keeps what this line creates (a list of tensors, a cache)",
+      report::human_bytes(site.bytes), line.file, line.line);
+  // The user's line first, then its callers: the library frames above it are in the Python stack.
+  f.stack.assign(site.python.begin() + static_cast<std::ptrdiff_t>(site.user), site.python.end());
+  f.related.push_back({report::RelatedRole::Python, "",
+                       "Python stack of the last allocation:", python_frames(trace, sample.python_stack_id)});
+  f.related.push_back({report::RelatedRole::Allocation, api, fmt::format("allocated by {} at:", api),
+                       stacks.user_stack(sample.stack_id)});
+  return f;
+}
+
+}  // namespace
+
 std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const GrowthObserver& observer,
                                              const RunBounds& bounds, const std::vector<LeakedAllocation>& at_exit,
                                              StackResolver& stacks) {
@@ -131,77 +211,16 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
   } else {
     for (const LeakedAllocation& leak : at_exit) held.push_back(leak.allocation);
   }
-
   auto sites = sites_of(trace, held, stacks);
-
   std::vector<report::Finding> findings;
   for (auto& [key, site] : sites) {
     if (site.allocations.size() < kMinGrowthAllocations) continue;
     std::sort(site.allocations.begin(), site.allocations.end(),
               [](const MemoryEvent* a, const MemoryEvent* b) { return a->seq < b->seq; });
-    // The clock: launches when the program launched anything after the site's first allocation.
     const bool by_launches = end_launches > launches_before(trace, *site.allocations.front());
-    auto clock = [&](const MemoryEvent* a) { return by_launches ? launches_before(trace, *a) : a->time_ns; };
-    const uint64_t first = clock(site.allocations.front());
-    const uint64_t middle = first + ((by_launches ? end_launches : end_ns) - first) / 2;
-    const auto late = static_cast<uint64_t>(std::count_if(site.allocations.begin(), site.allocations.end(),
-                                                          [&](const MemoryEvent* a) { return clock(a) > middle; }));
-    if (late * 3 < site.allocations.size()) continue;  // allocated early and reused: steady state
-    // And in bytes: a big buffer made once early (a library's workspace) beside a few small late
-    // ones is not memory that grows.
-    uint64_t late_bytes = 0;
-    for (const MemoryEvent* a : site.allocations) late_bytes += clock(a) > middle ? a->bytes : 0;
-    if (late_bytes * 3 < site.bytes) continue;
-    // Memory that accumulates was allocated over a good part of the work; what a step makes and the
-    // next one replaces (per-step tensors live when the work ended) was allocated within one step.
-    const uint64_t start =
-        by_launches ? 0 : std::min(first, trace.start_monotonic_ns ? trace.start_monotonic_ns : first);
-    const uint64_t end = by_launches ? end_launches : end_ns;
-    if ((clock(site.allocations.back()) - first) * 4 < end - start) continue;
-
-    const MemoryEvent& sample = *site.allocations.back();
-    const std::string api(api_info(stacks.api_called(sample.stack_id, sample.api)).name);
-    report::Finding f;
-    f.kind = report::FindingKind::Growth;
-    f.severity = report::Severity::Error;
-    f.api = api;
-    f.bytes = site.bytes;
-    f.count = site.allocations.size();
-    f.pid = trace.pid;
-    if (sample.device >= 0) f.device = sample.device;
-    const bool from_python = site.user < site.python.size();
-    f.headline = fmt::format(
-        "Memory growth: {} in {} allocation(s) ({}), still held when the program's work ended, "
-        "were allocated while it ran ({} of them in the second half of its {}), {}:",
-        report::human_bytes(site.bytes), f.count, api, late, by_launches ? "kernel launches" : "time",
-        from_python ? "from Python at" : "from");
-    f.notes.push_back(
-        "a healthy loop allocates what it keeps in its first steps and reuses it (a caching allocator "
-        "holds it until exit either way); this site needed new memory until the end");
-    if (from_python) {
-      const report::Frame& line = site.python[site.user];
-      f.message = fmt::format(
-          "{} allocated from {}:{} kept growing until the end of the program instead of being "
-          "reused: something keeps what this line creates (a list of tensors, a cache)",
-          report::human_bytes(site.bytes), line.file, line.line);
-      // The user's line first, then its callers: the library frames above it are in the Python stack.
-      f.stack.assign(site.python.begin() + static_cast<std::ptrdiff_t>(site.user), site.python.end());
-      f.related.push_back({report::RelatedRole::Python, "",
-                           "Python stack of the last allocation:", python_frames(trace, sample.python_stack_id)});
-      f.related.push_back({report::RelatedRole::Allocation, api, fmt::format("allocated by {} at:", api),
-                           stacks.user_stack(sample.stack_id)});
-    } else {
-      f.message = fmt::format(
-          "{} allocated at this site kept growing until the end of the program instead of being "
-          "reused: something keeps what the program creates (a list of tensors, a cache)",
-          report::human_bytes(site.bytes));
-      f.notes.push_back(
-          "made on threads without Python frames, or by a caching allocator for whichever line first "
-          "needed a new segment; for the Python line, run with PYTORCH_NO_CUDA_MEMORY_CACHING=1 (every "
-          "tensor is then an allocation of its own)");
-      f.stack = stacks.user_stack(sample.stack_id);
-    }
-    findings.push_back(std::move(f));
+    const WorkClock clock{trace, by_launches, trace.start_monotonic_ns, by_launches ? end_launches : end_ns};
+    if (const auto late = late_growth(site, clock))
+      findings.push_back(growth_finding(trace, site, *late, by_launches, stacks));
   }
   std::sort(findings.begin(), findings.end(),
             [](const report::Finding& a, const report::Finding& b) { return a.bytes > b.bytes; });

@@ -135,6 +135,66 @@ std::string find_python_hooks(const std::string& injection_path) {
   return is_regular_file(dir + "/sitecustomize.py") ? dir : std::string();
 }
 
+namespace {
+
+// In the child, before exec: the environment that loads cuaudit and tells it how to record.
+void set_child_environment(const LaunchRequest& request) {
+  setenv("CUDA_INJECTION64_PATH", request.injection_path.c_str(), 1);
+  // NVTX-annotated pools (nvtxMemHeapRegister, ...) describe their blocks to the NVTX injection:
+  // the same library. A tool the user named already (NVTX_INJECTION64_PATH) keeps them.
+  if (const char* nvtx = getenv("NVTX_INJECTION64_PATH"); !nvtx || !*nvtx) {
+    setenv("NVTX_INJECTION64_PATH", request.injection_path.c_str(), 1);
+  }
+  setenv(env_name(EnvVar::TraceDir), request.run_dir.c_str(), 1);
+  if (request.record_call_sites) setenv(env_name(EnvVar::CheckApiResults), "1", 1);
+  // This process is the run's root; cuaudit reports, so the injection must not.
+  setenv(env_name(EnvVar::Launched), "1", 1);
+  setenv(env_name(EnvVar::RootPid), std::to_string(getpid()).c_str(), 1);
+  setenv(env_name(EnvVar::TargetProcesses), request.target_processes.c_str(), 1);
+  setenv(env_name(EnvVar::SampleIntervalMs), std::to_string(request.sample_interval_ms).c_str(), 1);
+  setenv(env_name(EnvVar::CheckLaunchParams), request.check_launch_params ? "1" : "0", 1);
+  setenv(env_name(EnvVar::TrackResources), request.track_resources ? "1" : "0", 1);
+  if (!request.python_hooks_dir.empty()) {
+    const char* existing = getenv("PYTHONPATH");
+    const std::string path =
+        existing && *existing ? request.python_hooks_dir + ":" + existing : request.python_hooks_dir;
+    setenv("PYTHONPATH", path.c_str(), 1);
+  }
+  if (!request.preload_path.empty()) {
+    // Ahead of what the user preloads, so that free() is checked before any other interposer.
+    const char* existing = getenv("LD_PRELOAD");
+    const std::string preload = existing && *existing ? request.preload_path + ":" + existing : request.preload_path;
+    setenv("LD_PRELOAD", preload.c_str(), 1);
+  }
+}
+
+// Waits for the program's end; with --snapshot-interval, in steps, calling back at each interval.
+int wait_for(pid_t pid, const LaunchRequest& request) {
+  int status = 0;
+  if (!request.while_running_interval_ms || !request.while_running) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return status;
+  }
+  const auto interval = std::chrono::milliseconds(request.while_running_interval_ms);
+  auto next = std::chrono::steady_clock::now() + interval;
+  for (;;) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next) {
+      request.while_running(static_cast<uint64_t>(pid));
+      next = std::max(next + interval, std::chrono::steady_clock::now());
+      continue;
+    }
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(next - now, std::chrono::milliseconds(50)));
+  }
+  return status;
+}
+
+}  // namespace
+
 RunInfo run_program(const LaunchRequest& request) {
   RunInfo info;
   info.command = request.argv;
@@ -165,33 +225,7 @@ RunInfo run_program(const LaunchRequest& request) {
   if (pid == 0) {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
-    setenv("CUDA_INJECTION64_PATH", request.injection_path.c_str(), 1);
-    // NVTX-annotated pools (nvtxMemHeapRegister, ...) describe their blocks to the NVTX injection:
-    // the same library. A tool the user named already (NVTX_INJECTION64_PATH) keeps them.
-    if (const char* nvtx = getenv("NVTX_INJECTION64_PATH"); !nvtx || !*nvtx) {
-      setenv("NVTX_INJECTION64_PATH", request.injection_path.c_str(), 1);
-    }
-    setenv(env_name(EnvVar::TraceDir), request.run_dir.c_str(), 1);
-    if (request.record_call_sites) setenv(env_name(EnvVar::CheckApiResults), "1", 1);
-    // This process is the run's root; cuaudit reports, so the injection must not.
-    setenv(env_name(EnvVar::Launched), "1", 1);
-    setenv(env_name(EnvVar::RootPid), std::to_string(getpid()).c_str(), 1);
-    setenv(env_name(EnvVar::TargetProcesses), request.target_processes.c_str(), 1);
-    setenv(env_name(EnvVar::SampleIntervalMs), std::to_string(request.sample_interval_ms).c_str(), 1);
-    setenv(env_name(EnvVar::CheckLaunchParams), request.check_launch_params ? "1" : "0", 1);
-    setenv(env_name(EnvVar::TrackResources), request.track_resources ? "1" : "0", 1);
-    if (!request.python_hooks_dir.empty()) {
-      const char* existing = getenv("PYTHONPATH");
-      const std::string path =
-          existing && *existing ? request.python_hooks_dir + ":" + existing : request.python_hooks_dir;
-      setenv("PYTHONPATH", path.c_str(), 1);
-    }
-    if (!request.preload_path.empty()) {
-      // Ahead of what the user preloads, so that free() is checked before any other interposer.
-      const char* existing = getenv("LD_PRELOAD");
-      const std::string preload = existing && *existing ? request.preload_path + ":" + existing : request.preload_path;
-      setenv("LD_PRELOAD", preload.c_str(), 1);
-    }
+    set_child_environment(request);
     execv(request.program_path.c_str(), argv.data());
     const int err = errno;
     ssize_t ignored = write(report_pipe[1], &err, sizeof err);
@@ -203,27 +237,7 @@ RunInfo run_program(const LaunchRequest& request) {
   const ssize_t got = read(report_pipe[0], &exec_errno, sizeof exec_errno);
   close(report_pipe[0]);
 
-  int status = 0;
-  if (request.while_running_interval_ms && request.while_running) {
-    // Wait in steps, calling back at each interval until the program ends.
-    const auto interval = std::chrono::milliseconds(request.while_running_interval_ms);
-    auto next = std::chrono::steady_clock::now() + interval;
-    for (;;) {
-      const pid_t done = waitpid(pid, &status, WNOHANG);
-      if (done == pid || (done < 0 && errno != EINTR)) break;
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= next) {
-        request.while_running(static_cast<uint64_t>(pid));
-        next = std::max(next + interval, std::chrono::steady_clock::now());
-        continue;
-      }
-      std::this_thread::sleep_for(
-          std::min<std::chrono::steady_clock::duration>(next - now, std::chrono::milliseconds(50)));
-    }
-  } else {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
+  const int status = wait_for(pid, request);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
 
