@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -205,29 +206,34 @@ void KernelRequirements::prepare(const ProcessTrace& trace, const KernelSelectio
   if (analyzed_.insert(&trace).second) analyze_all(trace, selected);
 }
 
-void KernelRequirements::analyze_all(const ProcessTrace& trace, const KernelSelection& selected) {
-  std::set<std::string> wanted;
-  for (const auto& [id, name] : trace.kernels) {
-    if (!kernels_.count(name) && !failed_.count(name) && (!selected || selected(name))) wanted.insert(name);
-  }
-  struct Batch {
-    std::string cubin, module_hash;
-    uint32_t param_base = 0x210;
-    std::vector<uint32_t> symbols;
-    std::vector<std::string> names;
-    std::string json, error;
-    bool ran = false;
-  };
+namespace {
+
+// One nvdisasm run: the wanted kernels of one cubin that share a parameter base.
+struct Batch {
+  std::string cubin, module_hash;
+  uint32_t param_base = 0x210;
+  std::vector<uint32_t> symbols;
+  std::vector<std::string> names;
+  std::string json, error;
+  bool ran = false;
+};
+
+// The runs that read every wanted kernel from the first kept module that defines it; the kernels
+// found are taken out of `wanted`, the reasons modules were not kept go to `not_kept`.
+// `extract` gives a kept fat binary's cubins.
+std::vector<Batch> batches_for(const ProcessTrace& trace, const std::string& run_dir,
+                               const std::function<std::vector<std::string>(const std::string&)>& extract,
+                               std::set<std::string>& wanted, std::set<std::string>& not_kept) {
   std::vector<Batch> batches;
   for (const ModuleCodeFact& module : trace.module_code) {
     if (wanted.empty()) break;
     if (const char* why = not_kept_reason(module.status)) {
-      modules_not_kept_.insert(why);
+      not_kept.insert(why);
       continue;
     }
     const bool fatbin = module.status == trace::ModuleCodeStatus::SavedFatbin;
     const std::string path =
-        fmt::format("{}/{}/{}.{}", run_dir_, kKernelCodeDir, hex(module.hash), fatbin ? "fatbin" : "cubin");
+        fmt::format("{}/{}/{}.{}", run_dir, kKernelCodeDir, hex(module.hash), fatbin ? "fatbin" : "cubin");
     std::vector<std::string> cubins;
     struct stat st;
     if (!fatbin) {
@@ -249,25 +255,41 @@ void KernelRequirements::analyze_all(const ProcessTrace& trace, const KernelSele
       for (auto& [base, batch] : by_base) batches.push_back(std::move(batch));
     }
   }
+  return batches;
+}
+
+// nvdisasm takes about half a second to start: the runs go side by side.
+void run_nvdisasm(const std::string& nvdisasm, std::vector<Batch>& batches) {
+  const size_t width = std::max(1u, std::thread::hardware_concurrency());
+  for (size_t first = 0; first < batches.size(); first += width) {
+    std::vector<std::thread> running;
+    for (size_t i = first; i < std::min(batches.size(), first + width); ++i) {
+      running.emplace_back([&nvdisasm, &batch = batches[i]] {
+        std::string symbols;
+        for (uint32_t symbol : batch.symbols) symbols += (symbols.empty() ? "" : ",") + std::to_string(symbol);
+        batch.ran = capture_output({nvdisasm, "-json", "-fun", symbols, batch.cubin}, batch.json, batch.error);
+      });
+    }
+    for (std::thread& t : running) t.join();
+  }
+}
+
+}  // namespace
+
+void KernelRequirements::analyze_all(const ProcessTrace& trace, const KernelSelection& selected) {
+  std::set<std::string> wanted;
+  for (const auto& [id, name] : trace.kernels) {
+    if (!kernels_.count(name) && !failed_.count(name) && (!selected || selected(name))) wanted.insert(name);
+  }
+  std::vector<Batch> batches = batches_for(
+      trace, run_dir_, [this](const std::string& fatbin) { return extract(fatbin); }, wanted, modules_not_kept_);
   without_code_.insert(wanted.begin(), wanted.end());
   if (batches.empty()) return;
   if (!find_nvdisasm()) {
     for (const Batch& batch : batches) without_nvdisasm_.insert(batch.names.begin(), batch.names.end());
     return;
   }
-  // nvdisasm takes about half a second to start: the runs go side by side.
-  const size_t width = std::max(1u, std::thread::hardware_concurrency());
-  for (size_t first = 0; first < batches.size(); first += width) {
-    std::vector<std::thread> running;
-    for (size_t i = first; i < std::min(batches.size(), first + width); ++i) {
-      running.emplace_back([this, &batch = batches[i]] {
-        std::string symbols;
-        for (uint32_t symbol : batch.symbols) symbols += (symbols.empty() ? "" : ",") + std::to_string(symbol);
-        batch.ran = capture_output({nvdisasm_, "-json", "-fun", symbols, batch.cubin}, batch.json, batch.error);
-      });
-    }
-    for (std::thread& t : running) t.join();
-  }
+  run_nvdisasm(nvdisasm_, batches);
   for (Batch& batch : batches) {
     if (!batch.ran) {
       for (const std::string& name : batch.names) failed_[name] = batch.error;
