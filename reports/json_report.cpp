@@ -60,6 +60,16 @@ json churn_json(const std::optional<ChurnStats>& c) {
           {"run_share", c->run_share}};
 }
 
+json fragmentation_json(const std::optional<FragmentationStats>& g) {
+  if (!g) return nullptr;
+  return {{"pool", g->pool},         {"at", g->at},
+          {"requested", g->requested}, {"reserved", g->reserved},
+          {"used", g->used},         {"free", g->free},
+          {"largest_free", g->largest_free}, {"ratio", g->ratio},
+          {"grew_by", g->grew_by},   {"misses", g->misses},
+          {"request_sizes", g->request_sizes}};
+}
+
 json growth_json(const std::optional<GrowthStats>& g) {
   if (!g) return nullptr;
   return {{"bytes_per_hour", g->bytes_per_hour},
@@ -108,7 +118,8 @@ json finding_json(const Finding& f) {
               {"at", f.at ? json(*f.at) : json(nullptr)},
               {"out_of_memory", out_of_memory_json(f.out_of_memory)},
               {"churn", churn_json(f.churn)},
-              {"growth", growth_json(f.growth)}};
+              {"growth", growth_json(f.growth)},
+              {"fragmentation", fragmentation_json(f.fragmentation)}};
   if (!f.ranks.empty()) out["ranks"] = f.ranks;  // merged reports only
   if (!f.pids.empty()) out["pids"] = f.pids;
   return out;

@@ -193,6 +193,23 @@ std::optional<ChurnStats> churn_from(const json& churn, const std::string& at) {
   return c;
 }
 
+std::optional<FragmentationStats> fragmentation_from(const json& j, const std::string& at) {
+  if (j.is_null()) return std::nullopt;
+  FragmentationStats g;
+  g.pool = get_text(j, "pool", at);
+  g.at = get_number<double>(j, "at", at);
+  g.requested = get_number<uint64_t>(j, "requested", at);
+  g.reserved = get_number<uint64_t>(j, "reserved", at);
+  g.used = get_number<uint64_t>(j, "used", at);
+  g.free = get_number<uint64_t>(j, "free", at);
+  g.largest_free = get_number<uint64_t>(j, "largest_free", at);
+  g.ratio = get_number<double>(j, "ratio", at);
+  g.grew_by = get_number<uint64_t>(j, "grew_by", at);
+  g.misses = get_number<uint64_t>(j, "misses", at);
+  for (const json& size : get_array(j, "request_sizes", at)) g.request_sizes.push_back(number_of<uint64_t>(size, at));
+  return g;
+}
+
 std::optional<GrowthStats> growth_from(const json& growth, const std::string& at) {
   if (growth.is_null()) return std::nullopt;
   GrowthStats g;
@@ -237,6 +254,9 @@ Finding finding_from(const json& j, const std::string& where) {
   f.churn = churn_from(member(j, "churn", where), where + ".churn");
   // Reports written before growth rates were recorded have no "growth".
   if (const auto it = j.find("growth"); it != j.end()) f.growth = growth_from(*it, where + ".growth");
+  // Reports written before the fragmentation check have no "fragmentation".
+  if (const auto it = j.find("fragmentation"); it != j.end())
+    f.fragmentation = fragmentation_from(*it, where + ".fragmentation");
   for (const json& r : get_array(j, "ranks", where)) {
     const int rank = number_of<int>(r, where + ".ranks");
     if (rank < 0) bad(where + ".ranks", "expected rank numbers");

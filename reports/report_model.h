@@ -115,6 +115,20 @@ struct GrowthStats {
   uint64_t start_bytes = 0, end_bytes = 0;
 };
 
+// A pool cut into holes (fragmentation): its worst moment, when a request did not fit in its free
+// memory although enough was free and the pool took more memory instead.
+struct FragmentationStats {
+  std::string pool;                    // as reports name it
+  double at = 0;                       // seconds since the process started
+  uint64_t requested = 0;              // the request that did not fit then
+  uint64_t reserved = 0, used = 0;     // the pool's segments and handed-out blocks then
+  uint64_t free = 0, largest_free = 0;  // its free bytes and largest hole then
+  double ratio = 0;                    // the seeds' 1 - largest free / free
+  uint64_t grew_by = 0;                // the segment it took instead
+  uint64_t misses = 0;                 // requests that did not fit over the run
+  std::vector<uint64_t> request_sizes;  // the distinct sizes that did not fit, largest first (up to 8)
+};
+
 struct Finding {
   FindingKind kind = FindingKind::Leak;
   Severity severity = Severity::Error;
@@ -137,6 +151,7 @@ struct Finding {
   std::optional<double> at;  // seconds since its process started (out of memory: the moment, on the timeline)
   std::optional<OutOfMemoryState> out_of_memory;
   std::optional<ChurnStats> churn;
+  std::optional<FragmentationStats> fragmentation;
   std::optional<GrowthStats> growth;
   // `cuaudit merge` only: the ranks (input reports) and pids the same finding came from.
   std::vector<int> ranks;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "churn_findings.h"
+#include "fragmentation_findings.h"
 #include "name_filter.h"
 #include "path_map.h"
 #include "suppressions.h"
@@ -19,6 +20,7 @@ struct AnalysisOptions {
   bool check_api_results = false;        // also lint discarded results of successful calls
   Suppressions suppressions;             // --suppressions rules, already loaded
   ChurnOptions churn;                    // --churn-threshold
+  FragmentationOptions fragmentation;    // --fragmentation-threshold
   std::vector<PathMapping> path_map;     // --path-map, --strip-path-prefix: before suppressions match
   NameFilter kernels, kernels_excluded;  // --kernel-name, --kernel-name-exclude: launch findings
   NameFilter processes;                  // --target-processes-filter: executable names reported

@@ -69,6 +69,8 @@ Report everything() {
                                      std::nullopt,
                                      "the program's own allocations filled the device"};
   f.churn = ChurnStats{100000, 30000, 8200000000ull, 0.61};
+  f.fragmentation = FragmentationStats{"NVTX heap \"arena\"", 2.5, 3 << 20, 64 << 20, 40 << 20, 24 << 20, 1 << 20,
+                                       1.0 - 1.0 / 24, 16 << 20, 3, {3 << 20, 2 << 20}};
   f.ranks = {0, 2};
   f.pids = {11, 31};
   r.findings = {f};
@@ -100,6 +102,8 @@ TEST_CASE("a report read back from its JSON is the same report") {
   CHECK(read.findings[0].out_of_memory->verdict == "the program's own allocations filled the device");
   CHECK_FALSE(read.findings[0].out_of_memory->other_processes);
   CHECK(read.findings[0].churn->pairs == 100000);
+  REQUIRE(read.findings[0].fragmentation);
+  CHECK(read.findings[0].fragmentation->request_sizes == std::vector<uint64_t>{3 << 20, 2 << 20});
   CHECK(read.findings[0].address == 0x7004u);
   CHECK(read.findings[0].parameter->offset == 4u);
   CHECK(read.processes[0].rank == 2);

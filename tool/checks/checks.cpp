@@ -3,6 +3,7 @@
 #include "analysis_options.h"
 #include "churn_findings.h"
 #include "error_findings.h"
+#include "fragmentation_findings.h"
 #include "growth_findings.h"
 #include "launch_findings.h"
 #include "leak_findings.h"
@@ -42,6 +43,17 @@ class ChurnCheck : public Check {
 
  private:
   ChurnCounter counter_;
+};
+
+class FragmentationCheck : public Check {
+ public:
+  ReplayObserver* observer() override { return &observer_; }
+  std::vector<report::Finding> findings(CheckContext& c) override {
+    return fragmentation_findings(c.trace, observer_, c.stacks, c.options.fragmentation);
+  }
+
+ private:
+  FragmentationObserver observer_;
 };
 
 class ErrorCheck : public Check {
@@ -110,6 +122,7 @@ const CheckRow kChecks[] = {
     {"release misuse", always, make<ReleaseCheck>},
     {"out of memory", always, make<OutOfMemoryCheck>},
     {"allocation churn", always, make<ChurnCheck>},
+    {"pool fragmentation", always, make<FragmentationCheck>},
     {"errors", always,
      [](const ProcessTrace&, const AnalysisOptions& o) -> std::unique_ptr<Check> {
        return std::make_unique<ErrorCheck>(o.check_api_results);

@@ -135,6 +135,7 @@ AnalysisOptions analysis_options(const Options& o) {
   // Perfetto shows each allocation's life as a slice: enough for any run a viewer can open.
   if (!o.out.perfetto_file.empty()) a.allocation_spans = 200000;
   a.churn.warn_percent = o.analysis.churn_threshold;
+  if (o.analysis.fragmentation_threshold) a.fragmentation.threshold_percent = *o.analysis.fragmentation_threshold;
   try {
     for (const auto& m : o.out.path_maps) a.path_map.push_back(parse_path_mapping(m));
     for (const auto& prefix : o.out.strip_prefixes) a.path_map.push_back({prefix, ""});

@@ -118,6 +118,10 @@ void add_output_options(CLI::App& app, Options& o) {
                  "allocation_churn is a warning (not info) when a site's allocation and release calls took at "
                  "least PERCENT of the run")
       ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--fragmentation-threshold", o.analysis.fragmentation_threshold,
+                 "report a pool as fragmented when a request did not fit in its free memory although enough was free "
+                 "and the pool was at least PERCENT fragmented then (1 - largest hole / free; default 30)")
+      ->check(CLI::Range(0.0, 100.0));
   app.add_flag("--check-api-results", o.analysis.check_api_results,
                "also warn, once per call site, where a CUDA call's result is discarded even when it succeeded");
 }

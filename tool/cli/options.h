@@ -51,6 +51,7 @@ struct AnalysisChoices {
   bool builtin_suppressions = true;
   bool print_builtin_suppressions = false;
   std::optional<double> churn_threshold;  // percent of the run spent in one site's allocation calls
+  std::optional<double> fragmentation_threshold;  // percent: 1 - a pool's largest hole / its free bytes
 };
 
 // How the program runs and what the injection records (run only).

@@ -108,6 +108,14 @@ void PoolHeaps::release_pool(const MemoryEvent& e) {
 }
 
 void PoolHeaps::segment(const PoolSegmentFact& s) {
+  if (s.mapped && observer_) {
+    const LiveVisitor pool_blocks = [&](const std::function<void(const MemoryEvent&)>& visit) {
+      for (const auto& [key, block] : live_) {
+        if (block.pool == s.pool) visit(block);
+      }
+    };
+    observer_->on_pool_growing(s, usage(s.pool), pool_blocks);
+  }
   auto& segments = segments_[s.pool];
   if (s.mapped) {
     segments[s.base] = {s.bytes, s.device};

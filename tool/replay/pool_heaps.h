@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "pool_usage.h"
 #include "replay.h"
 #include "trace_model.h"
 
@@ -32,18 +33,6 @@ uint64_t memory_range_end(const MemoryEvent& e);
 const MemoryEvent* live_containing(const std::map<uint64_t, MemoryEvent>& live, uint64_t address);
 // The released allocation of `released` that contains `address` (a zero-byte one its first byte).
 const ReleasedMemory* released_containing(const std::map<uint64_t, ReleasedMemory>& released, uint64_t address);
-
-// What one pool's memory looks like at one moment (mimalloc's area statistics).
-struct PoolUsage {
-  uint64_t reserved = 0;      // the bytes of its segments
-  uint64_t used = 0;          // the bytes of the blocks it has handed out
-  uint64_t free = 0;          // of its segments' bytes, those no handed-out block covers
-  uint64_t largest_free = 0;  // the largest gap between handed-out blocks inside one segment
-  size_t segments = 0;
-  size_t blocks = 0;
-  // The seeds' fragmentation ratio: 1 - largest free / free (0 when nothing is free).
-  double fragmentation() const { return free ? 1.0 - static_cast<double>(largest_free) / free : 0.0; }
-};
 
 class PoolHeaps {
  public:

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "pool_usage.h"
 #include "trace_model.h"
 
 namespace cuaudit {
@@ -97,6 +98,10 @@ class ReplayObserver {
   // context, replaced by a new allocation at its address): the live set's changes, one by one.
   virtual void on_live(const MemoryEvent&) {}
   virtual void on_gone(const MemoryEvent&) {}
+  // A pool is about to take a segment (it grows): its usage just before, and a visitor over its
+  // blocks handed out then (what sits between its holes). Rare: once per segment.
+  virtual void on_pool_growing(const PoolSegmentFact& /*segment*/, const PoolUsage& /*before*/,
+                               const LiveVisitor& /*pool_blocks*/) {}
 };
 
 // Several observers of one replay, each seeing every hook in the order they were added.
@@ -120,6 +125,9 @@ class ObserverList : public ReplayObserver {
   }
   void on_gone(const MemoryEvent& a) override {
     for (auto* o : list_) o->on_gone(a);
+  }
+  void on_pool_growing(const PoolSegmentFact& s, const PoolUsage& before, const LiveVisitor& blocks) override {
+    for (auto* o : list_) o->on_pool_growing(s, before, blocks);
   }
 
  private:
