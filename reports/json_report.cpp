@@ -185,7 +185,17 @@ json timeline_json(const Timeline& timeline) {
     }
     series.push_back({{"pid", s.pid}, {"device", s.device}, {"t", s.t}, {"sites", sites}, {"other", s.other}});
   }
-  return {{"samples", samples}, {"peaks", peaks}, {"site_series", series}};
+  json pools = json::array();
+  for (const PoolSeries& p : timeline.pool_series) {
+    pools.push_back({{"pid", p.pid},
+                     {"pool", p.pool},
+                     {"t", p.t},
+                     {"reserved", p.reserved},
+                     {"used", p.used},
+                     {"free", p.free},
+                     {"largest_free", p.largest_free}});
+  }
+  return {{"samples", samples}, {"peaks", peaks}, {"site_series", series}, {"pool_series", pools}};
 }
 
 // --- reading --------------------------------------------------------------------------------

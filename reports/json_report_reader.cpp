@@ -357,6 +357,26 @@ Timeline timeline_from(const json& doc) {
       out.site_series.push_back(std::move(s));
     }
   }
+  // Reports written before the pools' series have no "pool_series".
+  if (const auto it = timeline.find("pool_series"); it != timeline.end()) {
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& x = (*it)[i];
+      const std::string at = fmt::format("timeline.pool_series[{}]", i);
+      PoolSeries p;
+      p.pid = get_number<uint64_t>(x, "pid", at);
+      p.pool = get_text(x, "pool", at);
+      for (const json& t : get_array(x, "t", at)) p.t.push_back(number_of<double>(t, at + ".t"));
+      auto column = [&](const char* name, std::vector<uint64_t>& into) {
+        for (const json& v : get_array(x, name, at)) into.push_back(number_of<uint64_t>(v, at + "." + name));
+        if (into.size() != p.t.size()) bad(at + "." + name, "expected as many values as times");
+      };
+      column("reserved", p.reserved);
+      column("used", p.used);
+      column("free", p.free);
+      column("largest_free", p.largest_free);
+      out.pool_series.push_back(std::move(p));
+    }
+  }
   return out;
 }
 

@@ -245,10 +245,20 @@ struct SiteSeries {
   std::vector<uint64_t> other;
 };
 
+// One pool's memory over the run (docs/FRAGMENTATION.md): a point at each memory sample at which
+// its blocks or segments had changed since the last; columns of equal length.
+struct PoolSeries {
+  uint64_t pid = 0;
+  std::string pool;       // as reports name it
+  std::vector<double> t;  // seconds since the process started
+  std::vector<uint64_t> reserved, used, free, largest_free;
+};
+
 struct Timeline {
   std::vector<TimelineSample> samples;  // every process, in time order per process
   std::vector<DevicePeak> peaks;
   std::vector<SiteSeries> site_series;
+  std::vector<PoolSeries> pool_series;
 };
 
 // What --baseline found: only new findings gate.

@@ -5,6 +5,7 @@
 #include "fragmentation_findings.h"
 #include "symbolizer.h"
 #include "synthetic_trace.h"
+#include "timeline.h"
 
 using namespace cuaudit;
 using cuaudit::testing::SyntheticTrace;
@@ -102,4 +103,22 @@ TEST_CASE("the threshold: a miss in a pool only a little fragmented is not repor
   CHECK(findings[0].count == 2);
   CHECK(findings[0].fragmentation->request_sizes == std::vector<uint64_t>{700 * kKiB, 640 * kKiB});
   CHECK(findings[0].fragmentation->requested == 700 * kKiB);
+}
+
+TEST_CASE("each pool's series on the timeline: a point at each sample after which it changed") {
+  SyntheticTrace t = pool_with_holes(0b0101);  // 1 MiB, blocks 1 and 3 live: two 256 KiB holes
+  t.sample(0).sample(0);                        // the second sample sees no change: no point
+  t.block(Api::cupyPoolFree, 2, kFirst + 256 * kKiB).sample(0);
+  Symbolizer symbolizer;
+  StackResolver stacks(t.trace(), symbolizer);
+  report::Timeline timeline;
+  build_timeline(t.trace(), stacks, timeline);
+  REQUIRE(timeline.pool_series.size() == 1);
+  const report::PoolSeries& s = timeline.pool_series[0];
+  CHECK(s.pool == "CuPy's memory pool");
+  REQUIRE(s.t.size() == 2);
+  CHECK(s.reserved == std::vector<uint64_t>{kMiB, kMiB});
+  CHECK(s.used == std::vector<uint64_t>{512 * kKiB, 256 * kKiB});
+  CHECK(s.free == std::vector<uint64_t>{512 * kKiB, 768 * kKiB});
+  CHECK(s.largest_free == std::vector<uint64_t>{256 * kKiB, 768 * kKiB});  // block 1 gone: one hole of 3/4
 }

@@ -244,61 +244,44 @@ std::string unknown_option_message(const CLI::App& app, const std::string& arg) 
 
 namespace {
 
+// Each command as --help shows it: the word that selects it, its name, title, usage and footer.
+struct CommandText {
+  Command command;
+  const char* word;  // argv[1]; the run command needs none
+  const char* name;
+  const char* title;
+  const char* usage;
+  const char* footer;
+};
+constexpr CommandText kCommands[] = {
+    {Command::Snapshot, "snapshot", "cuaudit snapshot",
+     "cuaudit snapshot: the report as of now of a program running under cuaudit, without stopping it",
+     "Usage: cuaudit snapshot [options] RUN_DIR|PID\n", kReportFooter},
+    {Command::Report, "report", "cuaudit report",
+     "cuaudit report: analyze a recorded run directory again (no GPU needed)",
+     "Usage: cuaudit report [options] RUN_DIR\n", kReportFooter},
+    {Command::Merge, "merge", "cuaudit merge",
+     "cuaudit merge: one report from the per-rank reports of an MPI or Slurm job",
+     "Usage: cuaudit merge [options] REPORT...\n", kMergeFooter},
+    {Command::Diff, "diff", "cuaudit diff",
+     "cuaudit diff: compare two JSON reports: new, still present and fixed findings",
+     "Usage: cuaudit diff [options] OLD NEW\n", kDiffFooter},
+    {Command::Run, "run", "cuaudit", "cuaudit: find CUDA memory leaks and misuse in a program", kRunUsage, kRunFooter},
+};
+
+const CommandText& text_of(Command command) {
+  for (const CommandText& c : kCommands) {
+    if (c.command == command) return c;
+  }
+  return kCommands[sizeof kCommands / sizeof kCommands[0] - 1];
+}
+
 Command command_of(int argc, char** argv) {
   const char* word = argc > 1 ? argv[1] : "";
-  if (strcmp(word, "snapshot") == 0) return Command::Snapshot;
-  if (strcmp(word, "report") == 0) return Command::Report;
-  if (strcmp(word, "merge") == 0) return Command::Merge;
-  if (strcmp(word, "diff") == 0) return Command::Diff;
-  return Command::Run;
-}
-
-// The command's title, usage line and footer, as --help shows them.
-void describe_command(CLI::App& app, Command command) {
-  switch (command) {
-    case Command::Snapshot:
-      app.description(
-          "cuaudit snapshot: the report as of now of a program running under cuaudit, without stopping it");
-      app.formatter(std::make_shared<UsageFormatter>("Usage: cuaudit snapshot [options] RUN_DIR|PID\n"));
-      app.footer(kReportFooter);
-      return;
-    case Command::Report:
-      app.description("cuaudit report: analyze a recorded run directory again (no GPU needed)");
-      app.formatter(std::make_shared<UsageFormatter>("Usage: cuaudit report [options] RUN_DIR\n"));
-      app.footer(kReportFooter);
-      return;
-    case Command::Merge:
-      app.description("cuaudit merge: one report from the per-rank reports of an MPI or Slurm job");
-      app.formatter(std::make_shared<UsageFormatter>("Usage: cuaudit merge [options] REPORT...\n"));
-      app.footer(kMergeFooter);
-      return;
-    case Command::Diff:
-      app.description("cuaudit diff: compare two JSON reports: new, still present and fixed findings");
-      app.formatter(std::make_shared<UsageFormatter>("Usage: cuaudit diff [options] OLD NEW\n"));
-      app.footer(kDiffFooter);
-      return;
-    case Command::Run:
-      app.description("cuaudit: find CUDA memory leaks and misuse in a program");
-      app.formatter(std::make_shared<UsageFormatter>(kRunUsage));
-      app.footer(kRunFooter);
-      return;
+  for (const CommandText& c : kCommands) {
+    if (strcmp(word, c.word) == 0) return c.command;
   }
-}
-
-const char* app_name(Command command) {
-  switch (command) {
-    case Command::Snapshot:
-      return "cuaudit snapshot";
-    case Command::Report:
-      return "cuaudit report";
-    case Command::Merge:
-      return "cuaudit merge";
-    case Command::Diff:
-      return "cuaudit diff";
-    case Command::Run:
-      break;
-  }
-  return "cuaudit";
+  return Command::Run;  // `cuaudit ./app`: the program's name comes first
 }
 
 void add_command_options(CLI::App& app, Command command, Options& o) {
@@ -403,8 +386,10 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   o.command = command_of(argc, argv);
   const bool run = o.command == Command::Run;
   const bool explicit_run = argc > 1 && strcmp(argv[1], "run") == 0;
-  CLI::App app("", app_name(o.command));
-  describe_command(app, o.command);
+  const CommandText& text = text_of(o.command);
+  CLI::App app(text.title, text.name);
+  app.formatter(std::make_shared<UsageFormatter>(text.usage));
+  app.footer(text.footer);
   // An option given twice (once in CUAUDIT_OPTIONS, once on the command line) takes the last.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.set_version_flag("-V,--version", version_text());

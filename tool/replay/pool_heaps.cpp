@@ -26,6 +26,7 @@ void PoolHeaps::apply(const MemoryEvent& e) {
 }
 
 void PoolHeaps::account(const MemoryEvent& block, bool coming) {
+  changed_.insert(block.pool);
   uint64_t& used = used_[block.pool];
   used = coming ? used + block.bytes : used - block.bytes;
   if (!pools_) return;
@@ -116,6 +117,7 @@ void PoolHeaps::segment(const PoolSegmentFact& s) {
     };
     observer_->on_pool_growing(s, usage(s.pool), pool_blocks);
   }
+  changed_.insert(s.pool);
   auto& segments = segments_[s.pool];
   if (s.mapped) {
     segments[s.base] = {s.bytes, s.device};
@@ -125,7 +127,14 @@ void PoolHeaps::segment(const PoolSegmentFact& s) {
 }
 
 void PoolHeaps::cuda_released(uint64_t key) {
-  for (auto& [pool, segments] : segments_) segments.erase(key);
+  for (auto& [pool, segments] : segments_) {
+    if (segments.erase(key)) changed_.insert(pool);
+  }
+}
+
+void PoolHeaps::take_changed(const std::function<void(uint32_t pool, const PoolUsage&)>& visit) {
+  for (uint32_t pool : changed_) visit(pool, usage(pool));
+  changed_.clear();
 }
 
 const MemoryEvent* live_containing(const std::map<uint64_t, MemoryEvent>& live, uint64_t address) {

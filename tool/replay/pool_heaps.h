@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "pool_usage.h"
@@ -64,6 +65,10 @@ class PoolHeaps {
     return it == framework_bytes_.end() ? 0 : it->second;
   }
 
+  // Each pool whose blocks or segments changed since the last call, with its usage now (the
+  // timeline's pool series: one usage a sample, for the pools that moved).
+  void take_changed(const std::function<void(uint32_t pool, const PoolUsage&)>& visit);
+
   // The pools that have handed out a block or mapped a segment, in number order.
   std::vector<uint32_t> pools() const;
 
@@ -94,6 +99,7 @@ class PoolHeaps {
   std::map<uint32_t, uint64_t> used_;                         // pool -> bytes handed out
   const std::map<uint32_t, PoolInfo>* pools_;
   std::map<int32_t, uint64_t> framework_bytes_;  // device -> bytes of frameworks' blocks
+  std::set<uint32_t> changed_;                   // pools changed since take_changed
 };
 
 }  // namespace cuaudit

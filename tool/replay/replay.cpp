@@ -379,7 +379,10 @@ DeviceHoldings Replayer::holdings(int32_t device) const {
 void Replayer::observe_samples_before(uint64_t seq) {
   for (; sample_ < trace_.samples.size() && trace_.samples[sample_].seq < seq; ++sample_) {
     const MemorySample& s = trace_.samples[sample_];
-    if (observer_) observer_->on_sample(s, holdings(s.device), live_);
+    if (!observer_) continue;
+    observer_->on_sample(s, holdings(s.device), live_);
+    state_->pools.take_changed(
+        [&](uint32_t pool, const PoolUsage& usage) { observer_->on_pool_sample(s, pool, usage); });
   }
 }
 

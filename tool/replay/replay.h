@@ -102,6 +102,9 @@ class ReplayObserver {
   // blocks handed out then (what sits between its holes). Rare: once per segment.
   virtual void on_pool_growing(const PoolSegmentFact& /*segment*/, const PoolUsage& /*before*/,
                                const LiveVisitor& /*pool_blocks*/) {}
+  // After a memory sample: a pool whose blocks or segments changed since the last sample, and its
+  // usage now.
+  virtual void on_pool_sample(const MemorySample&, uint32_t /*pool*/, const PoolUsage&) {}
 };
 
 // Several observers of one replay, each seeing every hook in the order they were added.
@@ -128,6 +131,9 @@ class ObserverList : public ReplayObserver {
   }
   void on_pool_growing(const PoolSegmentFact& s, const PoolUsage& before, const LiveVisitor& blocks) override {
     for (auto* o : list_) o->on_pool_growing(s, before, blocks);
+  }
+  void on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage) override {
+    for (auto* o : list_) o->on_pool_sample(s, pool, usage);
   }
 
  private:

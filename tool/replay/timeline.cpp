@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "pool_names.h"
 #include "replay.h"
 
 namespace cuaudit {
@@ -60,7 +61,22 @@ void TimelineObserver::on_sample(const MemorySample& s, const DeviceHoldings& he
   }
 }
 
+void TimelineObserver::on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage) {
+  report::PoolSeries& series = pools_[pool];
+  series.t.push_back(trace_.seconds_since_start(s.time_ns));
+  series.reserved.push_back(usage.reserved);
+  series.used.push_back(usage.used);
+  series.free.push_back(usage.free);
+  series.largest_free.push_back(usage.largest_free);
+}
+
 void TimelineObserver::finish(StackResolver& stacks, size_t top_sites) {
+  for (auto& [pool, series] : pools_) {
+    series.pid = trace_.pid;
+    series.pool = pool_description(trace_.pools, pool);
+    timeline_.pool_series.push_back(std::move(series));
+  }
+  pools_.clear();
   for (const auto& [device, peak] : peaks_) {
     report::DevicePeak p;
     p.pid = trace_.pid;

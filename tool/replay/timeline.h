@@ -22,6 +22,7 @@ class TimelineObserver : public ReplayObserver {
  public:
   TimelineObserver(const ProcessTrace& trace, const SiteHistory& sites, report::Timeline& timeline);
   void on_sample(const MemorySample& s, const DeviceHoldings& held, const LiveVisitor& live) override;
+  void on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage) override;
   // Adds each device's peak, with its `top_sites` biggest sites, to the timeline.
   void finish(StackResolver& stacks, size_t top_sites = 5);
 
@@ -42,6 +43,7 @@ class TimelineObserver : public ReplayObserver {
   size_t state_ = 0;  // the first device state not yet behind the samples
   bool has_framework_pool_ = false;
   std::map<int32_t, Peak> peaks_;
+  std::map<uint32_t, report::PoolSeries> pools_;  // by pool number; named at finish
 };
 
 // Appends, per device, the live bytes of the `top_sites` sites that held the most over the run
