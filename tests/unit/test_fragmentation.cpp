@@ -84,6 +84,16 @@ TEST_CASE("no fragmentation: a full pool that grows, a request bigger than all t
   CHECK(judge(elsewhere.trace()).empty());
 }
 
+TEST_CASE("what a framework's rounding leaves after each block is not a hole to miss in") {
+  // 2000 blocks of 512 - 100 bytes asked, each at a 512-byte step: 200,000 bytes of slack and no
+  // hole; a 64 KiB request then needs a new segment, rightly.
+  SyntheticTrace t;
+  t.pool(2, "", MemorySource::CupyPool).segment(2, kFirst, 2000 * 512);
+  for (uint64_t i = 0; i < 2000; ++i) t.block(Api::cupyPoolMalloc, 2, kFirst + i * 512, 412);
+  t.segment(2, kSecond, kMiB).block(Api::cupyPoolMalloc, 2, kSecond, 64 * kKiB);
+  CHECK(judge(t.trace()).empty());
+}
+
 TEST_CASE("the threshold: a miss in a pool only a little fragmented is not reported; the worst miss is the one told") {
   // Blocks 0, 1 and 3 given back: holes of 512 KiB and 256 KiB (768 KiB free), 1/3 fragmented.
   SyntheticTrace t = pool_with_holes(0b1011);

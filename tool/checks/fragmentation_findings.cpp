@@ -43,8 +43,8 @@ std::vector<report::Frame> block_stack(const ProcessTrace& trace, uint64_t stack
 
 void FragmentationObserver::on_pool_growing(const PoolSegmentFact& segment, const PoolUsage& before,
                                             const LiveVisitor& blocks) {
-  // Only a pool with free memory to miss in: a full pool that grows is simply full.
-  if (!before.free) {
+  // Only a pool with holes to miss in: a full pool that grows is simply full.
+  if (!before.hole_bytes()) {
     growing_.erase(segment.pool);
     return;
   }
@@ -54,7 +54,7 @@ void FragmentationObserver::on_pool_growing(const PoolSegmentFact& segment, cons
   g.pinning.clear();
   // What pins the holes is asked only when this could become the pool's worst moment.
   const auto known = misses_.find(segment.pool);
-  if (known == misses_.end() || before.fragmentation() > known->second.worst.before.fragmentation())
+  if (known == misses_.end() || before.hole_fragmentation() > known->second.worst.before.hole_fragmentation())
     g.pinning = pinning_sites(blocks);
 }
 
@@ -67,12 +67,12 @@ void FragmentationObserver::on_live(const MemoryEvent& block) {
   // The request the growth was for lands in the new segment; one that fit elsewhere was not it.
   const bool in_new_segment = block.key >= g.segment.base && block.key - g.segment.base < g.segment.bytes;
   if (!in_new_segment || block.bytes == 0) return;
-  // Enough was free in total, and no hole was big enough: that is a miss.
-  if (g.before.free < block.bytes || g.before.largest_free >= block.bytes) return;
+  // Enough was free in holes, and no hole was big enough: that is a miss.
+  if (g.before.hole_bytes() < block.bytes || g.before.largest_free >= block.bytes) return;
   PoolMisses& m = misses_[block.pool];
   ++m.count;
   ++m.sizes[block.bytes];
-  if (m.count == 1 || g.before.fragmentation() > m.worst.before.fragmentation()) {
+  if (m.count == 1 || g.before.hole_fragmentation() > m.worst.before.hole_fragmentation()) {
     m.worst = PoolMiss{block, g.before, g.segment.bytes};
     m.pinning = g.pinning;
   }
@@ -83,7 +83,7 @@ std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, c
   std::vector<report::Finding> findings;
   for (const auto& [pool, m] : observer.misses()) {
     const PoolMiss& w = m.worst;
-    const double ratio = w.before.fragmentation();
+    const double ratio = w.before.hole_fragmentation();
     if (ratio * 100 < options.threshold_percent) continue;
     const std::string name = pool_description(trace.pools, pool);
     const std::string api(api_info(stacks.api_called(w.request.stack_id, w.request.api)).name);
@@ -101,7 +101,7 @@ std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, c
     s.at = *f.at;
     s.requested = w.request.bytes;
     s.reserved = w.before.reserved, s.used = w.before.used;
-    s.free = w.before.free, s.largest_free = w.before.largest_free;
+    s.free = w.before.hole_bytes(), s.largest_free = w.before.largest_free;
     s.ratio = ratio;
     s.grew_by = w.grew_by;
     s.misses = m.count;

@@ -177,8 +177,10 @@ PoolUsage PoolHeaps::usage(uint32_t pool) const {
     }
     for (; it != live_.end() && it->first < end; ++it) {
       if (it->first > covered_to) {
-        u.free += it->first - covered_to;
-        u.largest_free = std::max(u.largest_free, it->first - covered_to);
+        const uint64_t gap = it->first - covered_to;
+        u.free += gap;
+        u.largest_free = std::max(u.largest_free, gap);
+        if (gap < kRoundingGap) u.rounding_slack += gap;
       }
       covered_to = std::max(covered_to, std::min(end, memory_range_end(it->second)));
     }
