@@ -94,6 +94,14 @@ std::vector<std::string> get_texts(const json& object, const char* name, const s
   return out;
 }
 
+// An array of numbers (a series' column, the pids of a merged finding).
+template <typename T>
+std::vector<T> get_numbers(const json& object, const char* name, const std::string& where) {
+  std::vector<T> out;
+  for (const json& v : get_array(object, name, where)) out.push_back(number_of<T>(v, where + "." + name));
+  return out;
+}
+
 std::optional<uint64_t> get_hex(const json& object, const char* name, const std::string& where) {
   const std::string text = get_text(object, name, where);
   if (text.empty()) return std::nullopt;
@@ -206,7 +214,7 @@ std::optional<FragmentationStats> fragmentation_from(const json& j, const std::s
   g.ratio = get_number<double>(j, "ratio", at);
   g.grew_by = get_number<uint64_t>(j, "grew_by", at);
   g.misses = get_number<uint64_t>(j, "misses", at);
-  for (const json& size : get_array(j, "request_sizes", at)) g.request_sizes.push_back(number_of<uint64_t>(size, at));
+  g.request_sizes = get_numbers<uint64_t>(j, "request_sizes", at);
   return g;
 }
 
@@ -257,14 +265,11 @@ Finding finding_from(const json& j, const std::string& where) {
   // Reports written before the fragmentation check have no "fragmentation".
   if (const auto it = j.find("fragmentation"); it != j.end())
     f.fragmentation = fragmentation_from(*it, where + ".fragmentation");
-  for (const json& r : get_array(j, "ranks", where)) {
-    const int rank = number_of<int>(r, where + ".ranks");
+  f.ranks = get_numbers<int>(j, "ranks", where);
+  for (int rank : f.ranks) {
     if (rank < 0) bad(where + ".ranks", "expected rank numbers");
-    f.ranks.push_back(rank);
   }
-  for (const json& p : get_array(j, "pids", where)) {
-    f.pids.push_back(number_of<uint64_t>(p, where + ".pids"));
-  }
+  f.pids = get_numbers<uint64_t>(j, "pids", where);
   return f;
 }
 
@@ -342,15 +347,14 @@ Timeline timeline_from(const json& doc) {
       SiteSeries s;
       s.pid = get_number<uint64_t>(x, "pid", at);
       s.device = get_number<int>(x, "device", at);
-      for (const json& t : get_array(x, "t", at)) s.t.push_back(number_of<double>(t, at + ".t"));
-      for (const json& v : get_array(x, "other", at)) s.other.push_back(number_of<uint64_t>(v, at + ".other"));
+      s.t = get_numbers<double>(x, "t", at);
+      s.other = get_numbers<uint64_t>(x, "other", at);
       const json& sites = get_array(x, "sites", at);
       for (size_t k = 0; k < sites.size(); ++k) {
         const std::string site_at = fmt::format("{}.sites[{}]", at, k);
         SeriesSite site;
         site.api = get_text(sites[k], "api", site_at);
-        for (const json& v : get_array(sites[k], "bytes", site_at))
-          site.bytes.push_back(number_of<uint64_t>(v, site_at + ".bytes"));
+        site.bytes = get_numbers<uint64_t>(sites[k], "bytes", site_at);
         site.stack = stack_from(sites[k], "stack", site_at);
         s.sites.push_back(std::move(site));
       }
@@ -365,9 +369,9 @@ Timeline timeline_from(const json& doc) {
       PoolSeries p;
       p.pid = get_number<uint64_t>(x, "pid", at);
       p.pool = get_text(x, "pool", at);
-      for (const json& t : get_array(x, "t", at)) p.t.push_back(number_of<double>(t, at + ".t"));
+      p.t = get_numbers<double>(x, "t", at);
       auto column = [&](const char* name, std::vector<uint64_t>& into) {
-        for (const json& v : get_array(x, name, at)) into.push_back(number_of<uint64_t>(v, at + "." + name));
+        into = get_numbers<uint64_t>(x, name, at);
         if (into.size() != p.t.size()) bad(at + "." + name, "expected as many values as times");
       };
       column("reserved", p.reserved);

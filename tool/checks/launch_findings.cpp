@@ -140,6 +140,7 @@ void describe_code_requirement(const ProcessTrace& trace, const Event& e, const 
 
 // How the finding's sentences name the parameter, the kernel and the launches.
 struct ParamWords {
+  std::string type;      // from the kernel's mangled name; empty when it says none
   std::string param;     // "parameter 1 (float4*)", "the 8 bytes at offset 8 of parameter 0 (Args)"
   std::string kernel;    // as reports show it
   std::string launches;  // " in 3 launches", or empty
@@ -243,7 +244,8 @@ ParamWords words_of(const Group& g, const std::string& name) {
   const LaunchParamFact& fact = g.first->launch.launch_param();
   ParamWords w;
   w.kernel = kernel_display_name(name);
-  const std::string type = kernel_param_type(name, fact.param_index);
+  w.type = kernel_param_type(name, fact.param_index);
+  const std::string& type = w.type;
   w.param = type.empty() ? fmt::format("parameter {}", fact.param_index)
                          : fmt::format("parameter {} ({})", fact.param_index, type);
   // A pointer inside a by-value struct: its place in the struct.
@@ -274,7 +276,7 @@ report::Finding describe(const ProcessTrace& trace, const Group& g, StackResolve
   drop_kernel_wrapper(f.stack, w.kernel);
   f.parameter = report::KernelParameter{w.kernel,
                                         fact.param_index,
-                                        kernel_param_type(name, fact.param_index),
+                                        w.type,
                                         fact.alignment,
                                         {},
                                         fact.member_offset,
