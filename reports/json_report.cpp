@@ -60,14 +60,40 @@ json churn_json(const std::optional<ChurnStats>& c) {
           {"run_share", c->run_share}};
 }
 
+json picture_json(const PoolPicture& p) {
+  json sites = json::array();
+  for (const PictureSite& site : p.sites) {
+    sites.push_back({{"api", site.api},
+                     {"bytes", site.bytes},
+                     {"count", site.count},
+                     {"at", site.at ? frame_json(*site.at) : json(nullptr)}});
+  }
+  json segments = json::array();
+  for (const SegmentPicture& segment : p.segments) {
+    json blocks = json::array();  // [offset, bytes, site]: thousands of them, kept short
+    for (const BlockSpan& b : segment.blocks) blocks.push_back(json::array({b.offset, b.bytes, b.site}));
+    segments.push_back({{"bytes", segment.bytes}, {"blocks", blocks}});
+  }
+  return {{"sites", sites}, {"segments", segments}, {"truncated", p.truncated}};
+}
+
 json fragmentation_json(const std::optional<FragmentationStats>& g) {
   if (!g) return nullptr;
-  return {{"pool", g->pool},         {"at", g->at},
-          {"requested", g->requested}, {"reserved", g->reserved},
-          {"used", g->used},         {"free", g->free},
-          {"largest_free", g->largest_free}, {"ratio", g->ratio},
-          {"grew_by", g->grew_by},   {"misses", g->misses},
-          {"request_sizes", g->request_sizes}};
+  return {{"pool", g->pool},
+          {"trigger", g->trigger},
+          {"at", g->at},
+          {"requested", g->requested},
+          {"reserved", g->reserved},
+          {"used", g->used},
+          {"free", g->free},
+          {"largest_free", g->largest_free},
+          {"ratio", g->ratio},
+          {"grew_by", g->grew_by},
+          {"misses", g->misses},
+          {"request_sizes", g->request_sizes},
+          {"stretch_from", g->stretch_from},
+          {"stretch_seconds", g->stretch_seconds},
+          {"picture", picture_json(g->picture)}};
 }
 
 json growth_json(const std::optional<GrowthStats>& g) {
@@ -193,7 +219,8 @@ json timeline_json(const Timeline& timeline) {
                      {"reserved", p.reserved},
                      {"used", p.used},
                      {"free", p.free},
-                     {"largest_free", p.largest_free}});
+                     {"largest_free", p.largest_free},
+                     {"holes", p.holes}});
   }
   return {{"samples", samples}, {"peaks", peaks}, {"site_series", series}, {"pool_series", pools}};
 }

@@ -115,20 +115,21 @@ std::optional<uint64_t> get_hex(const json& object, const char* name, const std:
   }
 }
 
+Frame frame_from(const json& frame, const std::string& at) {
+  Frame f;
+  f.function = get_text(frame, "function", at);
+  f.mangled = get_text(frame, "mangled", at);
+  f.file = get_text(frame, "file", at);
+  f.line = get_number<int>(frame, "line", at);
+  f.module = get_text(frame, "module", at);
+  f.pc = get_hex(frame, "pc", at).value_or(0);
+  return f;
+}
+
 std::vector<Frame> stack_from(const json& object, const char* name, const std::string& where) {
   std::vector<Frame> out;
   const json& frames = get_array(object, name, where);
-  for (size_t i = 0; i < frames.size(); ++i) {
-    const std::string at = fmt::format("{}.{}[{}]", where, name, i);
-    Frame f;
-    f.function = get_text(frames[i], "function", at);
-    f.mangled = get_text(frames[i], "mangled", at);
-    f.file = get_text(frames[i], "file", at);
-    f.line = get_number<int>(frames[i], "line", at);
-    f.module = get_text(frames[i], "module", at);
-    f.pc = get_hex(frames[i], "pc", at).value_or(0);
-    out.push_back(std::move(f));
-  }
+  for (size_t i = 0; i < frames.size(); ++i) out.push_back(frame_from(frames[i], fmt::format("{}.{}[{}]", where, name, i)));
   return out;
 }
 
@@ -201,6 +202,40 @@ std::optional<ChurnStats> churn_from(const json& churn, const std::string& at) {
   return c;
 }
 
+PoolPicture picture_from(const json& j, const std::string& at) {
+  PoolPicture p;
+  const json& sites = get_array(j, "sites", at);
+  for (size_t i = 0; i < sites.size(); ++i) {
+    const std::string site_at = fmt::format("{}.sites[{}]", at, i);
+    PictureSite s;
+    s.api = get_text(sites[i], "api", site_at);
+    s.bytes = get_number<uint64_t>(sites[i], "bytes", site_at);
+    s.count = get_number<uint64_t>(sites[i], "count", site_at);
+    if (const json& f = member(sites[i], "at", site_at); !f.is_null()) s.at = frame_from(f, site_at + ".at");
+    p.sites.push_back(std::move(s));
+  }
+  const json& segments = get_array(j, "segments", at);
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const std::string segment_at = fmt::format("{}.segments[{}]", at, i);
+    SegmentPicture s;
+    s.bytes = get_number<uint64_t>(segments[i], "bytes", segment_at);
+    const json& blocks = get_array(segments[i], "blocks", segment_at);
+    for (size_t k = 0; k < blocks.size(); ++k) {
+      const json& b = blocks[k];
+      if (!b.is_array() || b.size() != 3 || !b[0].is_number_unsigned() || !b[1].is_number_unsigned() ||
+          !b[2].is_number_integer())
+        bad(fmt::format("{}.blocks[{}]", segment_at, k), "expected [offset, bytes, site]");
+      const int site = b[2].get<int>();
+      if (site < -1 || site >= static_cast<int>(p.sites.size()))
+        bad(fmt::format("{}.blocks[{}]", segment_at, k), "site out of range");
+      s.blocks.push_back({b[0].get<uint64_t>(), b[1].get<uint64_t>(), site});
+    }
+    p.segments.push_back(std::move(s));
+  }
+  p.truncated = get_bool(j, "truncated", at, false);
+  return p;
+}
+
 std::optional<FragmentationStats> fragmentation_from(const json& j, const std::string& at) {
   if (j.is_null()) return std::nullopt;
   FragmentationStats g;
@@ -215,6 +250,14 @@ std::optional<FragmentationStats> fragmentation_from(const json& j, const std::s
   g.grew_by = get_number<uint64_t>(j, "grew_by", at);
   g.misses = get_number<uint64_t>(j, "misses", at);
   g.request_sizes = get_numbers<uint64_t>(j, "request_sizes", at);
+  // Reports written before the stretch rule and the segment view have neither.
+  if (j.contains("trigger")) {
+    g.trigger = get_text(j, "trigger", at);
+    if (g.trigger != "miss" && g.trigger != "stretch") bad(at + ".trigger", "expected \"miss\" or \"stretch\"");
+    g.stretch_from = get_number<double>(j, "stretch_from", at);
+    g.stretch_seconds = get_number<double>(j, "stretch_seconds", at);
+    g.picture = picture_from(member(j, "picture", at), at + ".picture");
+  }
   return g;
 }
 
@@ -378,6 +421,12 @@ Timeline timeline_from(const json& doc) {
       column("used", p.used);
       column("free", p.free);
       column("largest_free", p.largest_free);
+      // Reports written before the holes column count every free byte as a hole.
+      if (x.contains("holes")) {
+        column("holes", p.holes);
+      } else {
+        p.holes = p.free;
+      }
       out.pool_series.push_back(std::move(p));
     }
   }

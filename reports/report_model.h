@@ -115,18 +115,43 @@ struct GrowthStats {
   uint64_t start_bytes = 0, end_bytes = 0;
 };
 
-// A pool cut into holes (fragmentation): its worst moment, when a request did not fit in its free
-// memory although enough was free and the pool took more memory instead.
+// A pool's segments at one moment, each a bar of its blocks by allocation site (the HTML report's
+// segment view, as PyTorch's memory_viz draws segments): which long-lived blocks pin the holes.
+struct PictureSite {
+  std::string api;
+  uint64_t bytes = 0, count = 0;  // of its blocks in the picture
+  std::optional<Frame> at;        // its first frame in the program (a Python line when it has one)
+};
+struct BlockSpan {
+  uint64_t offset = 0, bytes = 0;  // from the segment's start; blocks of one site closer than 512 bytes are one span
+  int site = -1;                   // into PoolPicture::sites; -1: the other sites
+};
+struct SegmentPicture {
+  uint64_t bytes = 0;
+  std::vector<BlockSpan> blocks;  // in address order; what lies between them is free
+};
+struct PoolPicture {
+  std::vector<PictureSite> sites;  // the sites holding the most, biggest first (up to 8)
+  std::vector<SegmentPicture> segments;
+  bool truncated = false;  // more segments or spans than a picture keeps (64 segments, 512 spans each)
+};
+
+// A pool cut into holes (fragmentation): its worst moment, either a request that did not fit in
+// its free memory although enough was free (the pool took more memory instead: a miss), or a
+// long stretch of high fragmentation while the pool was at least half full.
 struct FragmentationStats {
   std::string pool;                    // as reports name it
-  double at = 0;                       // seconds since the process started
-  uint64_t requested = 0;              // the request that did not fit then
+  std::string trigger = "miss";        // "miss" or "stretch"
+  double at = 0;                       // seconds since the process started: the worst moment
+  uint64_t requested = 0;              // a miss: the request that did not fit then
   uint64_t reserved = 0, used = 0;     // the pool's segments and handed-out blocks then
-  uint64_t free = 0, largest_free = 0;  // its free bytes and largest hole then
+  uint64_t free = 0, largest_free = 0;  // its free bytes in holes and largest hole then
   double ratio = 0;                    // the seeds' 1 - largest free / free
-  uint64_t grew_by = 0;                // the segment it took instead
+  uint64_t grew_by = 0;                // a miss: the segment it took instead
   uint64_t misses = 0;                 // requests that did not fit over the run
   std::vector<uint64_t> request_sizes;  // the distinct sizes that did not fit, largest first (up to 8)
+  double stretch_from = 0, stretch_seconds = 0;  // a stretch: when it began and how long it lasted
+  PoolPicture picture;                           // the pool at the worst moment
 };
 
 struct Finding {
@@ -252,6 +277,9 @@ struct PoolSeries {
   std::string pool;       // as reports name it
   std::vector<double> t;  // seconds since the process started
   std::vector<uint64_t> reserved, used, free, largest_free;
+  // Of `free`, the bytes in holes of 512 bytes or more (what a request could use; the smaller gaps
+  // are a framework's rounding): the fragmentation ratio is 1 - largest_free / holes.
+  std::vector<uint64_t> holes;
 };
 
 struct Timeline {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "fingerprint.h"
+#include "pool_text.h"
 #include "text_helpers.h"
 
 namespace cuaudit::report {
@@ -197,6 +198,14 @@ void write_finding(Writer& w, const Finding& f, const Process& p, const TextOpti
     w.line("  " + r.title);
     write_stack(w, r.stack, 0, options);
   }
+  if (f.fragmentation) {
+    const auto where = [&](const Frame& frame) {
+      const std::string shown = format_frame(0, frame, options);  // "#0 0x... in fn file:line"
+      const size_t in = shown.find(" in ");
+      return in == std::string::npos ? shown : shown.substr(in + 4);
+    };
+    for (const std::string& line : picture_lines(f.fragmentation->picture, where)) w.line(line);
+  }
   for (const auto& note : f.notes) w.line("    " + note);
   if (options.suggest_suppression) w.line("  suppression: " + options.suggest_suppression(f));
   w.line();
@@ -222,6 +231,9 @@ void write_peaks(Writer& w, const Report& report, const Process& p, const TextOp
     }
     w.line();
   }
+  const std::vector<std::string> pools = pool_series_lines(report.timeline, p.pid);
+  for (const std::string& line : pools) w.line(line);
+  if (!pools.empty()) w.line();
 }
 
 // Findings shown so far and those --print-limit withheld, across processes.

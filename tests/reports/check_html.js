@@ -1,8 +1,9 @@
 // The HTML report in a real browser (Debian's Chromium, driven by playwright-core).
 // Usage: node check_html.js GOLDEN.html LARGE.html SCREENSHOT.png TIMELINE.html TIMELINE.json TIMELINE.png
+//        POOLS.html POOLS.png
 const { chromium } = require("playwright-core");
 
-const [goldenPage, largePage, screenshot, timelinePage, timelineJson, timelineShot] = process.argv.slice(2);
+const [goldenPage, largePage, screenshot, timelinePage, timelineJson, timelineShot, poolsPage, poolsShot] = process.argv.slice(2);
 const timelineReport = JSON.parse(require("fs").readFileSync(timelineJson, "utf8"));
 let failures = 0, passes = 0;
 const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok ? passes++ : failures++; };
@@ -163,6 +164,36 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
   check(phasesText.includes(`at ${peak.t.toFixed(3)} s`) && phasesText.includes("phase_two"),
         `the peak is marked at ${peak.t.toFixed(3)} s with phase two's allocation site`);
   await page.locator("#timeline").screenshot({ path: timelineShot });
+
+  // A pool cut into holes: its chart (reserved, used, the ratio) and its segments at the worst moment.
+  await page.goto("file://" + poolsPage);
+  await page.waitForSelector("#pools svg");
+  check(!(await page.locator("#pools-section").isHidden()), "the pools section is shown when a pool has a series");
+  check(await page.locator("#pools polyline.pool-reserved").count() === 1 && await page.locator("#pools polyline.pool-used").count() === 1 &&
+        await page.locator("#pools polyline.pool-ratio").count() === 1, "the pool's chart has reserved, used and the fragmentation ratio");
+  const poolText = await page.locator("#pools").innerText();
+  check(poolText.includes("worst: 88% fragmented at 2.000 s"), "the worst moment is marked on the pool's chart");
+  check(await page.locator("#pools svg.segment").count() === 2, "each segment of the picture is a bar");
+  const blocks = await page.locator("#pools svg.segment").first().locator("rect.segment-block").count();
+  check(blocks === 8, `the first segment's eight blocks are drawn between its holes (${blocks})`);
+  const firstBlock = await page.evaluate(() => {
+    const bar = document.querySelector("#pools svg.segment"), r = bar.querySelector("rect.segment-block");
+    return { x: Number(r.getAttribute("x")), w: Number(r.getAttribute("width")), bw: Number(bar.getAttribute("width")), title: r.textContent };
+  });
+  check(Math.abs(firstBlock.x - firstBlock.bw / 16) < 0.5 && Math.abs(firstBlock.w - firstBlock.bw / 16) < 0.5,
+        `a block is drawn at its offset and size in its segment (x ${firstBlock.x.toFixed(1)}, width ${firstBlock.w.toFixed(1)} of ${firstBlock.bw})`);
+  check(firstBlock.title.includes("keep_forever pool_demo.cu:30"), `a block names its site on hover (${firstBlock.title})`);
+  check(poolText.includes("keep_forever pool_demo.cu:30: 5.0 MiB in 12 block(s)") && poolText.includes("scratch pool_demo.cu:41"),
+        "the legend names each site with its bytes");
+  await page.locator("tr.finding").first().click();
+  check(await page.locator("a.pool-link").getAttribute("href") === "#pool-9-pool-arena-NVTX-heap-",
+        "the fragmentation finding links to its pool's chart");
+  const pbox = await page.locator("#pools svg").first().boundingBox();
+  await page.mouse.move(pbox.x + pbox.width * 0.6, pbox.y + 100);
+  const poolTip = await page.locator("#pools .tooltip").first().innerText();
+  check(/s: 8\.0 MiB reserved, 6\.0 MiB used, 2\.0 MiB free in holes, the largest 256\.0 KiB \(88% fragmented\)$/.test(poolTip),
+        `hovering the pool's chart shows that sample (${poolTip})`);
+  await page.locator("#pools").screenshot({ path: poolsShot });
 
   check(errors.length === 0, `no console errors (${errors.join("; ")})`);
   await browser.close();

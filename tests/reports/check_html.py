@@ -44,11 +44,14 @@ def main():
             json.dump(timeline_report, f)
         large_html = os.path.join(tmp, "large.html")
         subprocess.run([opts.fixture, "10000", large_html, "100000"], check=True)
+        pools_html = os.path.join(tmp, "pools.html")
+        subprocess.run([opts.fixture, "pools", pools_html], check=True)
         env = dict(os.environ, NODE_PATH=os.path.join(modules, "node_modules"))
         screenshot = os.path.join(opts.work, "html-report-screenshot.png")
         timeline_screenshot = os.path.join(opts.work, "html-timeline-screenshot.png")
         result = subprocess.run(["node", os.path.join(os.path.dirname(__file__), "check_html.js"), golden_html,
-                                 large_html, screenshot, timeline_html, timeline_json, timeline_screenshot], env=env)
+                                 large_html, screenshot, timeline_html, timeline_json, timeline_screenshot, pools_html,
+                                 os.path.join(opts.work, "html-pools-screenshot.png")], env=env)
     return result.returncode
 
 

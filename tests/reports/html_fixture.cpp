@@ -2,6 +2,7 @@
 // samples (to check that the page stays responsive), including names a hostile or unlucky program
 // could produce. The timeline rises and falls in two phases; the second (3 GiB at 6 s) is the peak.
 // Usage: html_fixture N FILE [S]
+//        html_fixture pools FILE   one pool's series and a fragmentation finding with its segments
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -19,7 +20,63 @@ const char* const kLongSignature =
     "operator()() const::{lambda(at::vec::CPU_CAPABILITY::Vectorized<float>, "
     "at::vec::CPU_CAPABILITY::Vectorized<float>)#2}>(at::TensorIteratorBase&, long, long)";
 
+// A pool of two 4 MiB segments cut into holes over 4 s: its series, and the finding's picture (the
+// first segment: site A's blocks with 256 KiB holes between them; the second half A, half B).
+Report pools_report() {
+  constexpr uint64_t KiB = 1024, MiB = 1024 * KiB;
+  Report r;
+  r.tool_version = "test";
+  Process p;
+  p.pid = 9;
+  p.command = {"./pool_demo"};
+  p.exit_code = 0;
+  r.processes.push_back(p);
+  PoolSeries series;
+  series.pid = 9;
+  series.pool = "pool 'arena' (NVTX heap)";
+  for (int i = 0; i <= 40; ++i) {
+    series.t.push_back(0.1 * i);
+    series.reserved.push_back(8 * MiB);
+    const uint64_t used = i < 10 ? static_cast<uint64_t>(i) * 768 * KiB : 6 * MiB;
+    series.used.push_back(used);
+    series.free.push_back(8 * MiB - used);
+    series.holes.push_back(8 * MiB - used);
+    series.largest_free.push_back(i < 10 ? 8 * MiB - used : 256 * KiB);
+  }
+  r.timeline.pool_series.push_back(series);
+  Finding f;
+  f.kind = FindingKind::Fragmentation;
+  f.severity = Severity::Warning;
+  f.api = "nvtxMemHeapRegister";
+  f.bytes = 2 * MiB;
+  f.count = 1;
+  f.pid = 9;
+  f.device = 0;
+  f.at = 2.0;
+  f.message = "pool 'arena' (NVTX heap) is cut into holes";
+  FragmentationStats g;
+  g.pool = series.pool, g.trigger = "stretch", g.at = 2.0;
+  g.reserved = 8 * MiB, g.used = 6 * MiB, g.free = 2 * MiB, g.largest_free = 256 * KiB, g.ratio = 0.875;
+  g.stretch_from = 1.0, g.stretch_seconds = 3.0;
+  Frame keep, scratch;
+  keep.function = "keep_forever(int)", keep.file = "/src/pool_demo.cu", keep.line = 30;
+  scratch.function = "scratch(int)", scratch.file = "/src/pool_demo.cu", scratch.line = 41;
+  g.picture.sites = {{"nvtxMemRegionsRegister", 5 * MiB, 12, keep}, {"nvtxMemRegionsRegister", MiB, 4, scratch}};
+  SegmentPicture first{4 * MiB, {}}, second{4 * MiB, {{0, 2 * MiB, 0}, {2 * MiB, MiB, 1}}};
+  for (uint64_t i = 0; i < 8; ++i) first.blocks.push_back({i * 512 * KiB + 256 * KiB, 256 * KiB, 0});
+  g.picture.segments = {first, second};
+  f.fragmentation = g;
+  f.stack = {keep};
+  r.findings.push_back(f);
+  r.summary = summarize(r.findings);
+  return r;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "pools") {
+    std::ofstream(argv[2]) << render_html(pools_report(), "");
+    return 0;
+  }
   if (argc != 3 && argc != 4) return 2;
   const int n = std::atoi(argv[1]);
   const int samples = argc == 4 ? std::atoi(argv[3]) : 0;

@@ -31,8 +31,9 @@ Event SyntheticTrace::memory_event(EventKind kind, Api api, uint64_t key, uint64
   return e;
 }
 
-SyntheticTrace& SyntheticTrace::pool(uint32_t pool, const std::string& name, trace::PoolKind kind) {
-  trace_.pools[pool] = PoolInfo{kind, name, 0, 0, 0, 0};
+SyntheticTrace& SyntheticTrace::pool(uint32_t pool, const std::string& name, trace::PoolKind kind,
+                                     uint64_t made_at_stack) {
+  trace_.pools[pool] = PoolInfo{kind, name, 0, 0, made_at_stack, 0};
   return *this;
 }
 
@@ -117,7 +118,7 @@ SyntheticTrace& SyntheticTrace::destroy_context(uint32_t context) {
 SyntheticTrace& SyntheticTrace::sample(uint64_t used_bytes, int32_t device, uint64_t launches) {
   constexpr uint64_t kTotal = 80ull << 30;
   const uint64_t seq = seq_++;
-  trace_.samples.push_back({seq, seq * 1'000'000, device, kTotal - used_bytes, kTotal, launches});
+  trace_.samples.push_back({seq, seq * 1'000'000 + waited_ns_, device, kTotal - used_bytes, kTotal, launches});
   return *this;
 }
 

@@ -52,7 +52,8 @@ class SyntheticTrace {
   SyntheticTrace& imported(uint64_t handle_hash);
   // Pools: one the program registered (an NVTX heap named `name`), a block it handed out or took
   // back (the API says which), and a release of the whole pool (nvtxMemHeapUnregister / Reset).
-  SyntheticTrace& pool(uint32_t pool, const std::string& name, trace::PoolKind kind = trace::PoolKind::NvtxHeap);
+  SyntheticTrace& pool(uint32_t pool, const std::string& name, trace::PoolKind kind = trace::PoolKind::NvtxHeap,
+                       uint64_t made_at_stack = 0);
   SyntheticTrace& block(Api api, uint32_t pool, uint64_t key, uint64_t bytes = 0, uint64_t stack = 5);
   // Memory a pool took to hand blocks out of (mapped), or gave back.
   SyntheticTrace& segment(uint32_t pool, uint64_t base, uint64_t bytes, bool mapped = true);

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "fragmentation_findings.h"
+#include "oom_findings.h"
 #include "symbolizer.h"
 #include "synthetic_trace.h"
 #include "timeline.h"
@@ -131,4 +132,144 @@ TEST_CASE("each pool's series on the timeline: a point at each sample after whic
   CHECK(s.used == std::vector<uint64_t>{512 * kKiB, 256 * kKiB});
   CHECK(s.free == std::vector<uint64_t>{512 * kKiB, 768 * kKiB});
   CHECK(s.largest_free == std::vector<uint64_t>{256 * kKiB, 768 * kKiB});  // block 1 gone: one hole of 3/4
+}
+
+TEST_CASE("the segment view at the worst moment: each segment's blocks by site, the holes between them") {
+  SyntheticTrace t = pool_with_holes(0b0101);  // blocks 1 and 3 live
+  t.segment(2, kSecond, kMiB).block(Api::cupyPoolMalloc, 2, kSecond, 384 * kKiB, 6);
+  const auto findings = judge(t.trace());
+  REQUIRE(findings.size() == 1);
+  const report::PoolPicture& p = findings[0].fragmentation->picture;
+  CHECK(findings[0].fragmentation->trigger == "miss");
+  // The pool just before it grew: one segment, its two live blocks from one site.
+  REQUIRE(p.segments.size() == 1);
+  CHECK(p.segments[0].bytes == kMiB);
+  REQUIRE(p.segments[0].blocks.size() == 2);
+  CHECK(p.segments[0].blocks[0].offset == 256 * kKiB);
+  CHECK(p.segments[0].blocks[0].bytes == 256 * kKiB);
+  CHECK(p.segments[0].blocks[1].offset == 768 * kKiB);
+  REQUIRE(p.sites.size() == 1);
+  CHECK(p.sites[0].bytes == 512 * kKiB);
+  CHECK(p.sites[0].count == 2);
+  CHECK(p.segments[0].blocks[0].site == 0);
+  CHECK_FALSE(p.truncated);
+}
+
+TEST_CASE("the segment view: blocks of one site a rounding gap apart are one span; the ninth site is 'other'") {
+  SyntheticTrace t;
+  t.pool(2, "", MemorySource::CupyPool).segment(2, kFirst, 4 * kMiB);
+  // Ten sites, 10 blocks each of 4 KiB + 512 apart... site k's blocks are contiguous (gap 256 B).
+  uint64_t at = kFirst;
+  for (uint64_t site = 0; site < 10; ++site) {
+    for (int i = 0; i < 10; ++i, at += 4 * kKiB + 256) t.block(Api::cupyPoolMalloc, 2, at, 4 * kKiB, 100 + site);
+    at += 64 * kKiB;  // a hole between sites
+  }
+  Symbolizer symbolizer;
+  StackResolver stacks(t.trace(), symbolizer);
+  struct Grab : ReplayObserver {
+    PoolSnapshot snapshot;
+    void on_pool_sample(const MemorySample&, uint32_t pool, const PoolUsage&, const PoolsView& pools) override {
+      snapshot = snapshot_pool(pools, pool);
+    }
+  } grab;
+  t.sample(0);
+  replay(t.trace(), &grab);
+  REQUIRE(grab.snapshot.segments.size() == 1);
+  CHECK(grab.snapshot.sites.size() == kPictureSites);
+  // One span a site: ten spans, the last two drawn as the other sites.
+  const auto& spans = grab.snapshot.segments[0].spans;
+  REQUIRE(spans.size() == 10);
+  CHECK(spans[0].bytes == 10 * 4 * kKiB + 9 * 256);
+  CHECK(spans[8].site == -1);
+  CHECK(spans[9].site == -1);
+}
+
+namespace {
+
+constexpr uint64_t kSecondNs = 1'000'000'000;
+
+// An NVTX heap of 1 MiB (pool 3, made at stack 9) with eight 128 KiB regions, every other one
+// given back at 0.1 s: half full, four holes of 128 KiB (75% fragmented).
+SyntheticTrace heap_cut_in_half() {
+  SyntheticTrace t;
+  t.pool(3, "arena", MemorySource::NvtxHeap, /*made_at_stack=*/9).segment(3, kFirst, kMiB);
+  for (uint64_t i = 0; i < 8; ++i) t.block(Api::nvtxMemRegionsRegister, 3, kFirst + i * 128 * kKiB, 128 * kKiB, 5 + i % 2);
+  t.sample(0).wait(kSecondNs / 10);
+  for (uint64_t i = 0; i < 8; i += 2) t.block(Api::nvtxMemRegionsUnregister, 3, kFirst + i * 128 * kKiB);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("a pool that stays fragmented while at least half full for a long stretch: fragmentation, at the heap") {
+  SyntheticTrace t = heap_cut_in_half();
+  t.sample(0).wait(2 * kSecondNs).sample(0);  // cut from 0.1 s to the end, 2.1 s later
+  const auto findings = judge(t.trace());
+  REQUIRE(findings.size() == 1);
+  const report::Finding& f = findings[0];
+  REQUIRE(f.fragmentation);
+  const report::FragmentationStats& s = *f.fragmentation;
+  CHECK(s.trigger == "stretch");
+  CHECK(s.pool == "pool 'arena' (NVTX heap)");
+  CHECK(s.free == 512 * kKiB);
+  CHECK(s.largest_free == 128 * kKiB);
+  CHECK(s.ratio == doctest::Approx(0.75));
+  CHECK(s.stretch_seconds == doctest::Approx(2.0).epsilon(0.01));
+  CHECK(f.api == "nvtxMemHeapRegister");
+  CHECK(f.headline.find("at least half full") != std::string::npos);
+  // The picture: the four live regions (two sites), holes between them.
+  REQUIRE(s.picture.segments.size() == 1);
+  CHECK(s.picture.segments[0].blocks.size() == 4);
+  CHECK(s.picture.sites.size() == 1);  // all the live ones came from stack 6
+}
+
+TEST_CASE("no stretch: fragmented briefly then whole again, or fragmented while mostly empty") {
+  // Cut for 50 ms of a 3 s run, then the regions come back: too short to tell.
+  SyntheticTrace brief = heap_cut_in_half();
+  brief.sample(0).wait(kSecondNs / 20);
+  for (uint64_t i = 0; i < 8; i += 2) brief.block(Api::nvtxMemRegionsRegister, 3, kFirst + i * 128 * kKiB, 128 * kKiB);
+  brief.sample(0).wait(3 * kSecondNs).sample(0);
+  CHECK(judge(brief.trace()).empty());
+  // Only two regions live (a quarter full): fragmented, but not under pressure.
+  SyntheticTrace empty_ish = heap_cut_in_half();
+  empty_ish.block(Api::nvtxMemRegionsUnregister, 3, kFirst + 128 * kKiB)
+      .block(Api::nvtxMemRegionsUnregister, 3, kFirst + 3 * 128 * kKiB);
+  empty_ish.sample(0).wait(3 * kSecondNs).sample(0);
+  CHECK(judge(empty_ish.trace()).empty());
+  // Every region live: full, nothing free.
+  SyntheticTrace full;
+  full.pool(3, "arena", MemorySource::NvtxHeap).segment(3, kFirst, kMiB);
+  for (uint64_t i = 0; i < 8; ++i) full.block(Api::nvtxMemRegionsRegister, 3, kFirst + i * 128 * kKiB, 128 * kKiB);
+  full.sample(0).wait(3 * kSecondNs).sample(0);
+  CHECK(judge(full.trace()).empty());
+  // A higher threshold than the pool ever reached.
+  SyntheticTrace cut = heap_cut_in_half();
+  cut.sample(0).wait(2 * kSecondNs).sample(0);
+  CHECK(judge(cut.trace(), {80}).empty());
+}
+
+TEST_CASE("a stream-ordered pool with slack and no failures is not measured: no finding") {
+  SyntheticTrace t;
+  for (uint64_t i = 0; i < 8; ++i) t.alloc(Api::cudaMallocAsync, kFirst + i * kMiB, kMiB);
+  for (uint64_t i = 0; i < 8; i += 2) t.release(Api::cudaFreeAsync, kFirst + i * kMiB);
+  t.sample(0).wait(3 * kSecondNs).sample(0);
+  CHECK(judge(t.trace()).empty());
+}
+
+TEST_CASE("out of memory while a pool's holes held the request in total: the verdict says fragmentation, measured") {
+  SyntheticTrace t = pool_with_holes(0b0101);  // 512 KiB free in holes of 256 KiB
+  t.sample(0).alloc(Api::cudaMalloc, 0, 384 * kKiB, /*stack=*/7, /*result=*/2).sample(79ull << 30);
+  Symbolizer symbolizer;
+  StackResolver stacks(t.trace(), symbolizer);
+  CallSiteJudge site_judge;
+  FailureJudge failures(t.trace(), stacks, site_judge);
+  std::set<uint64_t> explained;
+  const auto findings = oom_findings(t.trace(), stacks, failures, explained);
+  REQUIRE(findings.size() == 1);
+  REQUIRE(findings[0].out_of_memory);
+  CHECK(findings[0].out_of_memory->verdict.find("inside CuPy's memory pool (512.0 KiB in holes)") != std::string::npos);
+  CHECK(findings[0].out_of_memory->verdict.find("measured in the pool") != std::string::npos);
+  bool advice = false;
+  for (const std::string& n : findings[0].notes) advice |= n.find("empty_cache") != std::string::npos;
+  CHECK(advice);
 }

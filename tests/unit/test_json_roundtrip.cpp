@@ -69,8 +69,15 @@ Report everything() {
                                      std::nullopt,
                                      "the program's own allocations filled the device"};
   f.churn = ChurnStats{100000, 30000, 8200000000ull, 0.61};
-  f.fragmentation = FragmentationStats{"NVTX heap \"arena\"", 2.5, 3 << 20, 64 << 20, 40 << 20, 24 << 20, 1 << 20,
-                                       1.0 - 1.0 / 24, 16 << 20, 3, {3 << 20, 2 << 20}};
+  FragmentationStats g;
+  g.pool = "NVTX heap \"arena\"", g.trigger = "stretch", g.at = 2.5, g.requested = 3 << 20;
+  g.reserved = 64 << 20, g.used = 40 << 20, g.free = 24 << 20, g.largest_free = 1 << 20, g.ratio = 1.0 - 1.0 / 24;
+  g.grew_by = 16 << 20, g.misses = 3, g.request_sizes = {3 << 20, 2 << 20};
+  g.stretch_from = 1.5, g.stretch_seconds = 4.25;
+  g.picture.sites = {{"cudaMalloc", 4096, 2, frame("keep", "k.cu", 9, 1)}, {"cudaMalloc", 512, 1, std::nullopt}};
+  g.picture.segments = {{64 << 20, {{0, 2048, 0}, {4096, 512, 1}, {8192, 2048, 0}, {1 << 20, 512, -1}}}};
+  g.picture.truncated = true;
+  f.fragmentation = g;
   f.ranks = {0, 2};
   f.pids = {11, 31};
   r.findings = {f};
@@ -86,7 +93,7 @@ Report everything() {
   r.timeline.peaks = {
       {11, 0, 0.5, 1 << 20, 4096, {{"device", 4096}}, {{"cudaMalloc", 4096, 1, {frame("s", "s.cu", 3, 4)}}}}};
   r.timeline.pool_series = {{11, "CuPy's memory pool", {0.5, 0.6}, {1 << 20, 1 << 20}, {4096, 8192}, {1044480, 1040384},
-                             {1044480, 1040384}}};
+                             {1044480, 1040384}, {1044000, 1040000}}};
   r.merged_from = {"rank0.json", "rank1.json", "rank2.json"};
   return r;
 }
@@ -106,6 +113,8 @@ TEST_CASE("a report read back from its JSON is the same report") {
   CHECK(read.findings[0].churn->pairs == 100000);
   REQUIRE(read.findings[0].fragmentation);
   CHECK(read.findings[0].fragmentation->request_sizes == std::vector<uint64_t>{3 << 20, 2 << 20});
+  CHECK(read.findings[0].fragmentation->picture.segments[0].blocks[3].site == -1);
+  CHECK(read.findings[0].fragmentation->picture.sites[0].at->function == "keep");
   CHECK(read.findings[0].address == 0x7004u);
   CHECK(read.findings[0].parameter->offset == 4u);
   CHECK(read.processes[0].rank == 2);

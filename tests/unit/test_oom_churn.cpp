@@ -44,7 +44,10 @@ TEST_CASE("the verdict says what filled the device") {
   CHECK(oom_verdict({200 * kGiB, 140 * kGiB, 100 * kGiB, 0, 0}).find("larger than the device") != std::string::npos);
   CHECK(oom_verdict({4 * kGiB, 140 * kGiB, 1 * kGiB, 10 * kGiB, 120 * kGiB}) ==
         "another process holds 120.0 GiB of the device");
-  CHECK(oom_verdict({4 * kGiB, 140 * kGiB, 6 * kGiB, 130 * kGiB, 0}).find("fragmentation") != std::string::npos);
+  // Enough free on the device says only that: the driver's layout is not measured.
+  CHECK(oom_verdict({4 * kGiB, 140 * kGiB, 6 * kGiB, 130 * kGiB, 0}).find("reported enough free memory (6.0 GiB)") !=
+        std::string::npos);
+  CHECK(oom_verdict({4 * kGiB, 140 * kGiB, 6 * kGiB, 130 * kGiB, 0}).find("fragmentation") == std::string::npos);
   CHECK(oom_verdict({4 * kGiB, 140 * kGiB, 1 * kGiB, 136 * kGiB, std::nullopt}) ==
         "the program's own allocations filled the device");
   CHECK(oom_verdict({4 * kGiB, 140 * kGiB, 1 * kGiB, 2 * kGiB, std::nullopt}).find("did not allocate") !=
@@ -62,11 +65,24 @@ TEST_CASE("a free count that contradicts what the program holds on the device ma
   // Managed and host memory need not sit in the device's memory: they contradict nothing.
   const OomFacts managed{8 * kGiB, total, 115 * kGiB, held, std::nullopt, 0};
   CHECK(believable_free(managed) == 115 * kGiB);
-  CHECK(oom_verdict(managed).find("fragmentation") != std::string::npos);
+  CHECK(oom_verdict(managed).find("reported enough free") != std::string::npos);
   // A count that leaves room for what is held stands.
   const OomFacts consistent{4 * kGiB, total, 6 * kGiB, 130 * kGiB, std::nullopt, 130 * kGiB};
   CHECK(believable_free(consistent) == 6 * kGiB);
-  CHECK(oom_verdict(consistent).find("fragmentation") != std::string::npos);
+  CHECK(oom_verdict(consistent).find("reported enough free") != std::string::npos);
+}
+
+TEST_CASE("fragmentation is a verdict only where a pool's holes were measured") {
+  OomFacts x{24 * kGiB, 140 * kGiB, 20 * kGiB, 120 * kGiB, std::nullopt, 120 * kGiB};
+  x.holey_pool = "PyTorch's CUDA caching allocator";
+  x.pool_holes = 59 * kGiB, x.pool_largest_free = 10 * kGiB;
+  CHECK(oom_verdict(x) ==
+        "free memory was enough in total inside PyTorch's CUDA caching allocator (59.0 GiB in holes) but no hole was "
+        "as large as the request (the largest 10.0 GiB): fragmentation, measured in the pool");
+  // A process that holds most of the device still comes first.
+  x.other_processes = 100 * kGiB;
+  x.program_held = 20 * kGiB;
+  CHECK(oom_verdict(x).find("another process") == 0);
 }
 
 TEST_CASE("a leak that fills the device: one out_of_memory at the failing call, with the leaking site as holder") {

@@ -4,6 +4,7 @@
 
 #include "json_report.h"
 #include "junit_report.h"
+#include "pool_text.h"
 #include "text_helpers.h"
 #include "text_report.h"
 
@@ -229,4 +230,29 @@ TEST_CASE("text report: --demangle simple drops parameters and templates, no sho
   linked.demangle = Demangle::None;
   CHECK(render_text(r, linked).find("in _ZN2ns4fillI4int4EEvPT_i /src/app.cu:6") != std::string::npos);
   CHECK(render_text(r, {}).find("in void ns::fill<int4>(int4*, int) /src/app.cu:6") != std::string::npos);
+}
+
+TEST_CASE("text report: a segment as a bar of sites and holes, and a line per pool over the run") {
+  // 64 KiB: site 0 in the first quarter, a hole, site 1 in the third quarter, a hole.
+  SegmentPicture segment{64 * 1024, {{0, 16 * 1024, 0}, {32 * 1024, 16 * 1024, 1}}};
+  CHECK(segment_bar(segment) == std::string(16, 'A') + std::string(16, '-') + std::string(16, 'B') + std::string(16, '-'));
+  // A block that covers less than half of a column leaves it free; the other sites are '#'.
+  SegmentPicture small{64 * 1024, {{0, 256, 0}, {2048, 1024, -1}}};
+  CHECK(segment_bar(small) == "--#" + std::string(61, '-'));
+  PoolPicture picture;
+  picture.sites = {{"MemoryPool.malloc", 16 * 1024, 1, std::nullopt}, {"MemoryPool.malloc", 16 * 1024, 1, std::nullopt}};
+  picture.segments = {segment};
+  const auto lines = picture_lines(picture, [](const Frame&) { return std::string("x"); });
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[1].find("64.0 KiB") != std::string::npos);
+  CHECK(lines[2] == "    A = 16.0 KiB in 1 block(s) (MemoryPool.malloc) (no stack)");
+
+  Timeline timeline;
+  timeline.pool_series = {{7, "CuPy's memory pool", {0.5, 1.5}, {1 << 20, 2 << 20}, {1 << 19, 1 << 20},
+                           {1 << 19, 1 << 20}, {1 << 19, 1 << 18}, {1 << 19, 1 << 20}}};
+  const auto pools = pool_series_lines(timeline, 7);
+  REQUIRE(pools.size() == 1);
+  CHECK(pools[0] == "Pool CuPy's memory pool: reserved up to 2.0 MiB, used up to 1.0 MiB; most fragmented at 1.500 s: "
+                    "1.0 MiB free in holes, the largest 256.0 KiB (75%)");
+  CHECK(pool_series_lines(timeline, 8).empty());
 }

@@ -47,9 +47,10 @@ class ChurnCheck : public Check {
 
 class FragmentationCheck : public Check {
  public:
+  explicit FragmentationCheck(const FragmentationOptions& options) : observer_(options) {}
   ReplayObserver* observer() override { return &observer_; }
   std::vector<report::Finding> findings(CheckContext& c) override {
-    return fragmentation_findings(c.trace, observer_, c.stacks, c.options.fragmentation);
+    return fragmentation_findings(c.trace, observer_, c.bounds, c.stacks, c.options.fragmentation);
   }
 
  private:
@@ -122,7 +123,10 @@ const CheckRow kChecks[] = {
     {"release misuse", always, make<ReleaseCheck>},
     {"out of memory", always, make<OutOfMemoryCheck>},
     {"allocation churn", always, make<ChurnCheck>},
-    {"pool fragmentation", always, make<FragmentationCheck>},
+    {"pool fragmentation", always,
+     [](const ProcessTrace&, const AnalysisOptions& o) -> std::unique_ptr<Check> {
+       return std::make_unique<FragmentationCheck>(o.fragmentation);
+     }},
     {"errors", always,
      [](const ProcessTrace&, const AnalysisOptions& o) -> std::unique_ptr<Check> {
        return std::make_unique<ErrorCheck>(o.check_api_results);

@@ -1,48 +1,28 @@
 #include "fragmentation_findings.h"
 
 #include <algorithm>
-#include <tuple>
 
 #include <fmt/format.h>
 
 #include "pool_names.h"
-#include "python_frames.h"
 
 namespace cuaudit {
 namespace {
 
-constexpr size_t kPinningSites = 3;
+constexpr size_t kRelatedSites = 3;
 constexpr size_t kRequestSizes = 8;
 
-std::vector<PinningSite> pinning_sites(const LiveVisitor& blocks) {
-  std::map<std::tuple<uint64_t, uint64_t, Api>, PinningSite> sites;
-  blocks([&](const MemoryEvent& b) {
-    PinningSite& s = sites[{b.stack_id, b.python_stack_id, b.api}];
-    s.stack_id = b.stack_id, s.python_stack_id = b.python_stack_id, s.api = b.api;
-    s.bytes += b.bytes, ++s.count;
-  });
-  std::vector<PinningSite> out;
-  for (auto& [key, site] : sites) out.push_back(site);
-  std::sort(out.begin(), out.end(), [](const PinningSite& a, const PinningSite& b) { return a.bytes > b.bytes; });
-  if (out.size() > kPinningSites) out.resize(kPinningSites);
-  return out;
-}
-
-// The stack a report shows for a block: its Python line when it has one, else its native stack.
-std::vector<report::Frame> block_stack(const ProcessTrace& trace, uint64_t stack_id, uint64_t python_stack_id,
-                                       StackResolver& stacks) {
-  if (python_stack_id) {
-    std::vector<report::Frame> python = python_frames(trace, python_stack_id);
-    const size_t user = user_python_frame(python);
-    if (user < python.size()) return {python.begin() + static_cast<std::ptrdiff_t>(user), python.end()};
-  }
-  return stacks.user_stack(stack_id);
-}
+// A stretch `a` outlasts `b` (or `b` is none).
+bool longer(const PressureStretch& a, const std::optional<PressureStretch>& b) { return !b || a.ns() > b->ns(); }
 
 }  // namespace
 
+bool FragmentationObserver::under_pressure(const PoolUsage& u) const {
+  return u.hole_bytes() && u.used * 2 >= u.reserved && u.hole_fragmentation() * 100 >= options_.threshold_percent;
+}
+
 void FragmentationObserver::on_pool_growing(const PoolSegmentFact& segment, const PoolUsage& before,
-                                            const LiveVisitor& blocks) {
+                                            const PoolsView& pools) {
   // Only a pool with holes to miss in: a full pool that grows is simply full.
   if (!before.hole_bytes()) {
     growing_.erase(segment.pool);
@@ -51,18 +31,18 @@ void FragmentationObserver::on_pool_growing(const PoolSegmentFact& segment, cons
   Growing& g = growing_[segment.pool];
   g.segment = segment;
   g.before = before;
-  g.pinning.clear();
-  // What pins the holes is asked only when this could become the pool's worst moment.
+  g.snapshot.reset();
+  // The pool is pictured only when this could become its worst moment.
   const auto known = misses_.find(segment.pool);
   if (known == misses_.end() || before.hole_fragmentation() > known->second.worst.before.hole_fragmentation())
-    g.pinning = pinning_sites(blocks);
+    g.snapshot = snapshot_pool(pools, segment.pool);
 }
 
 void FragmentationObserver::on_live(const MemoryEvent& block) {
   if (growing_.empty() || !is_pool_block(api_info(block.api).family)) return;
   const auto it = growing_.find(block.pool);
   if (it == growing_.end()) return;
-  const Growing g = std::move(it->second);
+  Growing g = std::move(it->second);
   growing_.erase(it);
   // The request the growth was for lands in the new segment; one that fit elsewhere was not it.
   const bool in_new_segment = block.key >= g.segment.base && block.key - g.segment.base < g.segment.bytes;
@@ -72,81 +52,184 @@ void FragmentationObserver::on_live(const MemoryEvent& block) {
   PoolMisses& m = misses_[block.pool];
   ++m.count;
   ++m.sizes[block.bytes];
-  if (m.count == 1 || g.before.hole_fragmentation() > m.worst.before.hole_fragmentation()) {
+  if (g.snapshot && (m.count == 1 || g.before.hole_fragmentation() > m.worst.before.hole_fragmentation())) {
     m.worst = PoolMiss{block, g.before, g.segment.bytes};
-    m.pinning = g.pinning;
+    m.snapshot = std::move(*g.snapshot);
   }
 }
 
+void FragmentationObserver::on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage,
+                                           const PoolsView& pools) {
+  const auto open = open_.find(pool);
+  if (!under_pressure(usage)) {
+    if (open == open_.end()) return;
+    open->second.to_ns = s.time_ns;
+    if (longer(open->second, longest_.count(pool) ? std::optional(longest_.at(pool)) : std::nullopt))
+      longest_[pool] = std::move(open->second);
+    open_.erase(open);
+    return;
+  }
+  // A stretch begins, or it gets worse: the pool is pictured then.
+  if (open == open_.end()) {
+    open_[pool] = {s.time_ns, s.time_ns, s.time_ns, usage, snapshot_pool(pools, pool)};
+  } else if (usage.hole_fragmentation() > open->second.worst.hole_fragmentation()) {
+    open->second.worst_ns = s.time_ns, open->second.worst = usage;
+    open->second.snapshot = snapshot_pool(pools, pool);
+  }
+}
+
+std::map<uint32_t, PressureStretch> FragmentationObserver::longest_stretches(uint64_t end_ns) const {
+  std::map<uint32_t, PressureStretch> out = longest_;
+  for (const auto& [pool, stretch] : open_) {
+    PressureStretch ended = stretch;
+    ended.to_ns = std::max(end_ns, stretch.from_ns);
+    if (longer(ended, out.count(pool) ? std::optional(out.at(pool)) : std::nullopt)) out[pool] = std::move(ended);
+  }
+  return out;
+}
+
+namespace {
+
+// What both kinds of finding share: the pool's figures at the worst moment, its picture, the
+// sites that pinned the holes and where the pool was made.
+report::Finding pool_finding(const ProcessTrace& trace, uint32_t pool, const PoolUsage& worst, uint64_t worst_ns,
+                             const PoolSnapshot& snapshot, StackResolver& stacks) {
+  report::Finding f;
+  f.kind = report::FindingKind::Fragmentation;
+  f.severity = report::Severity::Warning;
+  f.pid = trace.pid;
+  if (const auto info = trace.pools.find(pool); info != trace.pools.end() && info->second.device >= 0)
+    f.device = info->second.device;
+  f.at = trace.seconds_since_start(worst_ns);
+  report::FragmentationStats s;
+  s.pool = pool_description(trace.pools, pool);
+  s.at = *f.at;
+  s.reserved = worst.reserved, s.used = worst.used;
+  s.free = worst.hole_bytes(), s.largest_free = worst.largest_free;
+  s.ratio = worst.hole_fragmentation();
+  s.picture = pool_picture(trace, snapshot, stacks);
+  for (size_t i = 0; i < snapshot.sites.size() && i < kRelatedSites; ++i) {
+    const PinningSite& p = snapshot.sites[i];
+    const std::string holder(api_info(stacks.api_called(p.stack_id, p.api)).name);
+    f.related.push_back({report::RelatedRole::Holder, holder,
+                         fmt::format("{} in {} live block(s) sat between the holes then, handed out at:",
+                                     report::human_bytes(p.bytes), p.count),
+                         block_stack(trace, p.stack_id, p.python_stack_id, stacks)});
+  }
+  f.message = fmt::format("{} is cut into holes: {} of its {} were free, the largest hole {}", s.pool,
+                          report::human_bytes(s.free), report::human_bytes(s.reserved),
+                          report::human_bytes(s.largest_free));
+  f.fragmentation = std::move(s);
+  return f;
+}
+
+void add_advice(report::Finding& f) {
+  f.notes.push_back(
+      "keep block sizes uniform (round requests up to a few size classes), give long-lived blocks a pool of their "
+      "own so they do not pin holes among short-lived ones, or use stream-ordered allocation (cudaMallocAsync); "
+      "for PyTorch, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+}
+
+report::Finding miss_finding(const ProcessTrace& trace, uint32_t pool, const FragmentationObserver::PoolMisses& m,
+                             StackResolver& stacks) {
+  const PoolMiss& w = m.worst;
+  report::Finding f = pool_finding(trace, pool, w.before, w.request.time_ns, m.snapshot, stacks);
+  report::FragmentationStats& s = *f.fragmentation;
+  f.api = std::string(api_info(stacks.api_called(w.request.stack_id, w.request.api)).name);
+  f.bytes = w.request.bytes;
+  f.count = m.count;
+  if (w.request.device >= 0) f.device = w.request.device;
+  s.requested = w.request.bytes;
+  s.grew_by = w.grew_by;
+  s.misses = m.count;
+  for (auto it = m.sizes.rbegin(); it != m.sizes.rend() && s.request_sizes.size() < kRequestSizes; ++it)
+    s.request_sizes.push_back(it->first);
+  f.headline = fmt::format(
+      "Fragmentation of {}: {} request(s) did not fit in its free memory although enough was free; at the worst "
+      "({:.3f} s) {} was asked with {} free in {} segment(s) but no hole larger than {} (fragmentation {:.0f}%), "
+      "and the pool took {} more instead; asked by {} at:",
+      s.pool, m.count, s.at, report::human_bytes(s.requested), report::human_bytes(s.free), w.before.segments,
+      report::human_bytes(s.largest_free), s.ratio * 100, report::human_bytes(s.grew_by), f.api);
+  f.message += fmt::format(", and a request of {} did not fit", report::human_bytes(s.requested));
+  std::string sizes;
+  for (uint64_t bytes : s.request_sizes) sizes += (sizes.empty() ? "" : ", ") + report::human_bytes(bytes);
+  f.notes.push_back(fmt::format("the requests that did not fit: {}", sizes));
+  add_advice(f);
+  f.stack = block_stack(trace, w.request.stack_id, w.request.python_stack_id, stacks);
+  if (const auto info = trace.pools.find(pool); info != trace.pools.end() && info->second.stack_id) {
+    f.related.push_back({report::RelatedRole::Allocation, "", fmt::format("{} was made at:", s.pool),
+                         stacks.user_stack(info->second.stack_id)});
+  }
+  return f;
+}
+
+report::Finding stretch_finding(const ProcessTrace& trace, uint32_t pool, const PressureStretch& st, uint64_t run_ns,
+                                const FragmentationOptions& options, StackResolver& stacks) {
+  report::Finding f = pool_finding(trace, pool, st.worst, st.worst_ns, st.snapshot, stacks);
+  report::FragmentationStats& s = *f.fragmentation;
+  s.trigger = "stretch";
+  s.stretch_from = trace.seconds_since_start(st.from_ns);
+  s.stretch_seconds = static_cast<double>(st.ns()) / 1e9;
+  f.bytes = st.worst.hole_bytes();
+  f.count = 1;
+  const double share = run_ns ? 100.0 * static_cast<double>(st.ns()) / static_cast<double>(run_ns) : 100.0;
+  f.headline = fmt::format(
+      "Fragmentation of {}: for {:.3f} s ({:.0f}% of the run, from {:.3f} s) it was at least half full and at "
+      "least {:.0f}% fragmented; at the worst ({:.3f} s) {} of its {} were free but no hole was larger than {} "
+      "(fragmentation {:.0f}%): a request larger than that could not be served; the pool was made at:",
+      s.pool, s.stretch_seconds, share, s.stretch_from, options.threshold_percent, s.at, report::human_bytes(s.free),
+      report::human_bytes(s.reserved), report::human_bytes(s.largest_free), s.ratio * 100);
+  add_advice(f);
+  // Its stack is where the pool was made (an NVTX heap's nvtxMemHeapRegister); a framework's pool
+  // has none recorded, so the site that pinned the most holes stands for it.
+  const auto info = trace.pools.find(pool);
+  if (info != trace.pools.end() && info->second.stack_id) {
+    f.api = info->second.kind == MemorySource::NvtxHeap ? "nvtxMemHeapRegister" : s.pool;
+    f.stack = stacks.user_stack(info->second.stack_id);
+  } else if (!f.related.empty()) {
+    f.api = f.related.front().api;
+    f.stack = f.related.front().stack;
+  }
+  return f;
+}
+
+}  // namespace
+
 std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, const FragmentationObserver& observer,
-                                                    StackResolver& stacks, const FragmentationOptions& options) {
+                                                    const RunBounds& bounds, StackResolver& stacks,
+                                                    const FragmentationOptions& options) {
   std::vector<report::Finding> findings;
-  for (const auto& [pool, m] : observer.misses()) {
-    const PoolMiss& w = m.worst;
-    const double ratio = w.before.hole_fragmentation();
-    if (ratio * 100 < options.threshold_percent) continue;
-    const std::string name = pool_description(trace.pools, pool);
-    const std::string api(api_info(stacks.api_called(w.request.stack_id, w.request.api)).name);
-    report::Finding f;
-    f.kind = report::FindingKind::Fragmentation;
-    f.severity = report::Severity::Warning;
-    f.api = api;
-    f.bytes = w.request.bytes;
-    f.count = m.count;
-    f.pid = trace.pid;
-    if (w.request.device >= 0) f.device = w.request.device;
-    f.at = trace.seconds_since_start(w.request.time_ns);
-    report::FragmentationStats s;
-    s.pool = name;
-    s.at = *f.at;
-    s.requested = w.request.bytes;
-    s.reserved = w.before.reserved, s.used = w.before.used;
-    s.free = w.before.hole_bytes(), s.largest_free = w.before.largest_free;
-    s.ratio = ratio;
-    s.grew_by = w.grew_by;
-    s.misses = m.count;
-    for (auto it = m.sizes.rbegin(); it != m.sizes.rend() && s.request_sizes.size() < kRequestSizes; ++it)
-      s.request_sizes.push_back(it->first);
-    f.headline = fmt::format(
-        "Fragmentation of {}: {} request(s) did not fit in its free memory although enough was free; at the worst "
-        "({:.3f} s) {} was asked with {} free in {} segment(s) but no hole larger than {} (fragmentation {:.0f}%), "
-        "and the pool took {} more instead; asked by {} at:",
-        name, m.count, s.at, report::human_bytes(s.requested), report::human_bytes(s.free), w.before.segments,
-        report::human_bytes(s.largest_free), ratio * 100, report::human_bytes(s.grew_by), api);
-    f.message = fmt::format(
-        "{} is cut into holes: {} of its {} were free, the largest hole {}, and a request of {} did not fit", name,
-        report::human_bytes(s.free), report::human_bytes(s.reserved), report::human_bytes(s.largest_free),
-        report::human_bytes(s.requested));
-    std::string sizes;
-    for (uint64_t bytes : s.request_sizes) sizes += (sizes.empty() ? "" : ", ") + report::human_bytes(bytes);
-    f.notes.push_back(fmt::format("the requests that did not fit: {}", sizes));
-    f.notes.push_back(
-        "keep block sizes uniform (round requests up to a few size classes), give long-lived blocks a pool of their "
-        "own so they do not pin holes among short-lived ones, or use stream-ordered allocation (cudaMallocAsync); "
-        "for PyTorch, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
-    f.stack = block_stack(trace, w.request.stack_id, w.request.python_stack_id, stacks);
-    for (const PinningSite& p : m.pinning) {
-      const std::string holder(api_info(stacks.api_called(p.stack_id, p.api)).name);
-      f.related.push_back({report::RelatedRole::Holder, holder,
-                           fmt::format("{} in {} live block(s) sat between the holes then, handed out at:",
-                                       report::human_bytes(p.bytes), p.count),
-                           block_stack(trace, p.stack_id, p.python_stack_id, stacks)});
+  const uint64_t run_ns = bounds.run_ns(trace);
+  const uint64_t long_ns = std::max<uint64_t>(kMinStretchNs, static_cast<uint64_t>(kStretchRunShare * run_ns));
+  const std::map<uint32_t, PressureStretch> stretches = observer.longest_stretches(bounds.last_ns(trace));
+  std::vector<uint32_t> pools;
+  for (const auto& [pool, m] : observer.misses()) pools.push_back(pool);
+  for (const auto& [pool, st] : stretches) pools.push_back(pool);
+  std::sort(pools.begin(), pools.end());
+  pools.erase(std::unique(pools.begin(), pools.end()), pools.end());
+  // One finding a pool: its worst miss when that was fragmented enough, else its longest stretch.
+  for (uint32_t pool : pools) {
+    const auto m = observer.misses().find(pool);
+    if (m != observer.misses().end() && m->second.worst.before.hole_fragmentation() * 100 >= options.threshold_percent) {
+      findings.push_back(miss_finding(trace, pool, m->second, stacks));
+      continue;
     }
-    if (const auto info = trace.pools.find(pool); info != trace.pools.end() && info->second.stack_id) {
-      f.related.push_back({report::RelatedRole::Allocation, "", fmt::format("{} was made at:", name),
-                           stacks.user_stack(info->second.stack_id)});
-    }
-    f.fragmentation = std::move(s);
-    findings.push_back(std::move(f));
+    const auto st = stretches.find(pool);
+    if (st != stretches.end() && st->second.ns() >= long_ns)
+      findings.push_back(stretch_finding(trace, pool, st->second, run_ns, options, stacks));
   }
   return findings;
 }
 
 std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, StackResolver& stacks,
                                                     const FragmentationOptions& options) {
-  FragmentationObserver observer;
-  replay(trace, &observer);
-  return fragmentation_findings(trace, observer, stacks, options);
+  FragmentationObserver observer(options);
+  RunBounds bounds;
+  ObserverList both;
+  both.add(&observer);
+  both.add(&bounds);
+  replay(trace, &both);
+  return fragmentation_findings(trace, observer, bounds, stacks, options);
 }
 
 }  // namespace cuaudit

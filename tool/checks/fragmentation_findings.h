@@ -1,10 +1,14 @@
 // Pools cut into holes, as the seeds define fragmentation: the largest block a pool could still
 // hand out against all of its free memory (1 - largest free / free). Measured in the replay from
 // the blocks and segments every pool recorded (NVTX heaps, CuPy's pool, PyTorch's caching
-// allocator), at the moments a pool grows: a request that did not fit in its free memory although
-// the free total was enough, so that the pool took a new segment instead, is a miss. A pool whose
-// worst miss left it at least --fragmentation-threshold percent fragmented is a `fragmentation`
-// finding (docs/FRAGMENTATION.md).
+// allocator), at two kinds of moments:
+// - a pool grows: a request that did not fit in its free memory although the free total was
+//   enough, so that the pool took a new segment instead, is a miss;
+// - a memory sample: a pool at least half full and at least --fragmentation-threshold percent
+//   fragmented is under pressure; a long stretch of it (a tenth of the run, and 100 ms) is
+//   reported even though the pool never grew (an NVTX heap cannot).
+// A pool whose worst miss left it at least --fragmentation-threshold percent fragmented, or that
+// stayed under pressure that long, is one `fragmentation` finding (docs/FRAGMENTATION.md).
 #pragma once
 
 #include <cstdint>
@@ -12,8 +16,10 @@
 #include <optional>
 #include <vector>
 
+#include "pool_picture.h"
 #include "replay.h"
 #include "report_model.h"
+#include "run_bounds.h"
 #include "stack_resolver.h"
 
 namespace cuaudit {
@@ -22,12 +28,9 @@ struct FragmentationOptions {
   double threshold_percent = 30;  // --fragmentation-threshold
 };
 
-// Where a miss's holes were pinned: the live blocks between them, by allocation site.
-struct PinningSite {
-  uint64_t stack_id = 0, python_stack_id = 0;
-  Api api = Api::Count;
-  uint64_t bytes = 0, count = 0;
-};
+// A stretch under pressure counts when it lasted this share of the run, and at least kMinStretchNs.
+inline constexpr double kStretchRunShare = 0.1;
+inline constexpr uint64_t kMinStretchNs = 100'000'000;
 
 // One request that did not fit: the pool just before it grew, and the block that made it grow.
 struct PoolMiss {
@@ -36,33 +39,52 @@ struct PoolMiss {
   uint64_t grew_by = 0;
 };
 
-// Sees each pool's growth and the request behind it.
+// A time a pool stayed at least half full and fragmented at or above the threshold.
+struct PressureStretch {
+  uint64_t from_ns = 0, to_ns = 0;
+  uint64_t worst_ns = 0;
+  PoolUsage worst;
+  PoolSnapshot snapshot;  // the pool at its worst moment
+  uint64_t ns() const { return to_ns - from_ns; }
+};
+
+// Sees each pool's growth and the request behind it, and each pool's samples.
 class FragmentationObserver : public ReplayObserver {
  public:
   struct PoolMisses {
     uint64_t count = 0;
     PoolMiss worst;                      // the most fragmented moment
-    std::vector<PinningSite> pinning;    // at the worst moment, the biggest sites first (up to 3)
+    PoolSnapshot snapshot;               // the pool then
     std::map<uint64_t, uint64_t> sizes;  // request bytes -> misses
   };
 
-  void on_pool_growing(const PoolSegmentFact& segment, const PoolUsage& before, const LiveVisitor& blocks) override;
+  explicit FragmentationObserver(const FragmentationOptions& options = {}) : options_(options) {}
+
+  void on_pool_growing(const PoolSegmentFact& segment, const PoolUsage& before, const PoolsView& pools) override;
   void on_live(const MemoryEvent& block) override;
+  void on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage, const PoolsView& pools) override;
 
   const std::map<uint32_t, PoolMisses>& misses() const { return misses_; }
+  // Each pool's longest stretch under pressure, one still going at `end_ns` ending then.
+  std::map<uint32_t, PressureStretch> longest_stretches(uint64_t end_ns) const;
 
  private:
   struct Growing {
     PoolSegmentFact segment;
     PoolUsage before;
-    std::vector<PinningSite> pinning;
+    std::optional<PoolSnapshot> snapshot;
   };
+  bool under_pressure(const PoolUsage& u) const;
+
+  FragmentationOptions options_;
   std::map<uint32_t, Growing> growing_;  // pool -> the growth whose request is awaited
   std::map<uint32_t, PoolMisses> misses_;
+  std::map<uint32_t, PressureStretch> open_, longest_;  // pool -> the stretch going on, the longest ended
 };
 
 std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, const FragmentationObserver& observer,
-                                                    StackResolver& stacks, const FragmentationOptions& options);
+                                                    const RunBounds& bounds, StackResolver& stacks,
+                                                    const FragmentationOptions& options);
 
 // For tests: one replay of an in-memory trace.
 std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, StackResolver& stacks,

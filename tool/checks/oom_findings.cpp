@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "pool_names.h"
 #include "replay.h"
 #include "result_names.h"
 
@@ -21,10 +22,16 @@ using Moment = OomObserver::Moment;
 
 }  // namespace
 
-void OomObserver::on_failed_allocation(const MemoryEvent& e, const DeviceHoldings& held, const LiveVisitor& live) {
+void OomObserver::on_failed_allocation(const MemoryEvent& e, const DeviceHoldings& held, const LiveVisitor& live,
+                                       const PoolsView& pools) {
   // The first failure of each site is described; the replay's live set is visited once per site.
   if (e.result != kOutOfMemory || moments_.count({e.stack_id, e.api})) return;
-  Moment m{e, held, {}};
+  Moment m{e, held, {}, std::nullopt};
+  for (uint32_t pool : pools.pools_on(e.device)) {
+    const PoolUsage u = pools.usage(pool);
+    if (u.hole_bytes() < e.bytes || u.largest_free >= e.bytes) continue;
+    if (!m.holey_pool || u.hole_bytes() > m.holey_pool->usage.hole_bytes()) m.holey_pool = HoleyPool{pool, u};
+  }
   std::map<std::pair<uint64_t, Api>, Holder> sites;
   live([&](const MemoryEvent& a) {
     if (a.device != e.device || !owns_memory(api_info(a.api).family)) return;
@@ -88,8 +95,13 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
   o.families = families_of(m.held);
   if (state && state->pool_reserved) o.pool_reserved = state->pool_reserved, o.pool_used = state->pool_used;
   if (state) o.other_processes = state->other_processes_bytes;
-  const OomFacts facts{o.requested, o.device_total, o.device_free, o.program_held, o.other_processes,
-                       resident_bytes(m.held)};
+  OomFacts facts{o.requested, o.device_total, o.device_free, o.program_held, o.other_processes,
+                 resident_bytes(m.held)};
+  if (m.holey_pool) {
+    facts.holey_pool = pool_description(trace.pools, m.holey_pool->pool);
+    facts.pool_holes = m.holey_pool->usage.hole_bytes();
+    facts.pool_largest_free = m.holey_pool->usage.largest_free;
+  }
   o.verdict = oom_verdict(facts);
   const std::optional<uint64_t> free = believable_free(facts);
 
@@ -118,6 +130,20 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
                                     "verdict takes at most {} as free",
                                     report::human_bytes(facts.resident_held), report::human_bytes(free.value_or(0))));
     }
+  }
+  if (m.holey_pool) {
+    const PoolUsage& u = m.holey_pool->usage;
+    f.notes.push_back(fmt::format("{} had reserved {} in {} segment(s) and handed out {}: {} free in holes, the "
+                                  "largest {} (fragmentation {:.0f}%)",
+                                  facts.holey_pool, report::human_bytes(u.reserved), u.segments,
+                                  report::human_bytes(u.used), report::human_bytes(u.hole_bytes()),
+                                  report::human_bytes(u.largest_free), u.hole_fragmentation() * 100));
+    f.notes.push_back(is_framework_pool(trace.pools, m.holey_pool->pool)
+                          ? "releasing the cache (torch.cuda.empty_cache(), free_all_blocks()) will not help: the "
+                            "holes sit in segments that still hold live blocks; for PyTorch, "
+                            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets a segment grow instead"
+                          : "keep block sizes uniform, or give long-lived blocks a pool of their own, so that they "
+                            "do not pin holes among short-lived ones (docs/FRAGMENTATION.md)");
   }
   if (o.pool_reserved && *o.pool_reserved) {  // only a pool the program used says something
     f.notes.push_back(fmt::format("its stream-ordered pool had reserved {} and used {} ({} reserved but unused)",
@@ -162,9 +188,15 @@ std::string oom_verdict(const OomFacts& x) {
   if (x.other_processes && *x.other_processes > x.program_held && *x.other_processes >= *x.total / 10) {
     return fmt::format("another process holds {} of the device", report::human_bytes(*x.other_processes));
   }
+  if (!x.holey_pool.empty()) {
+    return fmt::format("free memory was enough in total inside {} ({} in holes) but no hole was as large as the "
+                       "request (the largest {}): fragmentation, measured in the pool",
+                       x.holey_pool, report::human_bytes(x.pool_holes), report::human_bytes(x.pool_largest_free));
+  }
   const std::optional<uint64_t> free = believable_free(x);
   if (free && *free >= x.requested) {
-    return fmt::format("free memory was enough in total ({}) but no single block was (fragmentation)",
+    return fmt::format("the device reported enough free memory ({}) and still could not provide it: how the "
+                       "driver lays out the device's memory is not visible to cuaudit",
                        report::human_bytes(*free));
   }
   const uint64_t used = free ? *x.total - std::min(*x.total, *free) : 0;

@@ -28,12 +28,19 @@ class OomObserver : public ReplayObserver {
     uint64_t count = 0;
     uint64_t first_ns = UINT64_MAX, last_ns = 0;
   };
+  // A pool on the failing device whose holes held the request in total but none of them alone.
+  struct HoleyPool {
+    uint32_t pool = 0;
+    PoolUsage usage;
+  };
   struct Moment {
     MemoryEvent failure;
     DeviceHoldings held;
     std::vector<Holder> holders;  // biggest first
+    std::optional<HoleyPool> holey_pool;
   };
-  void on_failed_allocation(const MemoryEvent& e, const DeviceHoldings& held, const LiveVisitor& live) override;
+  void on_failed_allocation(const MemoryEvent& e, const DeviceHoldings& held, const LiveVisitor& live,
+                            const PoolsView& pools) override;
   const std::map<std::pair<uint64_t, Api>, Moment>& moments() const { return moments_; }
 
  private:
@@ -57,7 +64,13 @@ struct OomFacts {
   // Of program_held, what must sit in the device's memory (device, pool, array, physical and graph
   // memory; not managed or host memory): a free count that leaves no room for it is contradicted.
   uint64_t resident_held = 0;
+  // A pool whose holes, measured by the replay from its blocks and segments, held the request in
+  // total but none of them alone (empty: none): its name, the bytes in its holes, its largest hole.
+  std::string holey_pool;
+  uint64_t pool_holes = 0, pool_largest_free = 0;
 };
+// "Fragmentation" is a verdict only where cuaudit measured the holes (a pool's); the device's own
+// layout is not visible to it, so a device sample with enough free memory says only that.
 // The free memory a verdict may believe: the sample's, unless it contradicts what the program held
 // on the device (free + resident held > total; seen on the H200 right after a failed cudaMalloc,
 // the driver's count lagging behind allocations it had not backed yet), then what that holding

@@ -109,14 +109,7 @@ void PoolHeaps::release_pool(const MemoryEvent& e) {
 }
 
 void PoolHeaps::segment(const PoolSegmentFact& s) {
-  if (s.mapped && observer_) {
-    const LiveVisitor pool_blocks = [&](const std::function<void(const MemoryEvent&)>& visit) {
-      for (const auto& [key, block] : live_) {
-        if (block.pool == s.pool) visit(block);
-      }
-    };
-    observer_->on_pool_growing(s, usage(s.pool), pool_blocks);
-  }
+  if (s.mapped && observer_) observer_->on_pool_growing(s, usage(s.pool), *this);
   changed_.insert(s.pool);
   auto& segments = segments_[s.pool];
   if (s.mapped) {
@@ -190,6 +183,40 @@ PoolUsage PoolHeaps::usage(uint32_t pool) const {
     }
   }
   return u;
+}
+
+void PoolHeaps::for_each_block(uint32_t pool, const std::function<void(const MemoryEvent&)>& visit) const {
+  for (const auto& [key, block] : live_) {
+    if (block.pool == pool) visit(block);
+  }
+}
+
+std::vector<SegmentLayout> PoolHeaps::layout(uint32_t pool) const {
+  std::vector<SegmentLayout> out;
+  const auto segments = segments_.find(pool);
+  if (segments == segments_.end()) return out;
+  for (const auto& [base, segment] : segments->second) {
+    SegmentLayout& l = out.emplace_back();
+    l.base = base, l.bytes = segment.bytes;
+    const uint64_t end = segment.bytes > UINT64_MAX - base ? UINT64_MAX : base + segment.bytes;
+    for (auto it = live_.lower_bound(base); it != live_.end() && it->first < end; ++it) {
+      if (it->second.pool == pool) l.blocks.push_back(&it->second);
+    }
+  }
+  return out;
+}
+
+std::vector<uint32_t> PoolHeaps::pools_on(int32_t device) const {
+  std::vector<uint32_t> out;
+  for (const auto& [pool, segments] : segments_) {
+    for (const auto& [base, segment] : segments) {
+      if (segment.device == device) {
+        out.push_back(pool);
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 std::vector<uint32_t> PoolHeaps::pools() const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "pool_usage.h"
+#include "pool_view.h"
 #include "replay.h"
 #include "trace_model.h"
 
@@ -35,7 +36,7 @@ const MemoryEvent* live_containing(const std::map<uint64_t, MemoryEvent>& live, 
 // The released allocation of `released` that contains `address` (a zero-byte one its first byte).
 const ReleasedMemory* released_containing(const std::map<uint64_t, ReleasedMemory>& released, uint64_t address);
 
-class PoolHeaps {
+class PoolHeaps : public PoolsView {
  public:
   // `pools`: what each pool is (ProcessTrace::pools), to tell a framework's from a program's own.
   PoolHeaps(ReplayResult& result, ReplayObserver* observer, const std::map<uint32_t, PoolInfo>* pools = nullptr)
@@ -56,8 +57,11 @@ class PoolHeaps {
     for (const auto& [key, block] : live_) visit(block);
   }
 
-  // What pool `pool` holds now.
-  PoolUsage usage(uint32_t pool) const;
+  // What pool `pool` holds now (PoolsView).
+  PoolUsage usage(uint32_t pool) const override;
+  void for_each_block(uint32_t pool, const std::function<void(const MemoryEvent&)>& visit) const override;
+  std::vector<SegmentLayout> layout(uint32_t pool) const override;
+  std::vector<uint32_t> pools_on(int32_t device) const override;
   // The bytes of the blocks frameworks' pools (PyTorch's, CuPy's) have handed out on `device`:
   // what their segments hold for the program (allocated, beside reserved).
   uint64_t framework_block_bytes(int32_t device) const {

@@ -382,7 +382,7 @@ void Replayer::observe_samples_before(uint64_t seq) {
     if (!observer_) continue;
     observer_->on_sample(s, holdings(s.device), live_);
     state_->pools.take_changed(
-        [&](uint32_t pool, const PoolUsage& usage) { observer_->on_pool_sample(s, pool, usage); });
+        [&](uint32_t pool, const PoolUsage& usage) { observer_->on_pool_sample(s, pool, usage, state_->pools); });
   }
 }
 
@@ -395,7 +395,7 @@ void Replayer::apply(const Event& e) {
   switch (e.kind) {
     case EventKind::Alloc:
       if (observer_ && e.memory().result != 0) {
-        observer_->on_failed_allocation(e.memory(), holdings(e.memory().device), live_);
+        observer_->on_failed_allocation(e.memory(), holdings(e.memory().device), live_, state_->pools);
       }
       table.allocate(e.memory());
       break;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pool_usage.h"
+#include "pool_view.h"
 #include "trace_model.h"
 
 namespace cuaudit {
@@ -88,8 +89,10 @@ class ReplayObserver {
   virtual ~ReplayObserver() = default;
   // A memory sample: `held` is what the program holds on the sample's device.
   virtual void on_sample(const MemorySample&, const DeviceHoldings& /*held*/, const LiveVisitor&) {}
-  // An allocation that failed (any result but success), with what the program held on its device.
-  virtual void on_failed_allocation(const MemoryEvent&, const DeviceHoldings& /*held*/, const LiveVisitor&) {}
+  // An allocation that failed (any result but success), with what the program held on its device
+  // and what its pools held then.
+  virtual void on_failed_allocation(const MemoryEvent&, const DeviceHoldings& /*held*/, const LiveVisitor&,
+                                    const PoolsView& /*pools*/) {}
   // A live allocation released by the program (not by a context reset, not refused).
   virtual void on_released(const MemoryEvent& /*allocation*/, const MemoryEvent& /*release*/) {}
   // Every event, in order, before the replay applies it.
@@ -98,13 +101,13 @@ class ReplayObserver {
   // context, replaced by a new allocation at its address): the live set's changes, one by one.
   virtual void on_live(const MemoryEvent&) {}
   virtual void on_gone(const MemoryEvent&) {}
-  // A pool is about to take a segment (it grows): its usage just before, and a visitor over its
-  // blocks handed out then (what sits between its holes). Rare: once per segment.
+  // A pool is about to take a segment (it grows): its usage just before, and the pools as they are
+  // then (what sits between its holes). Rare: once per segment.
   virtual void on_pool_growing(const PoolSegmentFact& /*segment*/, const PoolUsage& /*before*/,
-                               const LiveVisitor& /*pool_blocks*/) {}
+                               const PoolsView& /*pools*/) {}
   // After a memory sample: a pool whose blocks or segments changed since the last sample, and its
   // usage now.
-  virtual void on_pool_sample(const MemorySample&, uint32_t /*pool*/, const PoolUsage&) {}
+  virtual void on_pool_sample(const MemorySample&, uint32_t /*pool*/, const PoolUsage&, const PoolsView& /*pools*/) {}
 };
 
 // Several observers of one replay, each seeing every hook in the order they were added.
@@ -114,8 +117,9 @@ class ObserverList : public ReplayObserver {
   void on_sample(const MemorySample& s, const DeviceHoldings& held, const LiveVisitor& live) override {
     for (auto* o : list_) o->on_sample(s, held, live);
   }
-  void on_failed_allocation(const MemoryEvent& e, const DeviceHoldings& held, const LiveVisitor& live) override {
-    for (auto* o : list_) o->on_failed_allocation(e, held, live);
+  void on_failed_allocation(const MemoryEvent& e, const DeviceHoldings& held, const LiveVisitor& live,
+                            const PoolsView& pools) override {
+    for (auto* o : list_) o->on_failed_allocation(e, held, live, pools);
   }
   void on_released(const MemoryEvent& a, const MemoryEvent& r) override {
     for (auto* o : list_) o->on_released(a, r);
@@ -129,11 +133,11 @@ class ObserverList : public ReplayObserver {
   void on_gone(const MemoryEvent& a) override {
     for (auto* o : list_) o->on_gone(a);
   }
-  void on_pool_growing(const PoolSegmentFact& s, const PoolUsage& before, const LiveVisitor& blocks) override {
-    for (auto* o : list_) o->on_pool_growing(s, before, blocks);
+  void on_pool_growing(const PoolSegmentFact& s, const PoolUsage& before, const PoolsView& pools) override {
+    for (auto* o : list_) o->on_pool_growing(s, before, pools);
   }
-  void on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage) override {
-    for (auto* o : list_) o->on_pool_sample(s, pool, usage);
+  void on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage, const PoolsView& pools) override {
+    for (auto* o : list_) o->on_pool_sample(s, pool, usage, pools);
   }
 
  private:

@@ -61,13 +61,14 @@ void TimelineObserver::on_sample(const MemorySample& s, const DeviceHoldings& he
   }
 }
 
-void TimelineObserver::on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage) {
+void TimelineObserver::on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage, const PoolsView&) {
   report::PoolSeries& series = pools_[pool];
   series.t.push_back(trace_.seconds_since_start(s.time_ns));
   series.reserved.push_back(usage.reserved);
   series.used.push_back(usage.used);
   series.free.push_back(usage.free);
   series.largest_free.push_back(usage.largest_free);
+  series.holes.push_back(usage.hole_bytes());
 }
 
 void TimelineObserver::finish(StackResolver& stacks, size_t top_sites) {

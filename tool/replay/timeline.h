@@ -22,7 +22,7 @@ class TimelineObserver : public ReplayObserver {
  public:
   TimelineObserver(const ProcessTrace& trace, const SiteHistory& sites, report::Timeline& timeline);
   void on_sample(const MemorySample& s, const DeviceHoldings& held, const LiveVisitor& live) override;
-  void on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage) override;
+  void on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage, const PoolsView&) override;
   // Adds each device's peak, with its `top_sites` biggest sites, to the timeline.
   void finish(StackResolver& stacks, size_t top_sites = 5);
 
