@@ -33,6 +33,7 @@ say "== CUDA test programs"
 for program in "$bin"/gpu_*; do
   name=$(basename "$program")
   src="tests/gpu/$(sed -E 's/^gpu_//; s/_O[02]$//' <<<"$name").cu"
+  [[ -f $src ]] || src="examples/${src#tests/gpu/}"  # an example that is a test too (fragmenting_pool)
   python3 tests/gpu/check_findings.py --cuaudit "$bin/cuaudit" --program "$program" --source "$src" \
     --log "$log" >"$log.tmp" 2>&1
   case $? in
@@ -76,6 +77,19 @@ if python3 -c "import cupy" 2>/dev/null; then
 else
   say "SKIP cupy_pool: CuPy is not installed"; skipped=$((skipped + 1))
 fi
+
+say "== pools cut into holes: CuPy's with mixed sizes (a fragmentation warning), PyTorch's cache out of memory (verdict)"
+mkdir -p "$out/fragmentation"
+if python3 -c "import cupy" 2>/dev/null; then
+  check python3 tests/gpu/check_fragmentation.py --cuaudit "$bin/cuaudit" --cupy-script tests/gpu/cupy_fragmentation.py \
+    --torch-script tests/gpu/torch_fragmentation.py --log "$log" --keep "$out/fragmentation"
+else
+  check python3 tests/gpu/check_fragmentation.py --cuaudit "$bin/cuaudit" --torch-script tests/gpu/torch_fragmentation.py \
+    --log "$log" --keep "$out/fragmentation"
+fi
+rm -rf "$out/fragmenting-pool-run"
+"$bin/cuaudit" --save "$out/fragmenting-pool-run" --html "$out/fragmentation/fragmenting_pool.html" \
+  --json "$out/fragmentation/fragmenting_pool.json" "$bin/gpu_fragmenting_pool" 2>&1 | tee -a "$log" | tail -n 25
 
 say "== JAX with XLA's preallocation: no false findings"
 if python3 -c "import jax" 2>/dev/null; then
@@ -225,7 +239,9 @@ say "== --check-api-results: discarded results of successful calls, recorded in 
 # Recorded runs travel back as one file each (the device returns a limited number of files, each
 # of limited size: the small kernel-code runs apart from the others).
 (cd "$out" && tar -czf kernel-code-runs.tar.gz kernel-access-run declared-run && rm -rf kernel-access-run declared-run)
-(cd "$out" && tar -czf recorded-runs.tar.gz timeline-run demo-run launch-run growth-*-run && rm -rf timeline-run demo-run launch-run growth-*-run)
+(cd "$out" && tar -czf recorded-runs.tar.gz timeline-run demo-run launch-run growth-*-run fragmenting-pool-run &&
+  rm -rf timeline-run demo-run launch-run growth-*-run fragmenting-pool-run)
+(cd "$out" && tar -czf fragmentation.tar.gz fragmentation && rm -rf fragmentation)
 
 say "== GPU tests: $passed passed, $failed failed, $skipped skipped"
 exit $((failed > 0))
