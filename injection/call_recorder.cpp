@@ -137,7 +137,8 @@ bool on_call_exit(const ApiCall& call) noexcept {
     shared.role = static_cast<uint32_t>(trace::SharedRole::Import);
     trace_writer().append(shared);
   }
-  if (info.role == ApiRole::Alloc && call.result == 0) record_python_stack_of(r.seq);
+  // A failed allocation too: an out-of-memory error is reported at the Python line that asked.
+  if (info.role == ApiRole::Alloc) record_python_stack_of(r.seq);
   if (call.result == 0) info.role == ApiRole::Alloc ? note_allocation() : note_release();
   if (call.result == 0 && info.role == ApiRole::Alloc &&
       (info.space == KeySpace::Address || info.space == KeySpace::VmmReservation || info.space == KeySpace::VmmMapping))

@@ -12,8 +12,9 @@ MiB = 1 << 20
 pool = cupy.get_default_memory_pool()
 big = cupy.empty(64 * MiB, dtype=cupy.uint8)
 del big  # one free 64 MiB chunk in the pool
-arrays = [cupy.full(MiB // 4, i, dtype=cupy.float32) for i in range(64)]  # 64 blocks split out of it
-kept = arrays[1::2]  # @keep
+# 64 blocks split out of it, every other one kept: the kept ones pin the holes.
+arrays = [cupy.full(MiB // 4, i, dtype=cupy.float32) for i in range(64)]  # @keep
+kept = arrays[1::2]
 del arrays
 asked = []
 for size in ([2, 3, 4] * 4 if mode == "fragment" else [1] * 12):

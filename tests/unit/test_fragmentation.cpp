@@ -273,3 +273,25 @@ TEST_CASE("out of memory while a pool's holes held the request in total: the ver
   for (const std::string& n : findings[0].notes) advice |= n.find("empty_cache") != std::string::npos;
   CHECK(advice);
 }
+
+TEST_CASE("a site is shown at its first frame outside the pool's own code") {
+  const auto frame = [](const char* function, const char* file) {
+    report::Frame f;
+    f.function = function, f.file = file;
+    return f;
+  };
+  // The pool made in setup() (app.cu), a block asked for in step() (app.cu) through the pool's alloc.
+  const std::vector<report::Frame> made = {frame("NvtxHeap::NvtxHeap", "nvtx_heap.h"),
+                                           frame("FirstFitPool::FirstFitPool", "first_fit_pool.h"),
+                                           frame("setup", "app.cu"), frame("main", "app.cu")};
+  const std::vector<report::Frame> block = {frame("NvtxHeap::region", "nvtx_heap.h"),
+                                            frame("FirstFitPool::alloc", "first_fit_pool.h"), frame("step", "app.cu"),
+                                            frame("main", "app.cu")};
+  REQUIRE(site_frame(made, block));
+  CHECK(site_frame(made, block)->function == "step");
+  // Made right in main: the same.
+  const std::vector<report::Frame> in_main = {made[0], made[1], made[3]};
+  CHECK(site_frame(in_main, block)->function == "step");
+  // Nothing known of the pool: the block's first frame.
+  CHECK(site_frame({}, block)->function == "NvtxHeap::region");
+}

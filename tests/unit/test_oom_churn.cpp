@@ -167,3 +167,26 @@ TEST_CASE("allocating once, or a few times, is not churn") {
   t.alloc(Api::cudaMalloc, 0x9000, 1 << 30, 6);
   CHECK(churn(t.end().trace()).empty());
 }
+
+TEST_CASE("a framework's retry of one request is one failure; a program's loop that asks again is several") {
+  SyntheticTrace t;
+  t.python_stack(40, {{"/src/train.py", 12, "<module>"}});
+  t.alloc(Api::cudaMalloc, 8 * kGiB, 70 * kGiB, /*stack=*/5).sample(71 * kGiB);
+  // PyTorch: the first attempt in alloc_block (stack 6), the retry after releasing its cache (stack 7).
+  t.alloc_from_python(Api::cudaMalloc, 0, 24 * kGiB, 40, /*stack=*/6);
+  t.alloc_from_python(Api::cudaMalloc, 0, 24 * kGiB, 40, /*stack=*/7);
+  ProcessTrace trace = t.trace();
+  for (Event& e : trace.events) {
+    if (e.is_memory() && e.memory().bytes == 24 * kGiB) e.memory().result = kOutOfMemory;
+  }
+  Judged j = judge(trace);
+  REQUIRE(j.oom.size() == 1);
+  CHECK(j.oom[0].count == 1);
+  bool retried = false;
+  for (const std::string& n : j.oom[0].notes) retried |= n.find("1 retry(ies) failed as well") != std::string::npos;
+  CHECK(retried);
+  // At the Python line, with the framework's call beside it.
+  REQUIRE_FALSE(j.oom[0].stack.empty());
+  CHECK(j.oom[0].stack[0].file == "/src/train.py");
+  CHECK(j.oom[0].stack[0].line == 12);
+}

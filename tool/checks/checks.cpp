@@ -47,7 +47,7 @@ class ChurnCheck : public Check {
 
 class FragmentationCheck : public Check {
  public:
-  explicit FragmentationCheck(const FragmentationOptions& options) : observer_(options) {}
+  FragmentationCheck(const ProcessTrace& trace, const FragmentationOptions& options) : observer_(trace.pools, options) {}
   ReplayObserver* observer() override { return &observer_; }
   std::vector<report::Finding> findings(CheckContext& c) override {
     return fragmentation_findings(c.trace, observer_, c.bounds, c.stacks, c.options.fragmentation);
@@ -124,8 +124,8 @@ const CheckRow kChecks[] = {
     {"out of memory", always, make<OutOfMemoryCheck>},
     {"allocation churn", always, make<ChurnCheck>},
     {"pool fragmentation", always,
-     [](const ProcessTrace&, const AnalysisOptions& o) -> std::unique_ptr<Check> {
-       return std::make_unique<FragmentationCheck>(o.fragmentation);
+     [](const ProcessTrace& t, const AnalysisOptions& o) -> std::unique_ptr<Check> {
+       return std::make_unique<FragmentationCheck>(t, o.fragmentation);
      }},
     {"errors", always,
      [](const ProcessTrace&, const AnalysisOptions& o) -> std::unique_ptr<Check> {

@@ -17,7 +17,9 @@ bool longer(const PressureStretch& a, const std::optional<PressureStretch>& b) {
 
 }  // namespace
 
-bool FragmentationObserver::under_pressure(const PoolUsage& u) const {
+bool FragmentationObserver::under_pressure(uint32_t pool, const PoolUsage& u) const {
+  const auto info = pools_.find(pool);
+  if (info == pools_.end() || info->second.kind != MemorySource::NvtxHeap) return false;  // it can grow
   return u.hole_bytes() && u.used * 2 >= u.reserved && u.hole_fragmentation() * 100 >= options_.threshold_percent;
 }
 
@@ -61,7 +63,7 @@ void FragmentationObserver::on_live(const MemoryEvent& block) {
 void FragmentationObserver::on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage,
                                            const PoolsView& pools) {
   const auto open = open_.find(pool);
-  if (!under_pressure(usage)) {
+  if (!under_pressure(pool, usage)) {
     if (open == open_.end()) return;
     open->second.to_ns = s.time_ns;
     if (longer(open->second, longest_.count(pool) ? std::optional(longest_.at(pool)) : std::nullopt))
@@ -107,7 +109,7 @@ report::Finding pool_finding(const ProcessTrace& trace, uint32_t pool, const Poo
   s.reserved = worst.reserved, s.used = worst.used;
   s.free = worst.hole_bytes(), s.largest_free = worst.largest_free;
   s.ratio = worst.hole_fragmentation();
-  s.picture = pool_picture(trace, snapshot, stacks);
+  s.picture = pool_picture(trace, pool, snapshot, stacks);
   for (size_t i = 0; i < snapshot.sites.size() && i < kRelatedSites; ++i) {
     const PinningSite& p = snapshot.sites[i];
     const std::string holder(api_info(stacks.api_called(p.stack_id, p.api)).name);
@@ -223,7 +225,7 @@ std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, c
 
 std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, StackResolver& stacks,
                                                     const FragmentationOptions& options) {
-  FragmentationObserver observer(options);
+  FragmentationObserver observer(trace.pools, options);
   RunBounds bounds;
   ObserverList both;
   both.add(&observer);

@@ -4,9 +4,11 @@
 // allocator), at two kinds of moments:
 // - a pool grows: a request that did not fit in its free memory although the free total was
 //   enough, so that the pool took a new segment instead, is a miss;
-// - a memory sample: a pool at least half full and at least --fragmentation-threshold percent
-//   fragmented is under pressure; a long stretch of it (a tenth of the run, and 100 ms) is
-//   reported even though the pool never grew (an NVTX heap cannot).
+// - a memory sample: a pool that cannot grow (an NVTX heap: its range is fixed) at least half
+//   full and at least --fragmentation-threshold percent fragmented is under pressure; a long
+//   stretch of it (a tenth of the run, and 100 ms) is reported although no request was seen to
+//   fail (the heap's owner sees that, cuaudit does not). A pool that can grow shows its pressure
+//   as misses: holes a pool never had to miss in did no harm (a framework's cache always has some).
 // A pool whose worst miss left it at least --fragmentation-threshold percent fragmented, or that
 // stayed under pressure that long, is one `fragmentation` finding (docs/FRAGMENTATION.md).
 #pragma once
@@ -58,7 +60,9 @@ class FragmentationObserver : public ReplayObserver {
     std::map<uint64_t, uint64_t> sizes;  // request bytes -> misses
   };
 
-  explicit FragmentationObserver(const FragmentationOptions& options = {}) : options_(options) {}
+  // `pools`: what each pool is (ProcessTrace::pools): only a pool that cannot grow has stretches.
+  FragmentationObserver(const std::map<uint32_t, PoolInfo>& pools, const FragmentationOptions& options)
+      : pools_(pools), options_(options) {}
 
   void on_pool_growing(const PoolSegmentFact& segment, const PoolUsage& before, const PoolsView& pools) override;
   void on_live(const MemoryEvent& block) override;
@@ -74,8 +78,9 @@ class FragmentationObserver : public ReplayObserver {
     PoolUsage before;
     std::optional<PoolSnapshot> snapshot;
   };
-  bool under_pressure(const PoolUsage& u) const;
+  bool under_pressure(uint32_t pool, const PoolUsage& u) const;
 
+  const std::map<uint32_t, PoolInfo>& pools_;
   FragmentationOptions options_;
   std::map<uint32_t, Growing> growing_;  // pool -> the growth whose request is awaited
   std::map<uint32_t, PoolMisses> misses_;

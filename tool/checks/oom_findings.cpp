@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "pool_names.h"
+#include "pool_picture.h"
 #include "replay.h"
 #include "result_names.h"
 
@@ -119,7 +120,12 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
   f.headline =
       fmt::format("Out of memory: {} of {} failed{}: {}; at:", api, report::human_bytes(e.bytes), times, o.verdict);
   f.message = fmt::format("{} could not allocate {}: {}", api, report::human_bytes(e.bytes), o.verdict);
-  f.stack = stacks.user_stack(e.stack_id);
+  // A Python program's failure is at its Python line; the framework's own call is related.
+  f.stack = block_stack(trace, e.stack_id, e.python_stack_id, stacks);
+  if (e.python_stack_id && !f.stack.empty() && f.stack.front().module == "python") {
+    f.related.push_back({report::RelatedRole::Allocation, api, fmt::format("the failing {} inside the framework:", api),
+                         stacks.user_stack(e.stack_id)});
+  }
   f.out_of_memory = o;
   if (o.device_total) {
     f.notes.push_back(fmt::format("device {} at {:.3f} s: {} in all, {} free; the program held {}", e.device, *f.at,
@@ -212,31 +218,65 @@ std::vector<report::Finding> oom_findings(const ProcessTrace& trace, StackResolv
   return oom_findings(trace, observer, stacks, failures, explained);
 }
 
+namespace {
+
+// A framework's allocator that fails a request releases what it cached and tries again (PyTorch's
+// does): the same request from the same Python line on the same device, right after, from another
+// place in the allocator than its first attempt, is a retry of one failure. A program's own loop
+// that asks again comes back through the same native stack: each of its failures counts.
+constexpr uint64_t kRetryNs = 1'000'000'000;
+
+bool is_retry(const MemoryEvent& e, const MemoryEvent* last, const MemoryEvent* first_attempt) {
+  if (!last || !e.python_stack_id || e.python_stack_id != last->python_stack_id) return false;
+  if (e.bytes != last->bytes || e.device != last->device || e.time_ns - last->time_ns > kRetryNs) return false;
+  return e.stack_id != first_attempt->stack_id;
+}
+
+}  // namespace
+
 std::vector<report::Finding> oom_findings(const ProcessTrace& trace, const OomObserver& observer, StackResolver& stacks,
                                           FailureJudge& failures, std::set<uint64_t>& explained) {
-  // One finding per (site, API, handling), at its first failure, counting the rest.
+  // One finding per (site, API, handling), at its first failure, counting the rest; a Python
+  // program's site is its Python line.
   struct Group {
     const Moment* moment;
     const Event* first;
-    uint64_t count = 0;
+    uint64_t count = 0, retries = 0;
   };
-  std::map<std::tuple<uint64_t, std::string, int>, Group> groups;
-  std::vector<std::tuple<uint64_t, std::string, int>> order;
+  using Key = std::tuple<bool, uint64_t, std::string, int>;
+  std::map<Key, Group> groups;
+  std::vector<Key> order;
+  const MemoryEvent* last = nullptr;
+  const MemoryEvent* first_attempt = nullptr;
+  Key last_key;
   for (const Event& e : trace.events) {
     if (e.kind != EventKind::Alloc || e.memory().result != kOutOfMemory) continue;
-    const std::string api(api_info(stacks.api_called(e.stack_id, e.memory().api)).name);
+    const MemoryEvent& m = e.memory();
+    explained.insert(e.seq);
+    if (is_retry(m, last, first_attempt)) {
+      ++groups.at(last_key).retries;
+      last = &m;
+      continue;
+    }
+    const std::string api(api_info(stacks.api_called(e.stack_id, m.api)).name);
     const ErrorHandling handling = failures.handling(e, api);
-    const auto key = std::make_tuple(e.stack_id, api, static_cast<int>(handling));
-    auto [it, inserted] = groups.try_emplace(key, Group{&observer.moments().at({e.stack_id, e.memory().api}), &e});
+    const Key key{m.python_stack_id != 0, m.python_stack_id ? m.python_stack_id : e.stack_id, api,
+                  static_cast<int>(handling)};
+    auto [it, inserted] = groups.try_emplace(key, Group{&observer.moments().at({e.stack_id, m.api}), &e});
     if (inserted) order.push_back(key);
     ++it->second.count;
-    explained.insert(e.seq);
+    last = first_attempt = &m, last_key = key;
   }
   std::vector<report::Finding> findings;
   for (const auto& key : order) {
     const Group& g = groups.at(key);
     report::Finding f =
-        describe(trace, *g.moment, std::get<1>(key), static_cast<ErrorHandling>(std::get<2>(key)), g.count, stacks);
+        describe(trace, *g.moment, std::get<2>(key), static_cast<ErrorHandling>(std::get<3>(key)), g.count, stacks);
+    if (g.retries) {
+      f.notes.push_back(fmt::format("the allocator tried again right after (it releases what it cached first): {} "
+                                    "retry(ies) failed as well, counted with their request",
+                                    g.retries));
+    }
     if (std::string use = garbage_pointer_use(trace, *g.first, stacks); !use.empty()) f.notes.push_back(std::move(use));
     findings.push_back(std::move(f));
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "python_frames.h"
@@ -30,7 +31,30 @@ std::vector<PinningSite> sites_of(const std::vector<SegmentLayout>& layout) {
   return out;
 }
 
+// The files of a pool's own code: those of the frames that made it, inside their first function
+// the block's stack shares (the common caller: main, a setup routine), the caller's file excepted.
+std::set<std::string> pool_code_files(const std::vector<report::Frame>& made, const std::vector<report::Frame>& block) {
+  std::set<std::string> files;
+  for (const report::Frame& m : made) {
+    const bool shared = std::any_of(block.begin(), block.end(), [&](const report::Frame& b) { return b.function == m.function; });
+    if (shared) {
+      files.erase(m.file);
+      return files;
+    }
+    if (!m.file.empty()) files.insert(m.file);
+  }
+  return {};  // no common caller: nothing is known to be the pool's
+}
+
 }  // namespace
+
+const report::Frame* site_frame(const std::vector<report::Frame>& made, const std::vector<report::Frame>& block) {
+  const std::set<std::string> pool_files = pool_code_files(made, block);
+  for (const report::Frame& f : block) {
+    if (!pool_files.count(f.file)) return &f;
+  }
+  return block.empty() ? nullptr : &block.front();
+}
 
 PoolSnapshot snapshot_pool(const PoolsView& pools, uint32_t pool) {
   std::vector<SegmentLayout> layout = pools.layout(pool);
@@ -84,14 +108,19 @@ std::vector<report::Frame> block_stack(const ProcessTrace& trace, uint64_t stack
   return stacks.user_stack(stack_id);
 }
 
-report::PoolPicture pool_picture(const ProcessTrace& trace, const PoolSnapshot& snapshot, StackResolver& stacks) {
+report::PoolPicture pool_picture(const ProcessTrace& trace, uint32_t pool, const PoolSnapshot& snapshot,
+                                 StackResolver& stacks) {
   report::PoolPicture p;
+  const auto info = trace.pools.find(pool);
+  const std::vector<report::Frame> made =
+      info != trace.pools.end() && info->second.stack_id ? stacks.user_stack(info->second.stack_id)
+                                                         : std::vector<report::Frame>{};
   for (const PinningSite& s : snapshot.sites) {
     report::PictureSite site;
     site.api = std::string(api_info(stacks.api_called(s.stack_id, s.api)).name);
     site.bytes = s.bytes, site.count = s.count;
     const std::vector<report::Frame> stack = block_stack(trace, s.stack_id, s.python_stack_id, stacks);
-    if (!stack.empty()) site.at = stack.front();
+    if (const report::Frame* at = site_frame(made, stack)) site.at = *at;
     p.sites.push_back(std::move(site));
   }
   for (const PoolSnapshot::Segment& s : snapshot.segments) {

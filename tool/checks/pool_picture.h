@@ -44,6 +44,14 @@ PoolSnapshot snapshot_pool(const PoolsView& pools, uint32_t pool);
 std::vector<report::Frame> block_stack(const ProcessTrace& trace, uint64_t stack_id, uint64_t python_stack_id,
                                        StackResolver& stacks);
 
-report::PoolPicture pool_picture(const ProcessTrace& trace, const PoolSnapshot& snapshot, StackResolver& stacks);
+// The frame of `block` (a block's stack) to show its site at: the first outside the pool's own
+// code, whose files are those of the frames of `made` (the pool's creation) inside the first
+// function both stacks share (their common caller), the caller's file excepted.
+const report::Frame* site_frame(const std::vector<report::Frame>& made, const std::vector<report::Frame>& block);
+
+// Each site is shown at its first frame outside the pool's own code (a hand-written pool's alloc
+// and its NVTX calls), found from the stack that made pool `pool`.
+report::PoolPicture pool_picture(const ProcessTrace& trace, uint32_t pool, const PoolSnapshot& snapshot,
+                                 StackResolver& stacks);
 
 }  // namespace cuaudit
