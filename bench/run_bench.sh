@@ -6,14 +6,15 @@
 #   floor    CUPTI calling exactly the callbacks cuaudit enables, with empty bodies
 #            (CUAUDIT_EMPTY_CALLBACKS=1): what any CUPTI-based tool pays before doing anything
 #   cuaudit  the program under cuaudit (report to /dev/null)
-#   nocheck, nosample  cuaudit without launch checks (launches), without the timeline (allocations)
+#   nocheck, nosample  cuaudit without launch checks (launches), without the timeline's samples
+#            (allocations, the pool, PyTorch: the pools' series and fragmentation come from them)
 #   nohooks  cuaudit without its Python hooks (torch): PyTorch's blocks not followed
 #   nocode   cuaudit keeping no kernel code (torch; CUAUDIT_KERNEL_CODE_LIMIT_MB=0): the cubins'
 #            cost, written beside the trace as modules load
 #   sanitizer compute-sanitizer --leak-check full, one run, where installed
 # Then one cuaudit run of each benchmark with CUAUDIT_STATS=1: where cuaudit's own time goes.
 # Usage: bench/run_bench.sh BUILD_DIR [REPS] [BENCHMARK...]   (benchmarks: pairs pairs_nokernel
-# launch launch_struct churn torch; default all; torch only where python3 imports torch)
+# launch launch_struct churn pool torch; default all; torch only where python3 imports torch)
 set -euo pipefail
 build=${1:?usage: bench/run_bench.sh BUILD_DIR [REPS] [BENCHMARK...]}
 reps=${2:-5}
@@ -21,7 +22,7 @@ shift $(($# < 2 ? $# : 2))
 bin="$build/bin"
 here=$(cd "$(dirname "$0")" && pwd)
 selected=("$@")
-[[ ${#selected[@]} -eq 0 ]] && selected=(pairs pairs_nokernel launch launch_struct churn torch)
+[[ ${#selected[@]} -eq 0 ]] && selected=(pairs pairs_nokernel launch launch_struct churn pool torch)
 if [[ " ${selected[*]} " == *" torch "* ]] && ! python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   selected=("${selected[@]/torch/}")
 fi
@@ -42,6 +43,9 @@ unit[launch_struct]="us per launch"
 command[churn]="$bin/bench_heap_churn"
 what[churn]="10,000,000 host malloc/free, pinned and managed memory live"
 unit[churn]="ns per pair"
+command[pool]="$bin/bench_pool_blocks 200000"
+what[pool]="200,000 block pairs of mixed sizes from an NVTX-annotated first-fit pool"
+unit[pool]="us per pair"
 command[torch]="python3 $here/torch_step.py 300"
 what[torch]="PyTorch MLP training step (3 linear layers, batch 256)"
 unit[torch]="ms per step"
@@ -70,8 +74,8 @@ run_config() {  # CONFIG BENCHMARK: prints the program's output
 configs_of() {
   case $1 in
     launch | launch_struct) echo native floor cuaudit nocheck ;;
-    pairs | pairs_nokernel) echo native floor cuaudit nosample ;;
-    torch) echo native floor cuaudit nohooks nocode ;;
+    pairs | pairs_nokernel | pool) echo native floor cuaudit nosample ;;
+    torch) echo native floor cuaudit nohooks nocode nosample ;;
     *) echo native floor cuaudit ;;
   esac
 }

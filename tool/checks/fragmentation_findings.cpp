@@ -25,6 +25,8 @@ bool FragmentationObserver::under_pressure(uint32_t pool, const PoolUsage& u) co
 
 void FragmentationObserver::on_pool_growing(const PoolSegmentFact& segment, const PoolUsage& before,
                                             const PoolsView& pools) {
+  uint64_t& peak = peak_reserved_[segment.pool];
+  peak = std::max(peak, before.reserved + segment.bytes);
   // Only a pool with holes to miss in: a full pool that grows is simply full.
   if (!before.hole_bytes()) {
     growing_.erase(segment.pool);
@@ -54,6 +56,7 @@ void FragmentationObserver::on_live(const MemoryEvent& block) {
   PoolMisses& m = misses_[block.pool];
   ++m.count;
   ++m.sizes[block.bytes];
+  m.grown += g.segment.bytes;
   if (g.snapshot && (m.count == 1 || g.before.hole_fragmentation() > m.worst.before.hole_fragmentation())) {
     m.worst = PoolMiss{block, g.before, g.segment.bytes};
     m.snapshot = std::move(*g.snapshot);
@@ -62,6 +65,8 @@ void FragmentationObserver::on_live(const MemoryEvent& block) {
 
 void FragmentationObserver::on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage,
                                            const PoolsView& pools) {
+  uint64_t& peak = peak_reserved_[pool];
+  peak = std::max(peak, usage.reserved);
   const auto open = open_.find(pool);
   if (!under_pressure(pool, usage)) {
     if (open == open_.end()) return;
@@ -212,7 +217,10 @@ std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, c
   // One finding a pool: its worst miss when that was fragmented enough, else its longest stretch.
   for (uint32_t pool : pools) {
     const auto m = observer.misses().find(pool);
-    if (m != observer.misses().end() && m->second.worst.before.hole_fragmentation() * 100 >= options.threshold_percent) {
+    const bool paid = m != observer.misses().end() && m->second.count >= options.min_misses &&
+                      static_cast<double>(m->second.grown) >=
+                          options.min_grown_share * static_cast<double>(observer.peak_reserved(pool));
+    if (paid && m->second.worst.before.hole_fragmentation() * 100 >= options.threshold_percent) {
       findings.push_back(miss_finding(trace, pool, m->second, stacks));
       continue;
     }

@@ -28,6 +28,12 @@ namespace cuaudit {
 
 struct FragmentationOptions {
   double threshold_percent = 30;  // --fragmentation-threshold
+  // A pool that can grow is reported when it missed at least this often and what it took instead
+  // came to at least this share of its peak reserve: one miss now and then is what any caching
+  // allocator does (a new segment while the holes sit in others), a pool that keeps missing pays
+  // for its holes.
+  uint64_t min_misses = 3;
+  double min_grown_share = 0.1;
 };
 
 // A stretch under pressure counts when it lasted this share of the run, and at least kMinStretchNs.
@@ -58,6 +64,7 @@ class FragmentationObserver : public ReplayObserver {
     PoolMiss worst;                      // the most fragmented moment
     PoolSnapshot snapshot;               // the pool then
     std::map<uint64_t, uint64_t> sizes;  // request bytes -> misses
+    uint64_t grown = 0;                  // the bytes of the segments it took instead
   };
 
   // `pools`: what each pool is (ProcessTrace::pools): only a pool that cannot grow has stretches.
@@ -69,6 +76,11 @@ class FragmentationObserver : public ReplayObserver {
   void on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage, const PoolsView& pools) override;
 
   const std::map<uint32_t, PoolMisses>& misses() const { return misses_; }
+  // The most a pool reserved over the run.
+  uint64_t peak_reserved(uint32_t pool) const {
+    const auto it = peak_reserved_.find(pool);
+    return it == peak_reserved_.end() ? 0 : it->second;
+  }
   // Each pool's longest stretch under pressure, one still going at `end_ns` ending then.
   std::map<uint32_t, PressureStretch> longest_stretches(uint64_t end_ns) const;
 
@@ -84,6 +96,7 @@ class FragmentationObserver : public ReplayObserver {
   FragmentationOptions options_;
   std::map<uint32_t, Growing> growing_;  // pool -> the growth whose request is awaited
   std::map<uint32_t, PoolMisses> misses_;
+  std::map<uint32_t, uint64_t> peak_reserved_;
   std::map<uint32_t, PressureStretch> open_, longest_;  // pool -> the stretch going on, the longest ended
 };
 
