@@ -163,7 +163,9 @@ report::Finding miss_finding(const ProcessTrace& trace, uint32_t pool, const Fra
   f.notes.push_back(fmt::format("the requests that did not fit: {}", sizes));
   add_advice(f);
   f.stack = block_stack(trace, w.request.stack_id, w.request.python_stack_id, stacks);
-  if (const auto info = trace.pools.find(pool); info != trace.pools.end() && info->second.stack_id) {
+  // Where a program's own pool was made; a framework's pool was made inside the framework.
+  if (const auto info = trace.pools.find(pool);
+      info != trace.pools.end() && info->second.stack_id && !is_framework_pool(trace.pools, pool)) {
     f.related.push_back({report::RelatedRole::Allocation, "", fmt::format("{} was made at:", s.pool),
                          stacks.user_stack(info->second.stack_id)});
   }

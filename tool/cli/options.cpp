@@ -119,8 +119,9 @@ void add_output_options(CLI::App& app, Options& o) {
                  "least PERCENT of the run")
       ->check(CLI::Range(0.0, 100.0));
   app.add_option("--fragmentation-threshold", o.analysis.fragmentation_threshold,
-                 "report a pool as fragmented when a request did not fit in its free memory although enough was free "
-                 "and the pool was at least PERCENT fragmented then (1 - largest hole / free; default 30)")
+                 "report a pool as fragmented when requests kept not fitting in its free memory although enough was "
+                 "free and it was at least PERCENT fragmented then, or a heap that cannot grow stayed that fragmented "
+                 "while at least half full (1 - largest hole / free; default 30)")
       ->check(CLI::Range(0.0, 100.0));
   app.add_flag("--check-api-results", o.analysis.check_api_results,
                "also warn, once per call site, where a CUDA call's result is discarded even when it succeeded");
