@@ -78,6 +78,23 @@ std::vector<std::string> pool_series_lines(const Timeline& timeline, uint64_t pi
     }
     out.push_back(std::move(line));
   }
+  // CUDA's stream-ordered pool of each device (cudaMallocAsync): reserved against used, no more.
+  std::map<int, std::pair<uint64_t, uint64_t>> stream_ordered;  // device -> most reserved, most used
+  std::map<int, uint64_t> unused;                                // device -> most reserved but unused
+  for (const TimelineSample& x : timeline.samples) {
+    if (x.pid != pid || !x.pool_reserved) continue;
+    auto& [reserved, used] = stream_ordered[x.device];
+    reserved = std::max(reserved, *x.pool_reserved);
+    used = std::max(used, x.pool_used.value_or(0));
+    unused[x.device] = std::max(unused[x.device], *x.pool_reserved - std::min(*x.pool_reserved, x.pool_used.value_or(0)));
+  }
+  for (const auto& [device, figures] : stream_ordered) {
+    if (!figures.first) continue;
+    out.push_back(fmt::format("Pool CUDA's stream-ordered pool of device {}: reserved up to {}, used up to {}, reserved "
+                              "but unused up to {} (CUDA tells no largest free block: its fragmentation is not measured)",
+                              device, human_bytes(figures.first), human_bytes(figures.second),
+                              human_bytes(unused[device])));
+  }
   return out;
 }
 

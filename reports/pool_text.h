@@ -23,7 +23,8 @@ std::string segment_bar(const SegmentPicture& segment);
 std::vector<std::string> picture_lines(const PoolPicture& picture, const std::function<std::string(const Frame&)>& where);
 
 // "Pool CuPy's memory pool: reserved up to ..., used up to ...; most fragmented at ...", one per
-// pool of process `pid` in the series.
+// pool of process `pid` in the series, then one per device whose stream-ordered pool the samples
+// show (reserved against used only).
 std::vector<std::string> pool_series_lines(const Timeline& timeline, uint64_t pid);
 
 }  // namespace cuaudit::report

@@ -169,11 +169,15 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
   await page.goto("file://" + poolsPage);
   await page.waitForSelector("#pools svg");
   check(!(await page.locator("#pools-section").isHidden()), "the pools section is shown when a pool has a series");
-  check(await page.locator("#pools polyline.pool-reserved").count() === 1 && await page.locator("#pools polyline.pool-used").count() === 1 &&
-        await page.locator("#pools polyline.pool-ratio").count() === 1, "the pool's chart has reserved, used and the fragmentation ratio");
+  check(await page.locator(`#${await page.locator("#pools .chart").first().getAttribute("id")} polyline.pool-reserved`).count() === 1 &&
+        await page.locator("#pools polyline.pool-used").count() === 2 && await page.locator("#pools polyline.pool-ratio").count() === 1,
+        "the pool's chart has reserved, used and the fragmentation ratio");
   const poolText = await page.locator("#pools").innerText();
   check(poolText.includes("worst: 88% fragmented at 2.000 s"), "the worst moment is marked on the pool's chart");
   check(await page.locator("#pools svg.segment").count() === 2, "each segment of the picture is a bar");
+  check(await page.locator("#pools polyline.pool-reserved").count() === 2 && await page.locator("#pools polyline.pool-ratio").count() === 1 &&
+        poolText.includes("CUDA's stream-ordered pool (device 0)") && poolText.includes("its fragmentation is not measured"),
+        "a stream-ordered pool is charted from the samples, reserved and used without a ratio");
   const blocks = await page.locator("#pools svg.segment").first().locator("rect.segment-block").count();
   check(blocks === 8, `the first segment's eight blocks are drawn between its holes (${blocks})`);
   const firstBlock = await page.evaluate(() => {

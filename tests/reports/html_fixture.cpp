@@ -44,6 +44,15 @@ Report pools_report() {
     series.largest_free.push_back(i < 10 ? 8 * MiB - used : 256 * KiB);
   }
   r.timeline.pool_series.push_back(series);
+  // A stream-ordered pool on the same device: reserved and used from the samples, no ratio.
+  for (int i = 0; i <= 20; ++i) {
+    TimelineSample x;
+    x.t = 0.2 * i, x.pid = 9, x.device = 0;
+    x.used = 2 * 1024 * MiB, x.free = 78ull * 1024 * MiB;
+    x.pool_reserved = 32 * MiB, x.pool_used = static_cast<uint64_t>(i % 5) * 4 * MiB;
+    x.pool_reserved_high = 32 * MiB, x.pool_used_high = 16 * MiB;
+    r.timeline.samples.push_back(x);
+  }
   Finding f;
   f.kind = FindingKind::Fragmentation;
   f.severity = Severity::Warning;

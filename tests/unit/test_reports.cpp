@@ -255,4 +255,13 @@ TEST_CASE("text report: a segment as a bar of sites and holes, and a line per po
   CHECK(pools[0] == "Pool CuPy's memory pool: reserved up to 2.0 MiB, used up to 1.0 MiB; most fragmented at 1.500 s: "
                     "1.0 MiB free in holes, the largest 256.0 KiB (75%)");
   CHECK(pool_series_lines(timeline, 8).empty());
+  // A stream-ordered pool, from the samples: reserved against used.
+  TimelineSample x;
+  x.pid = 8, x.pool_reserved = 8 << 20, x.pool_used = 2 << 20;
+  timeline.samples = {x};
+  const auto stream_ordered = pool_series_lines(timeline, 8);
+  REQUIRE(stream_ordered.size() == 1);
+  CHECK(stream_ordered[0] == "Pool CUDA's stream-ordered pool of device 0: reserved up to 8.0 MiB, used up to 2.0 MiB, "
+                             "reserved but unused up to 6.0 MiB (CUDA tells no largest free block: its fragmentation is "
+                             "not measured)");
 }
