@@ -78,14 +78,15 @@ else
   say "SKIP cupy_pool: CuPy is not installed"; skipped=$((skipped + 1))
 fi
 
-say "== pools cut into holes: CuPy's with mixed sizes (a fragmentation warning), PyTorch's cache out of memory (verdict)"
+say "== pools cut into holes: CuPy's with mixed sizes (a fragmentation warning), PyTorch's cache out of memory (verdict), PyTorch's cap"
 mkdir -p "$out/fragmentation"
 if python3 -c "import cupy" 2>/dev/null; then
   check python3 tests/gpu/check_fragmentation.py --cuaudit "$bin/cuaudit" --cupy-script tests/gpu/cupy_fragmentation.py \
-    --torch-script tests/gpu/torch_fragmentation.py --log "$log" --keep "$out/fragmentation"
+    --torch-script tests/gpu/torch_fragmentation.py --cap-script tests/gpu/torch_memory_fraction.py --log "$log" \
+    --keep "$out/fragmentation"
 else
   check python3 tests/gpu/check_fragmentation.py --cuaudit "$bin/cuaudit" --torch-script tests/gpu/torch_fragmentation.py \
-    --log "$log" --keep "$out/fragmentation"
+    --cap-script tests/gpu/torch_memory_fraction.py --log "$log" --keep "$out/fragmentation"
 fi
 rm -rf "$out/fragmenting-pool-run"
 "$bin/cuaudit" --save "$out/fragmenting-pool-run" --html "$out/fragmentation/fragmenting_pool.html" \

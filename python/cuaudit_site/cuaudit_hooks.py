@@ -139,7 +139,7 @@ def _write_torch_blocks(torch, entries):
             action = _TORCH_ACTIONS.get(e.get("action"))
             if action is not None:
                 events.append([device, action, e.get("addr", 0), e.get("size", 0), e.get("stream", 0),
-                               e.get("time_us", 0), stack_id(e.get("frames")) if action == 1 else 0])
+                               e.get("time_us", 0), stack_id(e.get("frames")) if action in (1, 6) else 0])
     out = {"format": "cuaudit-torch-blocks", "version": 2, "pid": os.getpid(), "torch": torch.__version__,
            "max_entries": entries, "clock": "realtime_us", "frames": frames, "live": live, "segments": segments,
            "events": events}

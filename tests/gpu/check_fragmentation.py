@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Framework pools cut into holes, under cuaudit: cupy_fragmentation.py (fragment: a fragmentation
+"""Framework pools cut into holes, and PyTorch refusing memory itself, under cuaudit: cupy_fragmentation.py (fragment: a fragmentation
 warning at the @ask line, of CuPy's pool, with the sites that pinned the holes and a picture of its
 segments; uniform: none) and torch_fragmentation.py (an out_of_memory whose verdict is fragmentation
-inside PyTorch's cache, measured, once, at the @ask line). Prints what the findings say."""
+inside PyTorch's cache, measured, once, at the @ask line) and torch_memory_fraction.py (an
+out_of_memory from PyTorch's own history, no CUDA call failing: the cap, at the @ask line). Prints
+what the findings say."""
 import argparse
 import json
 import os
@@ -44,6 +46,7 @@ def main():
     ap.add_argument("--cuaudit", required=True)
     ap.add_argument("--cupy-script")
     ap.add_argument("--torch-script")
+    ap.add_argument("--cap-script", help="torch_memory_fraction.py: PyTorch refusing memory itself")
     ap.add_argument("--log")
     ap.add_argument("--keep", help="a folder for the reports (JSON and HTML)")
     opts = ap.parse_args()
@@ -84,6 +87,16 @@ def main():
             bad = [f["kind"] for f in report["findings"] if f["severity"] == "error" and f["kind"] != "out_of_memory"]
             if bad:
                 failures.append("torch: other errors: %s" % bad)
+        if opts.cap_script:
+            status, report = run(opts, tmp, opts.cap_script)
+            ooms = [f for f in report["findings"] if f["kind"] == "out_of_memory"]
+            for f in ooms:
+                print("torch cap: %s\n  %s" % (f["headline"], "\n  ".join(f["notes"])))
+            if len(ooms) != 1 or "refused it itself" not in ooms[0]["out_of_memory"]["verdict"]:
+                failures.append("torch cap: expected one out_of_memory whose verdict is the cap, got %s" %
+                                [f["out_of_memory"]["verdict"] for f in ooms])
+            elif not at_line(ooms[0], opts.cap_script):
+                failures.append("torch cap: the finding is not at the @ask line: %s" % ooms[0]["stack"][:3])
     for f in failures:
         print("FAIL " + f)
     if not failures:

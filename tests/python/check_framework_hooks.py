@@ -137,7 +137,7 @@ def main():
                 failures.append("live blocks: %s" % doc.get("live"))
             # Segments and out-of-memory entries kept, free requests (PyTorch's own bookkeeping) not.
             if doc.get("events") != [[0, 2, 4096, 2097152, 0, 900, 0], [0, 1, 4096, 500, 0, 1000, 1],
-                                     [0, 6, 1024, 1 << 40, 0, 1600, 0], [0, 1, 8192, 64, 0, 2000, 1],
+                                     [0, 6, 1024, 1 << 40, 0, 1600, 1], [0, 1, 8192, 64, 0, 2000, 1],
                                      [0, 0, 8192, 64, 0, 3000, 0]]:
                 failures.append("events: %s" % doc.get("events"))
             if doc.get("segments") != [[0, 4096, 2097152]]:

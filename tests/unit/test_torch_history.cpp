@@ -5,7 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "error_findings.h"
 #include "growth_findings.h"
+#include "oom_findings.h"
+#include "symbolizer.h"
 #include "pool_heaps.h"
 #include "replay.h"
 #include "timeline.h"
@@ -203,4 +206,53 @@ TEST_CASE("a malformed history is said in the notes and changes nothing; with th
   CHECK_FALSE(h.any_block);
   CHECK(h.events.empty());
   CHECK(p.pools.empty());
+}
+
+TEST_CASE("PyTorch's own out-of-memory error: one finding at its Python line; with a failing cudaMalloc, that one") {
+  json doc = blocks_file(2, true);
+  doc["version"] = 2;
+  doc["events"].insert(doc["events"].begin(), json::array({0, 2, 0x7f0000000000, 64 * kBlock, 0, step_us(0) - 5, 0}));
+  doc["events"].push_back({0, 6, 0x1000, 96 * kBlock, 0, step_us(1) + 50, 1});  // asked at train.py:19
+  for (bool cuda_failed : {false, true}) {
+    CAPTURE(cuda_failed);
+    ProcessTrace p = process(2);
+    for (MemorySample& s : p.samples) s.total_bytes = 80ull << 30, s.free_bytes = 70ull << 30;
+    std::vector<std::string> notes;
+    const TorchHistory h = torch_history(doc.dump(), p, notes);
+    p.events = merge_by_time(p, h.events);
+    if (cuda_failed) {  // the cudaMalloc PyTorch tried first, from the same line (the injection's own stack id)
+      p.python_stacks[5] = {{"/home/me/train.py", 19, "<module>"}, {"/usr/lib/python3/runpy.py", 80, "_run"}};
+      Event e;
+      e.kind = EventKind::Alloc;
+      e.time_ns = kStartMonotonicNs + kStepUs * 1000 + 10'000'000;
+      e.seq = 19;
+      e.stack_id = 3;
+      MemoryEvent m;
+      m.seq = e.seq, m.time_ns = e.time_ns, m.api = Api::cudaMalloc, m.bytes = 96 * kBlock, m.result = 2;
+      m.device = 0, m.stack_id = 3, m.python_stack_id = 5;
+      e.payload = m;
+      p.events.push_back(e);
+      std::stable_sort(p.events.begin(), p.events.end(), [](const Event& a, const Event& b) { return a.seq < b.seq; });
+    }
+    Symbolizer symbolizer;
+    StackResolver stacks(p, symbolizer);
+    CallSiteJudge site_judge;
+    FailureJudge failures(p, stacks, site_judge);
+    std::set<uint64_t> explained;
+    const std::vector<report::Finding> ooms = oom_findings(p, stacks, failures, explained);
+    REQUIRE(ooms.size() == 1);
+    REQUIRE(ooms[0].out_of_memory);
+    REQUIRE_FALSE(ooms[0].stack.empty());
+    CHECK(ooms[0].stack[0].file == "/home/me/train.py");
+    CHECK(ooms[0].stack[0].line == 19);
+    if (cuda_failed) {
+      CHECK(ooms[0].api == "cudaMalloc");
+      bool raised = false;
+      for (const std::string& n : ooms[0].notes) raised |= n.find("raised its out-of-memory error for it") != std::string::npos;
+      CHECK(raised);
+    } else {
+      CHECK(ooms[0].api == "CUDACachingAllocator::malloc");
+      CHECK(ooms[0].out_of_memory->verdict.find("PyTorch's CUDA caching allocator refused it itself") == 0);
+    }
+  }
 }

@@ -8,6 +8,7 @@
 
 #include "pool_names.h"
 #include "pool_picture.h"
+#include "python_frames.h"
 #include "replay.h"
 #include "result_names.h"
 
@@ -26,7 +27,7 @@ using Moment = OomObserver::Moment;
 void OomObserver::on_failed_allocation(const MemoryEvent& e, const DeviceHoldings& held, const LiveVisitor& live,
                                        const PoolsView& pools) {
   // The first failure of each site is described; the replay's live set is visited once per site.
-  if (e.result != kOutOfMemory || moments_.count({e.stack_id, e.api})) return;
+  if (e.result != kOutOfMemory || moments_.count({e.stack_id, e.python_stack_id, e.api})) return;
   Moment m{e, held, {}, std::nullopt};
   for (uint32_t pool : pools.pools_on(e.device)) {
     const PoolUsage u = pools.usage(pool);
@@ -44,7 +45,7 @@ void OomObserver::on_failed_allocation(const MemoryEvent& e, const DeviceHolding
   for (auto& [key, h] : sites) m.holders.push_back(h);
   std::sort(m.holders.begin(), m.holders.end(), [](const Holder& a, const Holder& b) { return a.bytes > b.bytes; });
   if (m.holders.size() > kHolderSites) m.holders.resize(kHolderSites);
-  moments_.emplace(std::make_pair(e.stack_id, e.api), std::move(m));
+  moments_.emplace(MomentKey{e.stack_id, e.python_stack_id, e.api}, std::move(m));
 }
 
 namespace {
@@ -98,6 +99,7 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
   if (state) o.other_processes = state->other_processes_bytes;
   OomFacts facts{o.requested, o.device_total, o.device_free, o.program_held, o.other_processes,
                  resident_bytes(m.held)};
+  if (is_block_op(e.api)) facts.refused_by = pool_description(trace.pools, e.pool);
   if (m.holey_pool) {
     facts.holey_pool = pool_description(trace.pools, m.holey_pool->pool);
     facts.pool_holes = m.holey_pool->usage.hole_bytes();
@@ -199,6 +201,11 @@ std::string oom_verdict(const OomFacts& x) {
                        "request (the largest {}): fragmentation, measured in the pool",
                        x.holey_pool, report::human_bytes(x.pool_holes), report::human_bytes(x.pool_largest_free));
   }
+  if (!x.refused_by.empty()) {
+    return fmt::format("{} refused it itself, no CUDA call failed: a cap on its memory was reached "
+                       "(torch.cuda.set_per_process_memory_fraction, or its allocator's settings)",
+                       x.refused_by);
+  }
   const std::optional<uint64_t> free = believable_free(x);
   if (free && *free >= x.requested) {
     return fmt::format("the device reported enough free memory ({}) and still could not provide it: how the "
@@ -226,6 +233,15 @@ namespace {
 // that asks again comes back through the same native stack: each of its failures counts.
 constexpr uint64_t kRetryNs = 1'000'000'000;
 
+// The user's Python line of a Python stack ("" when none): the injection's stacks and a
+// framework's history number their stacks apart, so lines are compared, not ids.
+std::string user_line(const ProcessTrace& trace, uint64_t python_stack_id) {
+  if (!python_stack_id) return {};
+  const std::vector<report::Frame> frames = python_frames(trace, python_stack_id);
+  const size_t user = user_python_frame(frames);
+  return user < frames.size() ? fmt::format("{}:{}", frames[user].file, frames[user].line) : std::string();
+}
+
 bool is_retry(const MemoryEvent& e, const MemoryEvent* last, const MemoryEvent* first_attempt) {
   if (!last || !e.python_stack_id || e.python_stack_id != last->python_stack_id) return false;
   if (e.bytes != last->bytes || e.device != last->device || e.time_ns - last->time_ns > kRetryNs) return false;
@@ -242,36 +258,67 @@ std::vector<report::Finding> oom_findings(const ProcessTrace& trace, const OomOb
     const Moment* moment;
     const Event* first;
     uint64_t count = 0, retries = 0;
+    std::string raised_by;  // the framework that raised its error for this failure
   };
   using Key = std::tuple<bool, uint64_t, std::string, int>;
   std::map<Key, Group> groups;
   std::vector<Key> order;
+  const auto add = [&](const Event& e, const std::string& api) -> Key {
+    const MemoryEvent& m = e.memory();
+    const ErrorHandling handling = failures.handling(e, api);
+    const Key key{m.python_stack_id != 0, m.python_stack_id ? m.python_stack_id : e.stack_id, api,
+                  static_cast<int>(handling)};
+    auto [it, inserted] = groups.try_emplace(key, Group{&observer.moments().at({e.stack_id, m.python_stack_id, m.api}), &e});
+    if (inserted) order.push_back(key);
+    ++it->second.count;
+    return key;
+  };
   const MemoryEvent* last = nullptr;
   const MemoryEvent* first_attempt = nullptr;
   Key last_key;
+  std::vector<std::pair<const MemoryEvent*, Key>> cuda_failures;
+  std::vector<const Event*> refusals;  // a framework's own out-of-memory errors
   for (const Event& e : trace.events) {
     if (e.kind != EventKind::Alloc || e.memory().result != kOutOfMemory) continue;
     const MemoryEvent& m = e.memory();
     explained.insert(e.seq);
+    if (is_block_op(m.api)) {
+      refusals.push_back(&e);
+      continue;
+    }
     if (is_retry(m, last, first_attempt)) {
       ++groups.at(last_key).retries;
       last = &m;
       continue;
     }
-    const std::string api(api_info(stacks.api_called(e.stack_id, m.api)).name);
-    const ErrorHandling handling = failures.handling(e, api);
-    const Key key{m.python_stack_id != 0, m.python_stack_id ? m.python_stack_id : e.stack_id, api,
-                  static_cast<int>(handling)};
-    auto [it, inserted] = groups.try_emplace(key, Group{&observer.moments().at({e.stack_id, m.api}), &e});
-    if (inserted) order.push_back(key);
-    ++it->second.count;
-    last = first_attempt = &m, last_key = key;
+    last_key = add(e, std::string(api_info(stacks.api_called(e.stack_id, m.api)).name));
+    last = first_attempt = &m;
+    cuda_failures.emplace_back(&m, last_key);
+  }
+  // A framework's error raised for a request whose cudaMalloc failed (within a second, on the
+  // same device, from the same Python line) is that failure, said once; one without a failing
+  // CUDA call is the framework's own refusal, a finding of its own.
+  for (const Event* e : refusals) {
+    const MemoryEvent& m = e->memory();
+    const auto same = std::find_if(cuda_failures.begin(), cuda_failures.end(), [&](const auto& failure) {
+      const MemoryEvent& c = *failure.first;
+      const uint64_t apart = c.time_ns > m.time_ns ? c.time_ns - m.time_ns : m.time_ns - c.time_ns;
+      if (apart > kRetryNs || c.device != m.device) return false;
+      const std::string line = user_line(trace, m.python_stack_id);
+      return line.empty() || line == user_line(trace, c.python_stack_id);
+    });
+    if (same != cuda_failures.end()) {
+      groups.at(same->second).raised_by = pool_description(trace.pools, m.pool);
+    } else {
+      add(*e, std::string(api_info(m.api).name));
+    }
   }
   std::vector<report::Finding> findings;
   for (const auto& key : order) {
     const Group& g = groups.at(key);
     report::Finding f =
         describe(trace, *g.moment, std::get<2>(key), static_cast<ErrorHandling>(std::get<3>(key)), g.count, stacks);
+    if (!g.raised_by.empty()) f.notes.push_back(fmt::format("{} raised its out-of-memory error for it", g.raised_by));
     if (g.retries) {
       f.notes.push_back(fmt::format("the allocator tried again right after (it releases what it cached first): {} "
                                     "retry(ies) failed as well, counted with their request",

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "error_findings.h"
@@ -41,10 +42,12 @@ class OomObserver : public ReplayObserver {
   };
   void on_failed_allocation(const MemoryEvent& e, const DeviceHoldings& held, const LiveVisitor& live,
                             const PoolsView& pools) override;
-  const std::map<std::pair<uint64_t, Api>, Moment>& moments() const { return moments_; }
+  // By (native stack, Python stack, API): a framework's own refusals have no native stack.
+  using MomentKey = std::tuple<uint64_t, uint64_t, Api>;
+  const std::map<MomentKey, Moment>& moments() const { return moments_; }
 
  private:
-  std::map<std::pair<uint64_t, Api>, Moment> moments_;
+  std::map<MomentKey, Moment> moments_;
 };
 
 // `trace.events` needs the failed allocations only (the replay's observer saw the rest).
@@ -68,6 +71,9 @@ struct OomFacts {
   // total but none of them alone (empty: none): its name, the bytes in its holes, its largest hole.
   std::string holey_pool;
   uint64_t pool_holes = 0, pool_largest_free = 0;
+  // A framework's allocator refused the request itself, no CUDA call failed (empty: it did not):
+  // its name. PyTorch does that when its cap (set_per_process_memory_fraction) would be passed.
+  std::string refused_by;
 };
 // "Fragmentation" is a verdict only where cuaudit measured the holes (a pool's); the device's own
 // layout is not visible to it, so a device sample with enough free memory says only that.

@@ -391,7 +391,14 @@ void Replayer::apply(const Event& e) {
   AllocationTable& table = state_->table;
   if (observer_) observer_->on_event(e);
   // A pool's block goes to its pool's heap, CUDA's own memory to the allocation table.
-  if (e.is_memory() && is_block_op(e.memory().api)) return state_->pools.apply(e.memory());
+  if (e.is_memory() && is_block_op(e.memory().api)) {
+    // A pool that refused a block (a framework's own out-of-memory error) hands nothing out.
+    if (e.kind == EventKind::Alloc && e.memory().result != 0) {
+      if (observer_) observer_->on_failed_allocation(e.memory(), holdings(e.memory().device), live_, state_->pools);
+      return;
+    }
+    return state_->pools.apply(e.memory());
+  }
   switch (e.kind) {
     case EventKind::Alloc:
       if (observer_ && e.memory().result != 0) {

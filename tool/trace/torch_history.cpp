@@ -34,6 +34,9 @@ enum Action {
   kOom = 6
 };
 
+// cudaErrorMemoryAllocation's value, which the out-of-memory check looks for in any allocation.
+constexpr int32_t kOutOfMemoryResult = 2;
+
 // PyTorch stamps its events with the wall clock (µs); the trace counts monotonic ns from its start.
 uint64_t monotonic_ns(const ProcessTrace& process, uint64_t realtime_us) {
   const uint64_t realtime_ns = realtime_us * 1000;
@@ -105,9 +108,15 @@ HistoryEvents read_events(const json& doc, const ProcessTrace& process, uint32_t
         read.segments += mapped;
         break;
       }
-      case kOom:  // PyTorch's entry keeps the device's free bytes where a block's address would be
+      case kOom: {  // PyTorch's entry keeps the device's free bytes where a block's address would be
         read.ooms.push_back({pool, ns, device, bytes, addr});
+        // The allocator's own out-of-memory error, a failed block allocation at the Python line
+        // that asked (hooks before version 2 of this format wrote no stack for it).
+        Event failed = block_event(pool, true, device, 0, bytes, stack_id(e.size() > 6 ? e.at(6).get<uint64_t>() : 0), ns);
+        failed.memory().result = kOutOfMemoryResult;
+        events.push_back(failed);
         break;
+      }
       default:  // an action a newer hook writes
         break;
     }
@@ -157,8 +166,8 @@ TorchHistory torch_history(const std::string& json_text, ProcessTrace& process, 
   }
   std::stable_sort(out.events.begin(), out.events.end(),
                    [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
-  out.any_block =
-      std::any_of(out.events.begin(), out.events.end(), [](const Event& e) { return e.kind == EventKind::Alloc; });
+  out.any_block = std::any_of(out.events.begin(), out.events.end(),
+                              [](const Event& e) { return e.kind == EventKind::Alloc && e.memory().result == 0; });
   // With the cache off there are no blocks: every tensor is a cudaMalloc of its own, judged as such.
   if (!out.any_block) out.events.clear();
 
