@@ -158,7 +158,7 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
                                   report::human_bytes(*o.pool_reserved), report::human_bytes(*o.pool_used),
                                   report::human_bytes(*o.pool_reserved - std::min(*o.pool_reserved, *o.pool_used))));
   }
-  if (e.device >= 0) {
+  if (e.device >= 0 && (state || !is_block_op(e.api))) {  // a framework's refusal asked nobody
     f.notes.push_back(
         o.other_processes
             ? fmt::format("other processes held {} of the device (NVML)", report::human_bytes(*o.other_processes))
