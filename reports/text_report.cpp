@@ -1,5 +1,7 @@
 #include "text_report.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "fingerprint.h"
@@ -245,7 +247,14 @@ struct Printed {
 std::string render_process(const Report& report, const Process& p, const TextOptions& options, Printed& printed) {
   Writer w(fmt::format("=={}==", p.pid), options.colour);
   write_process_header(w, p);
-  for (const Finding& f : report.findings) {
+  // Errors first, then warnings, then notes (as the report lists them within each severity): a
+  // run's few errors are not lost among a framework's notes.
+  std::vector<const Finding*> ordered;
+  for (const Finding& f : report.findings) ordered.push_back(&f);
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const Finding* a, const Finding* b) { return a->severity < b->severity; });
+  for (const Finding* found : ordered) {
+    const Finding& f = *found;
     const bool shown = !f.suppressed && !(f.kind == FindingKind::Leak && options.leak_detail != LeakDetail::Full);
     if (f.pid != p.pid || !shown) continue;
     if (options.print_limit && printed.shown == options.print_limit) {

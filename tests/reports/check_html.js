@@ -189,6 +189,10 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
   check(firstBlock.title.includes("keep_forever pool_demo.cu:30"), `a block names its site on hover (${firstBlock.title})`);
   check(poolText.includes("keep_forever pool_demo.cu:30: 5.0 MiB in 12 block(s)") && poolText.includes("scratch pool_demo.cu:41"),
         "the legend names each site with its bytes");
+  const poolOom = await page.locator("#pools line.pool-oom").first().locator("title").textContent();
+  check(poolText.includes("out of memory (cudaMalloc) at 3.500 s") && poolOom.includes("inside pool 'arena'"),
+        `the process's out-of-memory moment is marked on its pool's chart, with its verdict (${poolOom})`);
+  await page.selectOption("#filter-kind", "fragmentation");
   await page.locator("tr.finding").first().click();
   check(await page.locator("a.pool-link").getAttribute("href") === "#pool-9-pool-arena-NVTX-heap-",
         "the fragmentation finding links to its pool's chart");

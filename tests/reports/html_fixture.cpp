@@ -77,6 +77,23 @@ Report pools_report() {
   f.fragmentation = g;
   f.stack = {keep};
   r.findings.push_back(f);
+  // The pool's request that failed at 3.5 s, its verdict from the measured holes.
+  Finding oom;
+  oom.kind = FindingKind::OutOfMemory;
+  oom.severity = Severity::Warning;
+  oom.api = "cudaMalloc";
+  oom.bytes = 3 * MiB;
+  oom.count = 1;
+  oom.pid = 9;
+  oom.device = 0;
+  oom.at = 3.5;
+  oom.message = "cudaMalloc could not allocate 3.0 MiB";
+  OutOfMemoryState o;
+  o.requested = 3 * MiB;
+  o.verdict = "free memory was enough in total inside pool 'arena' (NVTX heap) (2.0 MiB in holes) but no hole was as large";
+  oom.out_of_memory = o;
+  oom.stack = {scratch};
+  r.findings.push_back(oom);
   r.summary = summarize(r.findings);
   return r;
 }

@@ -265,3 +265,23 @@ TEST_CASE("text report: a segment as a bar of sites and holes, and a line per po
                              "reserved but unused up to 6.0 MiB (CUDA tells no largest free block: its fragmentation is "
                              "not measured)");
 }
+
+TEST_CASE("text report: errors come before warnings and notes, whatever the report's order") {
+  Report r = sample();
+  Finding note = r.findings.front();
+  note.kind = FindingKind::HeldByAllocator;
+  note.severity = Severity::Info;
+  note.headline = "Held by a framework's cache";
+  Finding warning = r.findings.front();
+  warning.kind = FindingKind::Fragmentation;
+  warning.severity = Severity::Warning;
+  warning.headline = "Fragmentation of a pool";
+  r.findings.insert(r.findings.begin(), {note, warning});
+  const std::string text = render_text(r, {});
+  const size_t leak = text.find("Leak of"), frag = text.find("Fragmentation of"), held = text.find("Held by");
+  REQUIRE(leak != std::string::npos);
+  REQUIRE(frag != std::string::npos);
+  REQUIRE(held != std::string::npos);
+  CHECK(leak < frag);
+  CHECK(frag < held);
+}
