@@ -26,6 +26,7 @@
 #include "symbolizer.h"
 #include "text_helpers.h"
 #include "timeline.h"
+#include "python_hooks.h"
 #include "torch_history.h"
 #include "trace_reader.h"
 
@@ -247,6 +248,7 @@ void index_run(RunState& state, const std::string& dir, const AnalysisOptions& o
 // kernels whose launch facts the report keeps, read before the replay needs them.
 Enriched enrich_process(RunState& state, ProcessTrace& trace, const AnalysisOptions& options) {
   Enriched out;
+  load_python_hooks(state.dir, trace, out.notes);
   out.torch = load_torch_history(state.dir, trace, out.notes);
   state.kernel_code->prepare(
       trace, [&](const std::string& kernel) { return kernel_selected(kernel_display_name(kernel), options); });

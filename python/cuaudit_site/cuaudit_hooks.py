@@ -10,14 +10,17 @@ imports it, without changing the program:
   (PyTorch keeps the most recent); at exit its snapshot (every block and segment allocated then,
   with its stack, and the history's block, segment and out-of-memory events) is written to
   CUAUDIT_TRACE_DIR/torch-blocks-<pid>.json, which the tool merges by time into the process's trace.
-- CuPy: a memory hook (cupy.cuda.MemoryHook) on the thread that imports CuPy, which hands every
+- CuPy: a memory hook (cupy.cuda.MemoryHook) on the thread that imports CuPy and on every thread
+  started after (CuPy's hooks are per thread; threading.setprofile enters it as each one starts), which hands every
   block its default pool gives out or takes back, and every segment it takes from CUDA, to the
   injection library (cuaudit_pool_register, cuaudit_pool_block and cuaudit_pool_segment, through
   ctypes.PyDLL: the GIL stays held, so the injection reads the Python stack as it does for
   cudaMalloc). The pool's kind is the injection's number for the memory source "cupy_pool"
   (common/memory_sources.inc), asked with cuaudit_memory_source.
 
-A hook that fails warns on stderr once and leaves the program alone.
+A hook that fails warns on stderr once and leaves the program alone. What each hook did (attached,
+off, failed and why; CuPy's threads) is written to CUAUDIT_TRACE_DIR/python-hooks-<pid>.json as it
+changes, for the report's notes.
 """
 import atexit
 import importlib.abc
@@ -39,6 +42,30 @@ _TORCH_ACTIONS = {"free_completed": 0, "alloc": 1, "segment_alloc": 2, "segment_
 
 def _warn(what, error):
     sys.stderr.write("cuaudit: warning: %s: %r\n" % (what, error))
+
+
+_hook_state = {}  # framework -> {"state": "attached" | "off" | "failed", "why": ..., "threads": ...}
+
+
+def _note_hook(framework, state=None, why=None, **more):
+    """Says what a framework's hook did, in the run directory (python-hooks-<pid>.json)."""
+    entry = _hook_state.setdefault(framework, {})
+    if state:
+        entry["state"] = state
+    if why:
+        entry["why"] = why
+    entry.update(more)
+    directory = os.environ.get("CUAUDIT_TRACE_DIR")
+    if not directory:
+        return
+    prefix, suffix = cuaudit_layout.PythonHooks
+    path = os.path.join(directory, "%s%d%s" % (prefix, os.getpid(), suffix))
+    try:
+        with open(path + ".tmp", "w") as f:
+            json.dump({"format": "cuaudit-python-hooks", "version": 1, "pid": os.getpid(), "hooks": _hook_state}, f)
+        os.replace(path + ".tmp", path)
+    except OSError:
+        pass  # the report then says nothing of the hooks; the program is not disturbed
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -85,7 +112,9 @@ def _start_torch(torch):
     if not hasattr(torch, "cuda") or not hasattr(torch.cuda, "_lazy_call"):
         return
     if os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING", "0") not in ("", "0"):
-        return  # no cache: every tensor is a cudaMalloc of its own, which cuaudit sees
+        # No cache: every tensor is a cudaMalloc of its own, which cuaudit sees.
+        _note_hook("torch", "off", "PYTORCH_NO_CUDA_MEMORY_CACHING is set: every tensor is a cudaMalloc of its own")
+        return
     entries = _torch_history_entries()
 
     def record_history():
@@ -99,8 +128,10 @@ def _start_torch(torch):
             except TypeError:  # a PyTorch without skip_actions
                 memory._record_memory_history(enabled="all", context="alloc", stacks="python", max_entries=entries)
             atexit.register(_write_torch_blocks, torch, entries)
+            _note_hook("torch", "attached")
         except Exception as error:
             _warn("PyTorch's memory history could not be started; its blocks are not followed", error)
+            _note_hook("torch", "failed", "its memory history could not be started: %r" % (error,))
 
     # When PyTorch initializes CUDA (at once if it already has): never initializes it itself.
     torch.cuda._lazy_call(record_history)
@@ -197,9 +228,14 @@ def _start_cupy(cupy):
                     kind = self.lib.cuaudit_memory_source(_CUPY_SOURCE)
                     if kind < 0:
                         _warn("CuPy's blocks are not followed", "this cuaudit knows no memory source cupy_pool")
+                        _note_hook("cupy", "failed", "this cuaudit's injection knows no memory source cupy_pool")
                         self.lib = False
                     else:
                         self.pool = self.lib.cuaudit_pool_register(kind, b"CuPy memory pool", -1)
+                        _note_hook("cupy", "attached")
+                else:
+                    _note_hook("cupy", "failed", "cuaudit's injection library is not loaded in the process "
+                               "(CUDA_INJECTION64_PATH unset, or CUDA initialized without it)")
             return bool(self.lib) and self.pool
 
         def alloc_postprocess(self, device_id, mem_size, mem_ptr):
@@ -215,7 +251,31 @@ def _start_cupy(cupy):
             if self._ready():
                 self.lib.cuaudit_pool_block(self.pool, 0, mem_ptr, 0, device_id)
 
-    CuauditHook().__enter__()  # for the importing thread, for the rest of its life
+    hook = CuauditHook()
+    hook.__enter__()  # for the importing thread, for the rest of its life
+    threads = [1]
+
+    # CuPy's hooks belong to a thread: each thread started after this enters the same hook first
+    # (threading.setprofile's function runs in a new thread before its run()), then hands the
+    # profile function back to whatever the program had set.
+    import threading
+
+    previous = threading.getprofile() if hasattr(threading, "getprofile") else None
+
+    def enter(frame, event, arg):
+        sys.setprofile(previous)
+        try:
+            hook.__enter__()
+            threads[0] += 1
+            _note_hook("cupy", threads=threads[0])
+        except Exception:
+            pass  # a thread that entered it already
+        if previous is not None:
+            return previous(frame, event, arg)
+        return None
+
+    threading.setprofile(enter)
+    _note_hook("cupy", threads=threads[0])
 
 
 def install():

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """cupy_pool.py under cuaudit, in its three modes: the pool-heavy correct loop passes the gate with no
 error finding; the growing one fails it with one growth finding at the @grow line, of the pool's
-blocks (MemoryPool.malloc, through cuaudit's memory hook); the raw cudaMalloc never freed is a leak
-whose Python stack names the @raw line."""
+blocks (MemoryPool.malloc, through cuaudit's memory hook), on the importing thread and on a worker
+thread; the raw cudaMalloc never freed is a leak whose Python stack names the @raw line."""
 import argparse
 import json
 import os
@@ -77,10 +77,24 @@ def main():
         if status != 9 or len(leaks) != 1 or not named:
             failures.append("raw malloc: exit %d, %d leak(s), %d naming cupy_pool.py:%d" % (status, len(leaks),
                                                                                             len(named), line))
+        # A worker thread started after the import: CuPy's hooks are per thread, cuaudit enters its own
+        # in every new thread, and the report says on how many.
+        status, report = run(opts, tmp, "thread")
+        growth = [f for f in report["findings"] if f["kind"] == "growth"]
+        notes = [n for n in report["processes"][0].get("notes", []) if "CuPy's memory hook" in n]
+        print("thread: exit %d, growth: %s; hook notes: %s" % (status, [describe(f) for f in growth], notes))
+        line = marker(opts.script, "thread-grow")
+        if status != 9 or len(growth) != 1 or (growth[0]["stack"][0] if growth[0]["stack"] else {}).get("line") != line:
+            failures.append("worker thread: exit %d, growth %s; expected one at cupy_pool.py:%d" % (
+                status, [describe(f) for f in growth], line))
+        counts = [int(m.group(1)) for n in notes for m in [re.search(r"attached on (\d+) thread", n)] if m]
+        if not counts or counts[0] < 2:
+            failures.append("worker thread: no note that CuPy's hook attached on the worker too: %s" % notes)
     if failures:
         print("FAIL cupy_pool:\n  " + "\n  ".join(failures))
         return 1
-    print("PASS cupy_pool: the correct loop passes, the growing one grows at its line, the raw malloc leaks")
+    print("PASS cupy_pool: the correct loop passes, the growing one grows at its line (on a worker thread too), the raw "
+          "malloc leaks")
     return 0
 
 

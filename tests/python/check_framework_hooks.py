@@ -2,7 +2,9 @@
 """cuaudit's Python hooks (python/cuaudit_site) against stand-ins for PyTorch and CuPy, no GPU
 needed: the hooks start when the program imports each framework, PyTorch's blocks file is written
 at exit in the format the tool reads, a failing PyTorch history never fails the program, CuPy gets
-a memory hook on the importing thread, and the sitecustomize the hooks shadow still runs."""
+a memory hook on the importing thread and on the threads started after, what each hook did is
+written for the report (python-hooks-<pid>.json), and the sitecustomize the hooks shadow still
+runs."""
 import argparse
 import json
 import os
@@ -106,6 +108,19 @@ def run(hooks, tmp, extra_env=None, injection=None):
     return proc, trace_dir
 
 
+def blocks_files(trace_dir):
+    return [n for n in os.listdir(trace_dir) if n.startswith("torch-blocks-")]
+
+
+def hooks_state(trace_dir):
+    """What python-hooks-<pid>.json says each hook did ({} when there is none)."""
+    files = [n for n in os.listdir(trace_dir) if n.startswith("python-hooks-")]
+    if len(files) != 1:
+        return {}
+    doc = json.load(open(os.path.join(trace_dir, files[0])))
+    return doc.get("hooks", {}) if doc.get("format") == "cuaudit-python-hooks" else {}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hooks", required=True, help="the cuaudit_site directory")
@@ -124,9 +139,15 @@ def main():
             failures.append("the program failed under the hooks:\n" + out)
         if "shadowed sitecustomize ran" not in proc.stdout:
             failures.append("the sitecustomize the hooks shadow did not run")
-        if "other thread's hooks: []" not in proc.stdout:
-            failures.append("CuPy's hook is expected on the importing thread only: " + proc.stdout)
+        if "other thread's hooks: ['cuaudit']" not in proc.stdout:
+            failures.append("CuPy's hook is expected on a thread started after the import too: " + proc.stdout)
+        state = hooks_state(trace_dir)
+        if state.get("torch", {}).get("state") != "attached" or state.get("cupy", {}).get("state") != "failed" or \
+                "not loaded" not in state.get("cupy", {}).get("why", "") or state.get("cupy", {}).get("threads") != 2:
+            failures.append("hooks state without the injection: %s" % state)
         files = [n for n in os.listdir(trace_dir) if n.startswith("torch-blocks-")]
+        if sorted(n.split("-")[0] for n in os.listdir(trace_dir)) != ["python", "torch"]:
+            failures.append("files in the run directory: %s" % os.listdir(trace_dir))
         if len(files) != 1:
             failures.append("expected one torch-blocks file, got %s" % files)
         else:
@@ -148,7 +169,10 @@ def main():
         if opts.injection:
             # The hook's ctypes calls against the real library: the pool's kind from the memory
             # source's key, a segment, a block handed out and taken back, with no warning.
-            proc, _ = run(opts.hooks, tmp, injection=opts.injection)
+            proc, trace_dir = run(opts.hooks, tmp, injection=opts.injection)
+            if hooks_state(trace_dir).get("cupy", {}).get("state") != "attached":
+                failures.append("CuPy's hook against the injection library did not say it attached: %s" %
+                                hooks_state(trace_dir))
             if proc.returncode != 0 or "warning" in proc.stderr or "CuPy pool number: 0" in proc.stdout or \
                     "CuPy pool number:" not in proc.stdout:
                 failures.append("CuPy's hook against the injection library (exit %d):\n%s" % (
@@ -158,13 +182,16 @@ def main():
         if proc.returncode != 0 or "memory history could not be started" not in proc.stderr:
             failures.append("a failing history must warn and leave the program alone (exit %d):\n%s" % (
                 proc.returncode, proc.stdout + proc.stderr))
-        if os.listdir(trace_dir):
+        if blocks_files(trace_dir):
             failures.append("no blocks file is expected without a history: %s" % os.listdir(trace_dir))
+        if hooks_state(trace_dir).get("torch", {}).get("state") != "failed" or \
+                "no history here" not in hooks_state(trace_dir)["torch"].get("why", ""):
+            failures.append("a failing history must say why in the hooks state: %s" % hooks_state(trace_dir))
 
         proc, trace_dir = run(opts.hooks, tmp, {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
-        if proc.returncode != 0 or os.listdir(trace_dir):
-            failures.append("with PyTorch's cache off the hooks stay out (exit %d, files %s)" % (
-                proc.returncode, os.listdir(trace_dir)))
+        if proc.returncode != 0 or blocks_files(trace_dir) or hooks_state(trace_dir).get("torch", {}).get("state") != "off":
+            failures.append("with PyTorch's cache off the hooks stay out and say so (exit %d, files %s, state %s)" % (
+                proc.returncode, os.listdir(trace_dir), hooks_state(trace_dir)))
     if failures:
         print("FAIL framework hooks:\n  " + "\n  ".join(failures))
         return 1

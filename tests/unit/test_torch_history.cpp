@@ -12,6 +12,7 @@
 #include "pool_heaps.h"
 #include "replay.h"
 #include "timeline.h"
+#include "python_hooks.h"
 #include "torch_history.h"
 #include "trace_reader.h"
 
@@ -255,4 +256,21 @@ TEST_CASE("PyTorch's own out-of-memory error: one finding at its Python line; wi
       CHECK(ooms[0].out_of_memory->verdict.find("PyTorch's CUDA caching allocator refused it itself") == 0);
     }
   }
+}
+
+TEST_CASE("what the Python hooks did becomes the process's notes") {
+  const std::string text = R"({"format": "cuaudit-python-hooks", "version": 1, "pid": 7, "hooks": {
+      "torch": {"state": "off", "why": "PYTORCH_NO_CUDA_MEMORY_CACHING is set"},
+      "cupy": {"state": "attached", "threads": 3}}})";
+  const std::vector<std::string> notes = python_hooks_notes(text);
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[0] == "CuPy's memory hook: attached on 3 thread(s) (the importing thread and those started after it)");
+  CHECK(notes[1] == "PyTorch's memory history: off (PYTORCH_NO_CUDA_MEMORY_CACHING is set)");
+  CHECK(python_hooks_notes(R"({"format": "cuaudit-python-hooks", "version": 1, "hooks": {"cupy": {"state": "failed",
+      "why": "cuaudit's injection library is not loaded"}}})")
+            .front() == "CuPy's memory hook did not attach: cuaudit's injection library is not loaded; its blocks "
+                        "are not followed");
+  CHECK(python_hooks_notes(R"({"format": "cuaudit-python-hooks", "version": 1, "hooks": {"cupy": {"threads": 1}}})")
+            .front() == "CuPy's memory hook: installed on 1 thread(s), but CuPy's pool handed out no block");
+  CHECK_THROWS(python_hooks_notes(R"({"format": "other"})"));
 }

@@ -1,0 +1,20 @@
+// What cuaudit's Python hooks did in a process (python/cuaudit_site/cuaudit_hooks.py writes
+// python-hooks-<pid>.json as it changes): which framework hooks attached, which were off or failed
+// and why, CuPy's threads. It becomes the process's notes, so that a report with no framework
+// finding says whether anything was watching.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trace_model.h"
+
+namespace cuaudit {
+
+// The notes of `process`'s hooks file in run directory `dir`, if it has one.
+void load_python_hooks(const std::string& dir, const ProcessTrace& process, std::vector<std::string>& notes);
+
+// The same from the file's text (throws std::runtime_error on a malformed file). Exposed for the tests.
+std::vector<std::string> python_hooks_notes(const std::string& json_text);
+
+}  // namespace cuaudit
