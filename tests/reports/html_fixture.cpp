@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "html_report.h"
 
@@ -19,6 +20,21 @@ const char* const kLongSignature =
     "at::native::(anonymous namespace)::add_kernel(at::TensorIteratorBase&, c10::Scalar const&)::{lambda()#1}::"
     "operator()() const::{lambda(at::vec::CPU_CAPABILITY::Vectorized<float>, "
     "at::vec::CPU_CAPABILITY::Vectorized<float>)#2}>(at::TensorIteratorBase&, long, long)";
+
+Finding finding(FindingKind kind, Severity severity, const char* api, uint64_t bytes, uint64_t pid, double at,
+                std::string message) {
+  Finding f;
+  f.kind = kind;
+  f.severity = severity;
+  f.api = api;
+  f.bytes = bytes;
+  f.count = 1;
+  f.pid = pid;
+  f.device = 0;
+  f.at = at;
+  f.message = std::move(message);
+  return f;
+}
 
 // A pool of two 4 MiB segments cut into holes over 4 s: its series, and the finding's picture (the
 // first segment: site A's blocks with 256 KiB holes between them; the second half A, half B).
@@ -53,16 +69,8 @@ Report pools_report() {
     x.pool_reserved_high = 32 * MiB, x.pool_used_high = 16 * MiB;
     r.timeline.samples.push_back(x);
   }
-  Finding f;
-  f.kind = FindingKind::Fragmentation;
-  f.severity = Severity::Warning;
-  f.api = "nvtxMemHeapRegister";
-  f.bytes = 2 * MiB;
-  f.count = 1;
-  f.pid = 9;
-  f.device = 0;
-  f.at = 2.0;
-  f.message = "pool 'arena' (NVTX heap) is cut into holes";
+  Finding f = finding(FindingKind::Fragmentation, Severity::Warning, "nvtxMemHeapRegister", 2 * MiB, 9, 2.0,
+                      "pool 'arena' (NVTX heap) is cut into holes");
   FragmentationStats g;
   g.pool = series.pool, g.trigger = "stretch", g.at = 2.0;
   g.reserved = 8 * MiB, g.used = 6 * MiB, g.free = 2 * MiB, g.largest_free = 256 * KiB, g.ratio = 0.875;
@@ -78,16 +86,8 @@ Report pools_report() {
   f.stack = {keep};
   r.findings.push_back(f);
   // The pool's request that failed at 3.5 s, its verdict from the measured holes.
-  Finding oom;
-  oom.kind = FindingKind::OutOfMemory;
-  oom.severity = Severity::Warning;
-  oom.api = "cudaMalloc";
-  oom.bytes = 3 * MiB;
-  oom.count = 1;
-  oom.pid = 9;
-  oom.device = 0;
-  oom.at = 3.5;
-  oom.message = "cudaMalloc could not allocate 3.0 MiB";
+  Finding oom = finding(FindingKind::OutOfMemory, Severity::Warning, "cudaMalloc", 3 * MiB, 9, 3.5,
+                        "cudaMalloc could not allocate 3.0 MiB");
   OutOfMemoryState o;
   o.requested = 3 * MiB;
   o.verdict = "free memory was enough in total inside pool 'arena' (NVTX heap) (2.0 MiB in holes) but no hole was as large";
@@ -185,16 +185,8 @@ int main(int argc, char** argv) {
     series.sites = {climbing, level};
     r.timeline.site_series.push_back(series);
     // An allocation that failed at 6.5 s, and two churning sites (the churn table, biggest time first).
-    Finding oom;
-    oom.kind = FindingKind::OutOfMemory;
-    oom.severity = Severity::Warning;
-    oom.api = "cudaMalloc";
-    oom.bytes = static_cast<uint64_t>(GiB);
-    oom.count = 1;
-    oom.pid = 7;
-    oom.device = 0;
-    oom.at = 6.5;
-    oom.message = "cudaMalloc could not allocate 1.0 GiB: the program's own allocations filled the device";
+    Finding oom = finding(FindingKind::OutOfMemory, Severity::Warning, "cudaMalloc", static_cast<uint64_t>(GiB), 7,
+                          6.5, "cudaMalloc could not allocate 1.0 GiB: the program's own allocations filled the device");
     oom.stack = {fr};
     r.findings.push_back(oom);
     for (int i = 0; i < 2; ++i) {

@@ -236,11 +236,7 @@ std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, c
 std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, StackResolver& stacks,
                                                     const FragmentationOptions& options) {
   FragmentationObserver observer(trace.pools, options);
-  RunBounds bounds;
-  ObserverList both;
-  both.add(&observer);
-  both.add(&bounds);
-  replay(trace, &both);
+  const RunBounds bounds = replay_with_bounds(trace, observer);
   return fragmentation_findings(trace, observer, bounds, stacks, options);
 }
 

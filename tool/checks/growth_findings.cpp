@@ -110,11 +110,7 @@ void GrowthObserver::on_sample(const MemorySample& s, const DeviceHoldings&, con
 std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& at_exit,
                                              StackResolver& stacks) {
   GrowthObserver observer(trace);
-  ObserverList both;
-  RunBounds bounds;
-  both.add(&observer);
-  both.add(&bounds);
-  replay(trace, &both);
+  const RunBounds bounds = replay_with_bounds(trace, observer);
   return growth_findings(trace, observer, bounds, at_exit, stacks);
 }
 

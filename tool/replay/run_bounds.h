@@ -39,4 +39,15 @@ class RunBounds : public ReplayObserver {
   uint64_t first_ns_ = 0, last_ns_ = 0, max_launches_ = 0;
 };
 
+// One replay of an in-memory trace for `observer`, with the run's bounds kept beside it (what the
+// checks' one-trace overloads for the tests need).
+inline RunBounds replay_with_bounds(const ProcessTrace& trace, ReplayObserver& observer) {
+  RunBounds bounds;
+  ObserverList both;
+  both.add(&observer);
+  both.add(&bounds);
+  replay(trace, &both);
+  return bounds;
+}
+
 }  // namespace cuaudit
