@@ -116,7 +116,8 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
   f.count = count;
   f.pid = trace.pid;
   if (e.device >= 0) f.device = e.device;
-  f.result = result_name(e.api, e.result);
+  // A framework's refusal returned nothing CUDA could name: its error is the framework's.
+  if (!is_block_op(e.api)) f.result = result_name(e.api, e.result);
   f.at = trace.seconds_since_start(e.time_ns);
   const std::string times = count > 1 ? fmt::format(" ({} times)", count) : std::string();
   f.headline =
