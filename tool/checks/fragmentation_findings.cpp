@@ -12,8 +12,11 @@ namespace {
 constexpr size_t kRelatedSites = 3;
 constexpr size_t kRequestSizes = 8;
 
-// A stretch `a` outlasts `b` (or `b` is none).
-bool longer(const PressureStretch& a, const std::optional<PressureStretch>& b) { return !b || a.ns() > b->ns(); }
+// A stretch outlasts what `kept` holds for its pool (or it holds none).
+bool longer(const PressureStretch& a, const std::map<uint32_t, PressureStretch>& kept, uint32_t pool) {
+  const auto b = kept.find(pool);
+  return b == kept.end() || a.ns() > b->second.ns();
+}
 
 }  // namespace
 
@@ -71,8 +74,7 @@ void FragmentationObserver::on_pool_sample(const MemorySample& s, uint32_t pool,
   if (!under_pressure(pool, usage)) {
     if (open == open_.end()) return;
     open->second.to_ns = s.time_ns;
-    if (longer(open->second, longest_.count(pool) ? std::optional(longest_.at(pool)) : std::nullopt))
-      longest_[pool] = std::move(open->second);
+    if (longer(open->second, longest_, pool)) longest_[pool] = std::move(open->second);
     open_.erase(open);
     return;
   }
@@ -90,7 +92,7 @@ std::map<uint32_t, PressureStretch> FragmentationObserver::longest_stretches(uin
   for (const auto& [pool, stretch] : open_) {
     PressureStretch ended = stretch;
     ended.to_ns = std::max(end_ns, stretch.from_ns);
-    if (longer(ended, out.count(pool) ? std::optional(out.at(pool)) : std::nullopt)) out[pool] = std::move(ended);
+    if (longer(ended, out, pool)) out[pool] = std::move(ended);
   }
   return out;
 }
