@@ -67,6 +67,9 @@ std::optional<OutOfMemoryState> out_of_memory_from(const json& oom, const std::s
   o.pool_reserved = get_optional_number<uint64_t>(oom, "pool_reserved", at);
   o.pool_used = get_optional_number<uint64_t>(oom, "pool_used", at);
   o.other_processes = get_optional_number<uint64_t>(oom, "other_processes", at);
+  o.allocator_limit = get_optional_number<uint64_t>(oom, "allocator_limit", at);
+  o.allocator_in_use = get_optional_number<uint64_t>(oom, "allocator_in_use", at);
+  o.allocator_largest_free = get_optional_number<uint64_t>(oom, "allocator_largest_free", at);
   o.verdict = get_text(oom, "verdict", at);
   return o;
 }

@@ -49,6 +49,9 @@ json out_of_memory_json(const std::optional<OutOfMemoryState>& o) {
           {"pool_reserved", optional_bytes(o->pool_reserved)},
           {"pool_used", optional_bytes(o->pool_used)},
           {"other_processes", optional_bytes(o->other_processes)},
+          {"allocator_limit", optional_bytes(o->allocator_limit)},
+          {"allocator_in_use", optional_bytes(o->allocator_in_use)},
+          {"allocator_largest_free", optional_bytes(o->allocator_largest_free)},
           {"verdict", o->verdict}};
 }
 

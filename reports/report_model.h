@@ -97,6 +97,9 @@ struct OutOfMemoryState {
   std::vector<std::pair<std::string, uint64_t>> families;  // `program_held` by allocation family
   std::optional<uint64_t> pool_reserved, pool_used;        // the device's stream-ordered pool
   std::optional<uint64_t> other_processes;                 // memory of other processes (NVML); none: could not be known
+  // A framework allocator's own statistics then, where it gives them (XLA's): the most it may
+  // hold, what its blocks held, its largest free block.
+  std::optional<uint64_t> allocator_limit, allocator_in_use, allocator_largest_free;
   std::string verdict;                                     // one line: what filled the device
 };
 

@@ -92,6 +92,17 @@ rm -rf "$out/fragmenting-pool-run"
 "$bin/cuaudit" --save "$out/fragmenting-pool-run" --html "$out/fragmentation/fragmenting_pool.html" \
   --json "$out/fragmentation/fragmenting_pool.json" "$bin/gpu_fragmenting_pool" 2>&1 | tee -a "$log" | tail -n 25
 
+say "== real framework code nobody here wrote, natively and under cuaudit: ResNet-50, GPT-2 (transformers), Lightning, torch.compile, CuPy, JAX, numba-cuda's own tests; each model again with a planted leak"
+check python3 tests/gpu/check_real_frameworks.py --cuaudit "$bin/cuaudit" --keep "$out/real-frameworks" --jobs 8
+
+say "== JAX: XLA's out-of-memory error with its own figures; preallocation off"
+if python3 -c "import jax" 2>/dev/null; then
+  check python3 tests/gpu/check_jax.py --cuaudit "$bin/cuaudit" --oom-script tests/gpu/jax_oom.py \
+    --workload tests/gpu/real/jax_workload.py --log "$log" --keep "$out/jax"
+else
+  say "SKIP check_jax: JAX is not installed"; skipped=$((skipped + 1))
+fi
+
 say "== JAX with XLA's preallocation: no false findings"
 if python3 -c "import jax" 2>/dev/null; then
   check python3 tests/gpu/check_torch.py --cuaudit "$bin/cuaudit" --script tests/gpu/jax_preallocate.py --log "$log" \

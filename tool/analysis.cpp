@@ -27,7 +27,7 @@
 #include "text_helpers.h"
 #include "timeline.h"
 #include "python_hooks.h"
-#include "torch_history.h"
+#include "framework_history.h"
 #include "trace_reader.h"
 
 #ifndef CUAUDIT_VERSION
@@ -171,7 +171,7 @@ struct ProcessAnalysis {
 
 // What the enrichment gave one process before its replay.
 struct Enriched {
-  std::optional<TorchHistory> torch;  // PyTorch's pool, merged by time into the replay
+  std::vector<Event> framework_events;  // frameworks' pools (PyTorch's, XLA's), merged by time into the replay
   std::vector<std::string> notes;
 };
 
@@ -249,7 +249,7 @@ void index_run(RunState& state, const std::string& dir, const AnalysisOptions& o
 Enriched enrich_process(RunState& state, ProcessTrace& trace, const AnalysisOptions& options) {
   Enriched out;
   load_python_hooks(state.dir, trace, out.notes);
-  out.torch = load_torch_history(state.dir, trace, out.notes);
+  out.framework_events = load_framework_histories(state.dir, trace, out.notes);
   state.kernel_code->prepare(
       trace, [&](const std::string& kernel) { return kernel_selected(kernel_display_name(kernel), options); });
   return out;
@@ -313,7 +313,7 @@ ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enri
         if (!bulk) trace.events.push_back(e);
         out.call_sites_recorded |= e.kind == EventKind::CallSite;
       },
-      enriched.torch ? &enriched.torch->events : nullptr);
+      enriched.framework_events.empty() ? nullptr : &enriched.framework_events);
   const bool running = options.snapshot && !ending_fact(trace);
   const ReplayResult result = replayer.finish(running ? std::optional(LeakEnd::StillRunning) : std::nullopt);
   history.finish();

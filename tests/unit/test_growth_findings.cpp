@@ -193,3 +193,42 @@ TEST_CASE("a big buffer made early beside a few small late ones is not growth (a
   t.end();
   CHECK(growth(t.trace()).empty());
 }
+
+TEST_CASE("a buffer cached in the first step beside the last step's outputs is not growth (a transformer)") {
+  // Seen on the H200 with a GPT-2 from transformers: the forward line keeps a mask it cached in its
+  // first step, and at the end the last step's logits and attention caches; in between, everything
+  // it made was released.
+  SyntheticTrace t;
+  t.python_stack(7, kForward);
+  for (uint64_t i = 0; i < 2; ++i) t.alloc_from_python(Api::cudaMalloc, 0x100000000 + i * kMiB, kMiB, 7);
+  for (uint64_t step = 0; step < 20; ++step) {
+    for (uint64_t i = 0; i < 10; ++i) {
+      if (step > 0) t.release(Api::cudaFree, 0x1000000 * ((step - 1) * 10 + i + 1));
+    }
+    for (uint64_t i = 0; i < 10; ++i) t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (step * 10 + i + 1), kMiB, 7);
+    t.wait(100 * kMs);
+  }
+  t.end();
+  CHECK(growth(t.trace()).empty());
+  // The same line keeping one output a step instead is growth.
+  SyntheticTrace kept;
+  kept.python_stack(7, kForward);
+  for (uint64_t i = 0; i < 2; ++i) kept.alloc_from_python(Api::cudaMalloc, 0x100000000 + i * kMiB, kMiB, 7);
+  for (uint64_t step = 0; step < 20; ++step) kept.alloc_from_python(Api::cudaMalloc, 0x1000000 * (step + 1), kMiB, 7).wait(100 * kMs);
+  kept.end();
+  CHECK(growth(kept.trace()).size() == 1);
+}
+
+TEST_CASE("a short loop after a start-up that launched many kernels still grows at its line (torch.compile)") {
+  // Seen on the H200: torch.compile's first step launched most of the run's kernels (compiling and
+  // tuning), then 30 quick steps each kept a clone; the loop is a small part of the launches.
+  SyntheticTrace t;
+  t.python_stack(7, kForward);
+  t.sample(0, 0, 90000);  // start-up and compilation
+  for (uint64_t step = 0; step < 30; ++step)
+    t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (step + 1), kMiB, 7).after_launches(90000 + step * 100);
+  t.sample(0, 0, 93000).end();
+  const auto findings = growth(t.trace());
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].count == 30);
+}

@@ -67,6 +67,9 @@ Report everything() {
                                      2ull << 20,
                                      1ull << 20,
                                      std::nullopt,
+                                     60ull << 30,
+                                     58ull << 30,
+                                     1ull << 30,
                                      "the program's own allocations filled the device"};
   f.churn = ChurnStats{100000, 30000, 8200000000ull, 0.61};
   FragmentationStats g;

@@ -46,7 +46,10 @@ void FragmentationObserver::on_pool_growing(const PoolSegmentFact& segment, cons
 }
 
 void FragmentationObserver::on_live(const MemoryEvent& block) {
-  if (growing_.empty() || !is_pool_block(api_info(block.api).family)) return;
+  if (!is_pool_block(api_info(block.api).family)) return;
+  auto [span, first] = handing_out_.try_emplace(block.pool, block.time_ns, block.time_ns);
+  span->second.second = block.time_ns;
+  if (growing_.empty()) return;
   const auto it = growing_.find(block.pool);
   if (it == growing_.end()) return;
   Growing g = std::move(it->second);
@@ -56,7 +59,11 @@ void FragmentationObserver::on_live(const MemoryEvent& block) {
   if (!in_new_segment || block.bytes == 0) return;
   // Enough was free in holes, and no hole was big enough: that is a miss.
   if (g.before.hole_bytes() < block.bytes || g.before.largest_free >= block.bytes) return;
+  if (static_cast<double>(g.before.hole_bytes()) < options_.min_hole_share * static_cast<double>(g.before.reserved))
+    return;
   PoolMisses& m = misses_[block.pool];
+  if (!m.count) m.first_ns = block.time_ns;
+  m.last_ns = block.time_ns;
   ++m.count;
   ++m.sizes[block.bytes];
   m.grown += g.segment.bytes;
@@ -223,7 +230,10 @@ std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, c
     const auto m = observer.misses().find(pool);
     const bool paid = m != observer.misses().end() && m->second.count >= options.min_misses &&
                       static_cast<double>(m->second.grown) >=
-                          options.min_grown_share * static_cast<double>(observer.peak_reserved(pool));
+                          options.min_grown_share * static_cast<double>(observer.peak_reserved(pool)) &&
+                      static_cast<double>(m->second.last_ns - m->second.first_ns) >=
+                          options.min_miss_spread * static_cast<double>(observer.handing_out(pool).second -
+                                                                        observer.handing_out(pool).first);
     if (paid && m->second.worst.before.hole_fragmentation() * 100 >= options.threshold_percent) {
       findings.push_back(miss_finding(trace, pool, m->second, stacks));
       continue;

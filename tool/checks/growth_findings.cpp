@@ -101,6 +101,21 @@ GrowthObserver::GrowthObserver(const ProcessTrace& trace) : python_(!trace.pytho
   }
 }
 
+void GrowthObserver::on_live(const MemoryEvent& a) {
+  if (!python_) return;
+  if (a.python_stack_id) {
+    first_by_python_.try_emplace(a.python_stack_id, a);
+  } else {
+    first_by_native_.try_emplace(a.stack_id, a);
+  }
+}
+
+const MemoryEvent& GrowthObserver::first_made(const MemoryEvent& a) const {
+  const auto& firsts = a.python_stack_id ? first_by_python_ : first_by_native_;
+  const auto it = firsts.find(a.python_stack_id ? a.python_stack_id : a.stack_id);
+  return it == firsts.end() ? a : it->second;
+}
+
 void GrowthObserver::on_sample(const MemorySample& s, const DeviceHoldings&, const LiveVisitor& live) {
   if (python_ && sample_launches_ && s.seq == end_of_work_seq_) {
     live([&](const MemoryEvent& a) { at_end_of_work_.push_back(a); });
@@ -121,13 +136,13 @@ namespace {
 struct WorkClock {
   const ProcessTrace& trace;
   bool by_launches;
-  uint64_t start, end;  // the work's
+  uint64_t end;  // the work's
   uint64_t operator()(const MemoryEvent* a) const { return by_launches ? launches_before(trace, *a) : a->time_ns; }
 };
 
 // How many of a site's allocations (sorted by seq) came in the second half of the work, when what
 // it holds grew over the work; nothing when it is steady state.
-std::optional<uint64_t> late_growth(const Site& site, const WorkClock& clock) {
+std::optional<uint64_t> late_growth(const Site& site, const WorkClock& clock, const GrowthObserver& observer) {
   const uint64_t first = clock(site.allocations.front());
   const uint64_t middle = first + (clock.end - first) / 2;
   const auto late = static_cast<uint64_t>(std::count_if(site.allocations.begin(), site.allocations.end(),
@@ -138,10 +153,22 @@ std::optional<uint64_t> late_growth(const Site& site, const WorkClock& clock) {
   uint64_t late_bytes = 0;
   for (const MemoryEvent* a : site.allocations) late_bytes += clock(a) > middle ? a->bytes : 0;
   if (late_bytes * 3 < site.bytes) return std::nullopt;
-  // Memory that accumulates was allocated over a good part of the work; what a step makes and the
-  // next one replaces (per-step tensors live when the work ended) was allocated within one step.
-  const uint64_t start = clock.by_launches ? 0 : std::min(first, clock.start ? clock.start : first);
+  // Memory that accumulates was allocated over a good part of the line's work; what a step makes
+  // and the next one replaces (per-step tensors live when the work ended) was allocated within one
+  // step. The line's work began with its first allocation, released or not.
+  uint64_t start = first;
+  for (const MemoryEvent* a : site.allocations) start = std::min(start, clock(&observer.first_made(*a)));
   if ((clock(site.allocations.back()) - first) * 4 < clock.end - start) return std::nullopt;
+  // And made all along, not in two moments: a loop that keeps what it makes kept something in
+  // most stretches of the work since its first; a correct one keeps a buffer cached in its first
+  // step and the last step's tensors (a transformer's outputs and attention caches: the two ends).
+  if (clock.end <= first) return std::nullopt;
+  std::vector<bool> filled(kGrowthStretches, false);
+  for (const MemoryEvent* a : site.allocations) {
+    const uint64_t at = std::min(clock(a), clock.end) - first;
+    filled[std::min<uint64_t>(kGrowthStretches - 1, at * kGrowthStretches / (clock.end - first))] = true;
+  }
+  if (static_cast<size_t>(std::count(filled.begin(), filled.end(), true)) < kMinGrowthStretches) return std::nullopt;
   return late;
 }
 
@@ -214,8 +241,8 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
     std::sort(site.allocations.begin(), site.allocations.end(),
               [](const MemoryEvent* a, const MemoryEvent* b) { return a->seq < b->seq; });
     const bool by_launches = end_launches > launches_before(trace, *site.allocations.front());
-    const WorkClock clock{trace, by_launches, trace.start_monotonic_ns, by_launches ? end_launches : end_ns};
-    if (const auto late = late_growth(site, clock))
+    const WorkClock clock{trace, by_launches, by_launches ? end_launches : end_ns};
+    if (const auto late = late_growth(site, clock, observer))
       findings.push_back(growth_finding(trace, site, *late, by_launches, stacks));
   }
   std::sort(findings.begin(), findings.end(),

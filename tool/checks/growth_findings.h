@@ -4,15 +4,19 @@
 // in the memory samples; without them, at exit): a healthy training loop allocates what it keeps
 // in its first steps and then reuses it, a growing one keeps allocating to the end. A Python line
 // is reported as growth when memory live at the end was allocated from it at least
-// kMinGrowthAllocations times and at least a third of those came in the second half of the
-// program's work after its first one. Work is counted in kernel launches (interpreter start-up
-// and shutdown launch nothing); a trace without launch counts uses time instead.
+// kMinGrowthAllocations times, at least a third of those came in the second half of the program's
+// work after its first one, they span a quarter of the work since the line's first allocation
+// (released or not: how long the process ran before the loop does not count), and they were made all along: in at least half of the
+// stretches from the first of them to the end (kGrowthStretches), not in the first step and the
+// last. Work is counted in kernel launches (interpreter start-up and shutdown launch nothing); a
+// trace without launch counts uses time instead.
 //
 // PyTorch's caching allocator calls cudaMalloc only for new segments, from whichever line (or
 // autograd thread) first needs one, so the attribution is exact only with the cache off
 // (PYTORCH_NO_CUDA_MEMORY_CACHING=1): then every tensor is an allocation of its own.
 #pragma once
 
+#include <unordered_map>
 #include <vector>
 
 #include "replay.h"
@@ -23,6 +27,10 @@
 namespace cuaudit {
 
 inline constexpr uint64_t kMinGrowthAllocations = 4;
+// The work from a site's first allocation held at the end to the end of the work, cut in this many
+// equal stretches: memory that grows was made in at least kMinGrowthStretches of them.
+inline constexpr size_t kGrowthStretches = 8;
+inline constexpr size_t kMinGrowthStretches = 4;
 
 // What the growth check needs of the replay: the allocations live at the end of the work (the first
 // sample that saw the last launch count), in a Python process.
@@ -30,13 +38,18 @@ class GrowthObserver : public ReplayObserver {
  public:
   explicit GrowthObserver(const ProcessTrace& trace);
   void on_sample(const MemorySample& s, const DeviceHoldings& held, const LiveVisitor& live) override;
+  void on_live(const MemoryEvent& a) override;
   uint64_t sample_launches() const { return sample_launches_; }
   const std::vector<MemoryEvent>& at_end_of_work() const { return at_end_of_work_; }
+  // The first allocation ever made from `a`'s stack (its Python stack, else its native one),
+  // released or not: where that site's work began.
+  const MemoryEvent& first_made(const MemoryEvent& a) const;
 
  private:
   bool python_;
   uint64_t sample_launches_ = 0, end_of_work_seq_ = 0;
   std::vector<MemoryEvent> at_end_of_work_;
+  std::unordered_map<uint64_t, MemoryEvent> first_by_python_, first_by_native_;
 };
 
 // `at_exit`: what was live at exit (used when the trace has no launch-counting samples).

@@ -34,17 +34,25 @@ void OomObserver::on_failed_allocation(const MemoryEvent& e, const DeviceHolding
     if (u.hole_bytes() < e.bytes || u.largest_free >= e.bytes) continue;
     if (!m.holey_pool || u.hole_bytes() > m.holey_pool->usage.hole_bytes()) m.holey_pool = HoleyPool{pool, u};
   }
-  std::map<std::pair<uint64_t, Api>, Holder> sites;
+  // A pool's blocks by their Python stack (the program's tensors and arrays, by the line that made
+  // them), listed before the CUDA allocations by native stack (among them the pools' segments).
+  std::map<std::tuple<bool, uint64_t, Api>, Holder> sites;
   live([&](const MemoryEvent& a) {
-    if (a.device != e.device || !owns_memory(api_info(a.api).family)) return;
-    Holder& h = sites[{a.stack_id, a.api}];
+    if (a.device != e.device) return;
+    const MemoryFamily family = api_info(a.api).family;
+    const bool block = is_pool_block(family) && a.python_stack_id;
+    if (!block && !owns_memory(family)) return;
+    Holder& h = sites[{!block, block ? a.python_stack_id : a.stack_id, a.api}];
     h.stack_id = a.stack_id, h.api = a.api;
+    if (block) h.python_stack_id = a.python_stack_id;
     h.bytes += a.bytes, ++h.count;
     h.first_ns = std::min(h.first_ns, a.time_ns), h.last_ns = std::max(h.last_ns, a.time_ns);
   });
   for (auto& [key, h] : sites) m.holders.push_back(h);
-  std::sort(m.holders.begin(), m.holders.end(), [](const Holder& a, const Holder& b) { return a.bytes > b.bytes; });
-  if (m.holders.size() > kHolderSites) m.holders.resize(kHolderSites);
+  std::stable_sort(m.holders.begin(), m.holders.end(), [](const Holder& a, const Holder& b) {
+    if ((a.python_stack_id != 0) != (b.python_stack_id != 0)) return a.python_stack_id != 0;
+    return a.bytes > b.bytes;
+  });
   moments_.emplace(MomentKey{e.stack_id, e.python_stack_id, e.api}, std::move(m));
 }
 
@@ -69,6 +77,14 @@ const DeviceState* state_at(const ProcessTrace& trace, const MemoryEvent& e) {
   return nullptr;
 }
 
+// What the refusing framework said of its refusal `e` (its allocator's statistics), if it said so.
+const FrameworkOom* framework_oom(const ProcessTrace& trace, const MemoryEvent& e) {
+  for (const FrameworkOom& said : trace.framework_ooms) {
+    if (said.pool == e.pool && said.time_ns == e.time_ns && said.requested == e.bytes) return &said;
+  }
+  return nullptr;
+}
+
 uint64_t resident_bytes(const DeviceHoldings& held) {
   uint64_t bytes = 0;
   for (MemoryFamily f : {MemoryFamily::Device, MemoryFamily::StreamOrdered, MemoryFamily::Array,
@@ -85,6 +101,60 @@ std::vector<std::pair<std::string, uint64_t>> families_of(const DeviceHoldings& 
   return out;
 }
 
+// The user's Python line of a Python stack ("" when none): the injection's stacks and a
+// framework's history number their stacks apart, so lines are compared, not ids.
+std::string user_line(const ProcessTrace& trace, uint64_t python_stack_id) {
+  if (!python_stack_id) return {};
+  const std::vector<report::Frame> frames = python_frames(trace, python_stack_id);
+  const size_t user = user_python_frame(frames);
+  return user < frames.size() ? fmt::format("{}:{}", frames[user].file, frames[user].line) : std::string();
+}
+
+// The biggest holders then, as related entries: a pool's blocks by the user's Python line that
+// made them (several Python stacks can end at one line), then CUDA allocations by native stack.
+void add_holders(const ProcessTrace& trace, const std::vector<Holder>& holders, StackResolver& stacks,
+                 report::Finding& f) {
+  std::vector<Holder> lines;  // one per user line, in the holders' order
+  std::vector<std::string> line_of;
+  for (const Holder& h : holders) {
+    const std::string line = h.python_stack_id ? user_line(trace, h.python_stack_id) : std::string();
+    auto same = std::find(line_of.begin(), line_of.end(), line);
+    if (line.empty() || same == line_of.end()) {
+      lines.push_back(h);
+      line_of.push_back(line.empty() ? fmt::format("#{}", lines.size()) : line);
+      continue;
+    }
+    Holder& into = lines[static_cast<size_t>(same - line_of.begin())];
+    into.bytes += h.bytes, into.count += h.count;
+    into.first_ns = std::min(into.first_ns, h.first_ns), into.last_ns = std::max(into.last_ns, h.last_ns);
+  }
+  std::stable_sort(lines.begin(), lines.end(), [](const Holder& a, const Holder& b) {
+    if ((a.python_stack_id != 0) != (b.python_stack_id != 0)) return a.python_stack_id != 0;
+    return a.bytes > b.bytes;
+  });
+  if (lines.size() > kHolderSites) lines.resize(kHolderSites);
+  for (const Holder& h : lines) {
+    const std::string holder_api(api_info(stacks.api_called(h.stack_id, h.api)).name);
+    const double first = trace.seconds_since_start(h.first_ns), last = trace.seconds_since_start(h.last_ns);
+    const std::string when = h.count > 1 ? fmt::format("made between {:.3f} s and {:.3f} s", first, last)
+                                         : fmt::format("made at {:.3f} s", first);
+    if (h.python_stack_id) {
+      std::vector<report::Frame> python = python_frames(trace, h.python_stack_id);
+      const size_t user = user_python_frame(python);
+      if (user < python.size()) python.erase(python.begin(), python.begin() + static_cast<std::ptrdiff_t>(user));
+      f.related.push_back({report::RelatedRole::Holder, holder_api,
+                           fmt::format("held {} in {} block(s) ({}) {}, from Python at:", report::human_bytes(h.bytes),
+                                       h.count, holder_api, when),
+                           python});
+      continue;
+    }
+    f.related.push_back({report::RelatedRole::Holder, holder_api,
+                         fmt::format("held {} in {} allocation(s) {}, by {} at:", report::human_bytes(h.bytes), h.count,
+                                     when, holder_api),
+                         stacks.user_stack(h.stack_id)});
+  }
+}
+
 report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::string& api, ErrorHandling handling,
                          uint64_t count, StackResolver& stacks) {
   const MemoryEvent& e = m.failure;
@@ -99,7 +169,14 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
   if (state) o.other_processes = state->other_processes_bytes;
   OomFacts facts{o.requested, o.device_total, o.device_free, o.program_held, o.other_processes,
                  resident_bytes(m.held)};
-  if (is_block_op(e.api)) facts.refused_by = pool_description(trace.pools, e.pool);
+  if (is_block_op(e.api)) {
+    facts.refused_by = pool_description(trace.pools, e.pool);
+    if (const FrameworkOom* said = framework_oom(trace, e); said && said->limit) {
+      facts.allocator_limit = said->limit, facts.allocator_in_use = said->in_use;
+      facts.allocator_largest_free = said->largest_free;
+      o.allocator_limit = said->limit, o.allocator_in_use = said->in_use, o.allocator_largest_free = said->largest_free;
+    }
+  }
   if (m.holey_pool) {
     facts.holey_pool = pool_description(trace.pools, m.holey_pool->pool);
     facts.pool_holes = m.holey_pool->usage.hole_bytes();
@@ -169,16 +246,19 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
   f.notes.push_back(handling == ErrorHandling::Unchecked
                         ? "the program never looked at the failure: the pointer it got is not memory"
                         : "the program handled the failure");
-  for (const Holder& h : m.holders) {
-    const std::string holder_api(api_info(stacks.api_called(h.stack_id, h.api)).name);
-    const double first = trace.seconds_since_start(h.first_ns), last = trace.seconds_since_start(h.last_ns);
-    const std::string when = h.count > 1 ? fmt::format("made between {:.3f} s and {:.3f} s", first, last)
-                                         : fmt::format("made at {:.3f} s", first);
-    f.related.push_back({report::RelatedRole::Holder, holder_api,
-                         fmt::format("held {} in {} allocation(s) {}, by {} at:", report::human_bytes(h.bytes), h.count,
-                                     when, holder_api),
-                         stacks.user_stack(h.stack_id)});
+  if (o.allocator_limit) {
+    f.notes.push_back(fmt::format("{} said: {} of the {} it may hold in use, its largest free block {}",
+                                  facts.refused_by, report::human_bytes(*o.allocator_in_use),
+                                  report::human_bytes(*o.allocator_limit),
+                                  report::human_bytes(*o.allocator_largest_free)));
   }
+  if (const auto pool = trace.pools.find(e.pool); is_block_op(e.api) && pool != trace.pools.end() &&
+                                                  pool->second.kind == MemorySource::XlaBfc) {
+    f.notes.push_back("JAX dispatches work asynchronously: XLA's error reaches the program where it waits for "
+                      "the result (block_until_ready, printing it, converting it to NumPy), which can be after "
+                      "the line that asked");
+  }
+  add_holders(trace, m.holders, stacks, f);
   return f;
 }
 
@@ -188,6 +268,27 @@ std::optional<uint64_t> believable_free(const OomFacts& x) {
   if (!x.total || !x.free || x.resident_held > *x.total) return x.free;
   return std::min(*x.free, *x.total - x.resident_held);
 }
+
+namespace {
+
+// A framework allocator that refused a request and said why in its own figures (XLA's).
+std::string allocator_verdict(const OomFacts& x) {
+  const uint64_t free = x.allocator_limit - std::min(x.allocator_limit, x.allocator_in_use);
+  if (x.requested > x.allocator_limit) {
+    return fmt::format("{} refused it: the request alone is larger than all it may hold ({}; for JAX, "
+                       "XLA_PYTHON_CLIENT_MEM_FRACTION sets that share of the device)",
+                       x.refused_by, report::human_bytes(x.allocator_limit));
+  }
+  if (free >= x.requested) {
+    return fmt::format("free memory was enough in total inside {} ({} free) but its largest free block was {}: "
+                       "fragmentation inside the allocator",
+                       x.refused_by, report::human_bytes(free), report::human_bytes(x.allocator_largest_free));
+  }
+  return fmt::format("the program's arrays filled {} ({} of the {} it may hold in use)", x.refused_by,
+                     report::human_bytes(x.allocator_in_use), report::human_bytes(x.allocator_limit));
+}
+
+}  // namespace
 
 std::string oom_verdict(const OomFacts& x) {
   if (!x.total) return "the host could not provide that much page-locked memory";
@@ -202,6 +303,7 @@ std::string oom_verdict(const OomFacts& x) {
                        "request (the largest {}): fragmentation, measured in the pool",
                        x.holey_pool, report::human_bytes(x.pool_holes), report::human_bytes(x.pool_largest_free));
   }
+  if (!x.refused_by.empty() && x.allocator_limit) return allocator_verdict(x);
   if (!x.refused_by.empty()) {
     return fmt::format("{} refused it itself, no CUDA call failed: a cap on its memory was reached "
                        "(torch.cuda.set_per_process_memory_fraction, or its allocator's settings)",
@@ -233,15 +335,6 @@ namespace {
 // place in the allocator than its first attempt, is a retry of one failure. A program's own loop
 // that asks again comes back through the same native stack: each of its failures counts.
 constexpr uint64_t kRetryNs = 1'000'000'000;
-
-// The user's Python line of a Python stack ("" when none): the injection's stacks and a
-// framework's history number their stacks apart, so lines are compared, not ids.
-std::string user_line(const ProcessTrace& trace, uint64_t python_stack_id) {
-  if (!python_stack_id) return {};
-  const std::vector<report::Frame> frames = python_frames(trace, python_stack_id);
-  const size_t user = user_python_frame(frames);
-  return user < frames.size() ? fmt::format("{}:{}", frames[user].file, frames[user].line) : std::string();
-}
 
 bool is_retry(const MemoryEvent& e, const MemoryEvent* last, const MemoryEvent* first_attempt) {
   if (!last || !e.python_stack_id || e.python_stack_id != last->python_stack_id) return false;

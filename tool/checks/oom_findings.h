@@ -22,8 +22,11 @@ namespace cuaudit {
 // The replay's state at the first out-of-memory failure of each site (stack, API).
 class OomObserver : public ReplayObserver {
  public:
+  // A site holding memory on the failing device: a native stack, or for a framework pool's blocks
+  // (tensors, arrays) their Python stack.
   struct Holder {
     uint64_t stack_id = 0;
+    uint64_t python_stack_id = 0;
     Api api = Api::Count;
     uint64_t bytes = 0;
     uint64_t count = 0;
@@ -74,6 +77,9 @@ struct OomFacts {
   // A framework's allocator refused the request itself, no CUDA call failed (empty: it did not):
   // its name. PyTorch does that when its cap (set_per_process_memory_fraction) would be passed.
   std::string refused_by;
+  // The refusing allocator's own statistics, where it gives them (XLA's; 0: not given): the most it
+  // may hold, what its blocks held, its largest free block.
+  uint64_t allocator_limit = 0, allocator_in_use = 0, allocator_largest_free = 0;
 };
 // "Fragmentation" is a verdict only where cuaudit measured the holes (a pool's); the device's own
 // layout is not visible to it, so a device sample with enough free memory says only that.

@@ -20,6 +20,7 @@ constexpr size_t kMaxHooksFileBytes = 1 << 20;
 std::string framework_name(const std::string& key) {
   if (key == "torch") return "PyTorch's memory history";
   if (key == "cupy") return "CuPy's memory hook";
+  if (key == "jax") return "JAX's live arrays";
   return fmt::format("the {} hook", key);
 }
 
@@ -50,6 +51,12 @@ std::vector<std::string> python_hooks_notes(const std::string& json_text) {
       notes.push_back(fmt::format("{}: off ({})", name, why));
     } else if (state == "attached" && key == "cupy") {
       notes.push_back(fmt::format("{}: attached{} (the importing thread and those started after it)", name, on_threads));
+    } else if (state == "attached" && key == "jax") {
+      const auto interval = entry.find("interval_ms");
+      const uint64_t ms = interval != entry.end() && interval->is_number_unsigned() ? interval->get<uint64_t>() : 0;
+      notes.push_back(fmt::format("{}: listed {}at out-of-memory errors and at exit{}", name,
+                                  ms ? fmt::format("every {} ms, ", ms) : std::string(),
+                                  why.empty() ? std::string() : fmt::format(" ({})", why)));
     } else if (state.empty() && key == "cupy") {
       notes.push_back(fmt::format("{}: installed{}, but CuPy's pool handed out no block", name, on_threads));
     }

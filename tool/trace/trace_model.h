@@ -241,7 +241,10 @@ struct FrameworkOom {
   uint64_t time_ns = 0;
   int32_t device = trace::kUnknownDevice;
   uint64_t requested = 0;    // the bytes asked for
-  uint64_t device_free = 0;  // what the device had free then, as the allocator saw it
+  uint64_t device_free = 0;  // what the device had free then, as the allocator saw it (PyTorch)
+  // The allocator's own statistics then (XLA's; 0: not said): the most it may hold, what its
+  // blocks held, and its largest free block.
+  uint64_t limit = 0, in_use = 0, largest_free = 0;
 };
 
 // A device the process had a context on.

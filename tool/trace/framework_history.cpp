@@ -1,4 +1,4 @@
-#include "torch_history.h"
+#include "framework_history.h"
 
 #include <unistd.h>
 
@@ -17,13 +17,13 @@ namespace {
 using nlohmann::json;
 
 // A million events of PyTorch's history with their stacks take about 100 MB.
-constexpr size_t kMaxTorchBlocksBytes = size_t{1} << 30;
+constexpr size_t kMaxFrameworkFileBytes = size_t{1} << 30;
 
 // The history's Python stacks get ids of their own beside the trace's (content hashes); 0: none.
 constexpr uint64_t kHistoryStackIds = uint64_t{1} << 63;
 uint64_t stack_id(uint64_t index) { return index ? kHistoryStackIds + index : 0; }
 
-// The history's actions, as the hook writes them (version 1 had only the first two).
+// The file's actions, as the hooks write them (PyTorch's version 1 had only the first two).
 enum Action {
   kFreeCompleted = 0,
   kAlloc = 1,
@@ -44,14 +44,14 @@ uint64_t monotonic_ns(const ProcessTrace& process, uint64_t realtime_us) {
   return process.start_monotonic_ns + (realtime_ns - process.start_realtime_ns);
 }
 
-Event block_event(uint32_t pool, bool alloc, int32_t device, uint64_t addr, uint64_t bytes, uint64_t stack,
-                  uint64_t ns) {
+Event block_event(const FrameworkFile& file, uint32_t pool, bool alloc, int32_t device, uint64_t addr, uint64_t bytes,
+                  uint64_t stack, uint64_t ns) {
   Event e;
   e.kind = alloc ? EventKind::Alloc : EventKind::Free;
   e.time_ns = ns;
   MemoryEvent m;
   m.time_ns = ns;
-  m.api = alloc ? Api::torchBlockAlloc : Api::torchBlockFree;
+  m.api = alloc ? file.hand_out : file.take_back;
   m.pool = pool;
   m.key = addr;
   m.bytes = alloc ? bytes : 0;
@@ -69,12 +69,14 @@ Event segment_event(uint32_t pool, bool mapped, int32_t device, uint64_t base, u
   return e;
 }
 
-void add_pool(ProcessTrace& process, uint32_t pool) {
+void add_pool(const FrameworkFile& file, ProcessTrace& process, uint32_t pool) {
   PoolInfo info;
-  info.kind = MemorySource::TorchCaching;
-  info.name = "PyTorch's CUDA caching allocator";
+  info.kind = file.source;
+  info.name = std::string(source_info(file.source).description);
   process.pools[pool] = info;
 }
+
+uint64_t optional_at(const json& e, size_t i) { return e.size() > i ? e.at(i).get<uint64_t>() : 0; }
 
 // The history's events, as events of pool `pool` (not yet in time order), and what they say.
 struct HistoryEvents {
@@ -82,7 +84,8 @@ struct HistoryEvents {
   uint64_t allocations = 0, frees = 0, segments = 0;
   std::vector<FrameworkOom> ooms;
 };
-HistoryEvents read_events(const json& doc, const ProcessTrace& process, uint32_t pool, std::vector<Event>& events) {
+HistoryEvents read_events(const FrameworkFile& file, const json& doc, const ProcessTrace& process, uint32_t pool,
+                          std::vector<Event>& events) {
   HistoryEvents read;
   for (const json& e : doc.at("events")) {
     const auto device = e.at(0).get<int32_t>();
@@ -93,7 +96,7 @@ HistoryEvents read_events(const json& doc, const ProcessTrace& process, uint32_t
     switch (action) {
       case kAlloc:
       case kFreeCompleted:
-        events.push_back(block_event(pool, action == kAlloc, device, addr, bytes,
+        events.push_back(block_event(file, pool, action == kAlloc, device, addr, bytes,
                                      action == kAlloc ? stack_id(e.at(6).get<uint64_t>()) : 0, ns));
         read.block_live[{device, addr}] = action == kAlloc;
         ++(action == kAlloc ? read.allocations : read.frees);
@@ -108,11 +111,12 @@ HistoryEvents read_events(const json& doc, const ProcessTrace& process, uint32_t
         read.segments += mapped;
         break;
       }
-      case kOom: {  // PyTorch's entry keeps the device's free bytes where a block's address would be
-        read.ooms.push_back({pool, ns, device, bytes, addr});
+      case kOom: {  // PyTorch's entry keeps the device's free bytes where a block's address would be;
+                    // XLA's has its allocator's statistics after the stack
+        read.ooms.push_back({pool, ns, device, bytes, addr, optional_at(e, 7), optional_at(e, 8), optional_at(e, 9)});
         // The allocator's own out-of-memory error, a failed block allocation at the Python line
-        // that asked (hooks before version 2 of this format wrote no stack for it).
-        Event failed = block_event(pool, true, device, 0, bytes, stack_id(e.size() > 6 ? e.at(6).get<uint64_t>() : 0), ns);
+        // that asked (PyTorch's hooks before version 2 of its format wrote no stack for it).
+        Event failed = block_event(file, pool, true, device, 0, bytes, stack_id(optional_at(e, 6)), ns);
         failed.memory().result = kOutOfMemoryResult;
         events.push_back(failed);
         break;
@@ -126,11 +130,20 @@ HistoryEvents read_events(const json& doc, const ProcessTrace& process, uint32_t
 
 }  // namespace
 
-TorchHistory torch_history(const std::string& json_text, ProcessTrace& process, std::vector<std::string>& notes) {
+const FrameworkFile kTorchBlocksFile{run_dir::TorchBlocks, "cuaudit-torch-blocks", 2, MemorySource::TorchCaching,
+                                     Api::torchBlockAlloc, Api::torchBlockFree, "PyTorch's caching allocator",
+                                     "its memory history"};
+const FrameworkFile kJaxArraysFile{run_dir::JaxArrays, "cuaudit-jax-arrays", 1, MemorySource::XlaBfc,
+                                   Api::xlaBufferAlloc, Api::xlaBufferFree, "XLA's GPU allocator (JAX)",
+                                   "JAX's live arrays, listed as the program ran"};
+const FrameworkFile* const kFrameworkFiles[2] = {&kTorchBlocksFile, &kJaxArraysFile};
+
+FrameworkHistory framework_history(const FrameworkFile& file, const std::string& json_text, ProcessTrace& process,
+                                   std::vector<std::string>& notes) {
   const json doc = json::parse(json_text);
   const int version = doc.value("version", 0);
-  if (doc.value("format", "") != "cuaudit-torch-blocks" || version < 1 || version > 2) {
-    throw std::runtime_error("not a cuaudit-torch-blocks file of version 1 or 2");
+  if (doc.value("format", "") != file.format || version < 1 || version > file.max_version) {
+    throw std::runtime_error(fmt::format("not a {} file of version 1 to {}", file.format, file.max_version));
   }
   // Everything is read before the trace is touched: a malformed file changes nothing.
   std::vector<std::vector<PythonFrameInfo>> stacks;
@@ -140,10 +153,10 @@ TorchHistory torch_history(const std::string& json_text, ProcessTrace& process, 
       frames.push_back({f.at(0).get<std::string>(), f.at(1).get<uint32_t>(), f.at(2).get<std::string>()});
     stacks.push_back(std::move(frames));
   }
-  TorchHistory out;
+  FrameworkHistory out;
   // The pool's number: the next after the trace's own pools.
   const uint32_t pool = process.pools.empty() ? 1 : process.pools.rbegin()->first + 1;
-  HistoryEvents read = read_events(doc, process, pool, out.events);
+  HistoryEvents read = read_events(file, doc, process, pool, out.events);
   uint64_t segments = read.segments;
   // What was allocated at exit but came before the history (it keeps the most recent events):
   // allocated at the start.
@@ -153,8 +166,8 @@ TorchHistory torch_history(const std::string& json_text, ProcessTrace& process, 
     const auto device = b.at(0).get<int32_t>();
     const auto addr = b.at(1).get<uint64_t>();
     if (auto it = read.block_live.find({device, addr}); it != read.block_live.end() && it->second) continue;
-    out.events.push_back(
-        block_event(pool, true, device, addr, b.at(2).get<uint64_t>(), stack_id(b.at(3).get<uint64_t>()), early_ns));
+    out.events.push_back(block_event(file, pool, true, device, addr, b.at(2).get<uint64_t>(),
+                                     stack_id(b.at(3).get<uint64_t>()), early_ns));
     ++before_history;
   }
   for (const json& s : doc.value("segments", json::array())) {
@@ -171,40 +184,56 @@ TorchHistory torch_history(const std::string& json_text, ProcessTrace& process, 
   // With the cache off there are no blocks: every tensor is a cudaMalloc of its own, judged as such.
   if (!out.any_block) out.events.clear();
 
-  if (out.any_block) add_pool(process, pool);
+  if (out.any_block) add_pool(file, process, pool);
   for (size_t i = 0; i < stacks.size(); ++i) process.python_stacks.emplace(stack_id(i + 1), std::move(stacks[i]));
   for (const FrameworkOom& oom : read.ooms) process.framework_ooms.push_back(oom);
   const auto max_entries = doc.value("max_entries", uint64_t{0});
+  const std::string end = doc.value("written_at", "exit") == "exit"
+                              ? "at exit"
+                              : "when the file was last written (at an out-of-memory error; the process did "
+                                "not reach its exit handlers)";
   notes.push_back(fmt::format(
-      "PyTorch's caching allocator: {} block allocation(s) and {} free(s) seen in its memory history{}; {} "
-      "block(s) still allocated at exit{}{}",
-      read.allocations, read.frees,
+      "{}: {} block allocation(s) and {} free(s) seen in {}{}; {} block(s) still allocated {}{}{}", file.framework,
+      read.allocations, read.frees, file.facility,
       before_history ? fmt::format(" (it keeps the last {} events a device: {} block(s) allocated at exit came "
                                    "before them, counted as allocated at the start)",
                                    max_entries, before_history)
                      : std::string(),
-      doc.at("live").size(), segments ? fmt::format("; {} segment(s) reserved from CUDA", segments) : std::string(),
+      doc.at("live").size(), end, segments ? fmt::format("; {} segment(s) reserved from CUDA", segments) : std::string(),
       read.ooms.empty() ? std::string() : fmt::format("; {} out-of-memory error(s) it raised", read.ooms.size())));
   return out;
 }
 
-std::optional<TorchHistory> load_torch_history(const std::string& dir, ProcessTrace& process,
-                                               std::vector<std::string>& notes) {
-  const std::string path =
-      fmt::format("{}/{}{}{}", dir, run_dir::TorchBlocks.prefix, process.pid, run_dir::TorchBlocks.suffix);
-  if (access(path.c_str(), F_OK) != 0) return std::nullopt;  // not a PyTorch process, or its hooks were off
+std::optional<FrameworkHistory> load_framework_history(const FrameworkFile& file, const std::string& dir,
+                                                       ProcessTrace& process, std::vector<std::string>& notes) {
+  const std::string path = fmt::format("{}/{}{}{}", dir, file.entry.prefix, process.pid, file.entry.suffix);
+  if (access(path.c_str(), F_OK) != 0) return std::nullopt;  // not such a process, or its hooks were off
   std::string text, error;
   // As any file of a run directory received from elsewhere: a regular file, of a bounded size.
-  if (!read_regular_file(path, kMaxTorchBlocksBytes, text, error)) {
-    notes.push_back(fmt::format("{}: PyTorch's blocks are not judged", error));
+  if (!read_regular_file(path, kMaxFrameworkFileBytes, text, error)) {
+    notes.push_back(fmt::format("{}: {}'s blocks are not judged", error, file.framework));
     return std::nullopt;
   }
   try {
-    return torch_history(text, process, notes);
+    return framework_history(file, text, process, notes);
   } catch (const std::exception& e) {
-    notes.push_back(fmt::format("{} could not be read ({}): PyTorch's blocks are not judged", path, e.what()));
+    notes.push_back(fmt::format("{} could not be read ({}): {}'s blocks are not judged", path, e.what(), file.framework));
     return std::nullopt;
   }
+}
+
+std::vector<Event> load_framework_histories(const std::string& dir, ProcessTrace& process,
+                                            std::vector<std::string>& notes) {
+  std::vector<Event> events;
+  for (const FrameworkFile* file : kFrameworkFiles) {
+    std::optional<FrameworkHistory> history = load_framework_history(*file, dir, process, notes);
+    if (!history) continue;
+    const auto middle = static_cast<std::ptrdiff_t>(events.size());
+    events.insert(events.end(), history->events.begin(), history->events.end());
+    std::inplace_merge(events.begin(), events.begin() + middle, events.end(),
+                       [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
+  }
+  return events;
 }
 
 }  // namespace cuaudit

@@ -3,6 +3,8 @@
 // the blocks, with the cache on; the segments they lie in; its out-of-memory entries.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "error_findings.h"
@@ -13,7 +15,7 @@
 #include "replay.h"
 #include "timeline.h"
 #include "python_hooks.h"
-#include "torch_history.h"
+#include "framework_history.h"
 #include "trace_reader.h"
 
 using namespace cuaudit;
@@ -78,7 +80,7 @@ TEST_CASE("the history becomes events of PyTorch's pool in time order, its stack
   std::vector<std::string> notes;
   ProcessTrace p = process(3);
   p.pools[1] = PoolInfo{MemorySource::NvtxHeap, "mine", 0, 0, 0, 0};
-  const TorchHistory h = torch_history(blocks_file(3, true).dump(), p, notes);
+  const FrameworkHistory h = framework_history(kTorchBlocksFile, blocks_file(3, true).dump(), p, notes);
   REQUIRE(p.pools.count(2) == 1);  // the next number after the trace's own pools
   CHECK(p.pools.at(2).kind == MemorySource::TorchCaching);
   CHECK(p.python_stacks.size() == 2);
@@ -107,7 +109,7 @@ TEST_CASE("the history becomes events of PyTorch's pool in time order, its stack
 TEST_CASE("merged by time: each history event just before the first sample or event after it") {
   ProcessTrace p = process(3);  // samples at seq 10, 20, 30, 40
   std::vector<std::string> notes;
-  const TorchHistory h = torch_history(blocks_file(3, true).dump(), p, notes);
+  const FrameworkHistory h = framework_history(kTorchBlocksFile, blocks_file(3, true).dump(), p, notes);
   const std::vector<Event> merged = merge_by_time(p, h.events);
   REQUIRE(merged.size() == h.events.size());
   // Step 0's blocks (10 ms in) come before the first sample (50 ms in), with its seq.
@@ -125,7 +127,7 @@ TEST_CASE("activations kept in a list grow at their line with the cache on; a co
     CAPTURE(keep);
     ProcessTrace p = process(12);
     std::vector<std::string> notes;
-    const TorchHistory h = torch_history(blocks_file(12, keep).dump(), p, notes);
+    const FrameworkHistory h = framework_history(kTorchBlocksFile, blocks_file(12, keep).dump(), p, notes);
     p.events = merge_by_time(p, h.events);
     Symbolizer symbolizer;
     StackResolver stacks(p, symbolizer);
@@ -164,7 +166,7 @@ TEST_CASE("version 2: segments live in the pool's heap, out-of-memory entries ar
       json::array({json::array({0, 0x7f0000000000, 64 * kBlock}), json::array({0, 0x7d0000000000, kBlock})});
   ProcessTrace p = process(2);
   std::vector<std::string> notes;
-  const TorchHistory h = torch_history(doc.dump(), p, notes);
+  const FrameworkHistory h = framework_history(kTorchBlocksFile, doc.dump(), p, notes);
   size_t segments = 0;
   for (const Event& e : h.events) segments += e.kind == EventKind::PoolSegment;
   CHECK(segments == 2);  // the one seen allocated, and the one allocated before the history
@@ -196,14 +198,14 @@ TEST_CASE("a malformed history is said in the notes and changes nothing; with th
   fclose(f);
   std::vector<std::string> notes;
   ProcessTrace p = process(2);
-  CHECK_FALSE(load_torch_history(dir, p, notes));
+  CHECK_FALSE(load_framework_history(kTorchBlocksFile, dir, p, notes));
   CHECK(p.pools.empty());
   REQUIRE(notes.size() == 1);
-  CHECK(notes[0].find("could not be read (not a cuaudit-torch-blocks file of version 1 or 2)") != std::string::npos);
+  CHECK(notes[0].find("could not be read (not a cuaudit-torch-blocks file of version 1 to 2)") != std::string::npos);
 
   json off = blocks_file(0, false);  // no block at all: PyTorch's cache was off
   notes.clear();
-  const TorchHistory h = torch_history(off.dump(), p, notes);
+  const FrameworkHistory h = framework_history(kTorchBlocksFile, off.dump(), p, notes);
   CHECK_FALSE(h.any_block);
   CHECK(h.events.empty());
   CHECK(p.pools.empty());
@@ -219,7 +221,7 @@ TEST_CASE("PyTorch's own out-of-memory error: one finding at its Python line; wi
     ProcessTrace p = process(2);
     for (MemorySample& s : p.samples) s.total_bytes = 80ull << 30, s.free_bytes = 70ull << 30;
     std::vector<std::string> notes;
-    const TorchHistory h = torch_history(doc.dump(), p, notes);
+    const FrameworkHistory h = framework_history(kTorchBlocksFile, doc.dump(), p, notes);
     p.events = merge_by_time(p, h.events);
     if (cuda_failed) {  // the cudaMalloc PyTorch tried first, from the same line (the injection's own stack id)
       p.python_stacks[5] = {{"/home/me/train.py", 19, "<module>"}, {"/usr/lib/python3/runpy.py", 80, "_run"}};
@@ -273,4 +275,84 @@ TEST_CASE("what the Python hooks did becomes the process's notes") {
   CHECK(python_hooks_notes(R"({"format": "cuaudit-python-hooks", "version": 1, "hooks": {"cupy": {"threads": 1}}})")
             .front() == "CuPy's memory hook: installed on 1 thread(s), but CuPy's pool handed out no block");
   CHECK_THROWS(python_hooks_notes(R"({"format": "other"})"));
+}
+
+namespace {
+
+// JAX's file: the same steps as a list of live arrays at intervals, and an out-of-memory error at
+// train.py:19 with XLA's figures (8 GiB it may hold, `in_use` in use, `largest_free` its largest block).
+json jax_file(int steps, uint64_t requested, uint64_t in_use, uint64_t largest_free) {
+  json doc = blocks_file(steps, true);
+  doc["format"] = "cuaudit-jax-arrays";
+  doc["version"] = 1;
+  doc["written_at"] = "exit";
+  doc["events"].push_back({0, 6, 0, requested, 0, step_us(steps - 1) + 50, 1, 8ull << 30, in_use, largest_free});
+  return doc;
+}
+
+OomFacts xla_facts(uint64_t requested, uint64_t in_use, uint64_t largest_free) {
+  OomFacts x;
+  x.requested = requested;
+  x.total = 141ull << 30, x.free = 20ull << 30;
+  x.refused_by = "XLA's GPU allocator";
+  x.allocator_limit = 8ull << 30, x.allocator_in_use = in_use, x.allocator_largest_free = largest_free;
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("JAX's arrays: XLA's pool, growth at the line that keeps them, its out-of-memory error with XLA's figures") {
+  ProcessTrace p = process(12);
+  for (MemorySample& s : p.samples) s.total_bytes = 141ull << 30, s.free_bytes = 20ull << 30;
+  std::vector<std::string> notes;
+  const FrameworkHistory h = framework_history(kJaxArraysFile, jax_file(12, 2ull << 30, 7ull << 30, 512 << 20).dump(), p, notes);
+  REQUIRE(p.pools.size() == 1);
+  CHECK(p.pools.begin()->second.kind == MemorySource::XlaBfc);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("XLA's GPU allocator (JAX): 24 block allocation(s) and 12 free(s) seen in JAX's live arrays") == 0);
+  CHECK(notes[0].find("1 out-of-memory error(s) it raised") != std::string::npos);
+  p.events = merge_by_time(p, h.events);
+  Symbolizer symbolizer;
+  StackResolver stacks(p, symbolizer);
+  const ReplayResult result = replay(p);
+  const std::vector<report::Finding> growth = growth_findings(p, result.leaks, stacks);
+  REQUIRE(growth.size() == 1);
+  CHECK(growth[0].api == "BFCAllocator::AllocateRaw");
+  REQUIRE_FALSE(growth[0].stack.empty());
+  CHECK(growth[0].stack[0].line == 19);
+
+  CallSiteJudge site_judge;
+  FailureJudge failures(p, stacks, site_judge);
+  std::set<uint64_t> explained;
+  const std::vector<report::Finding> ooms = oom_findings(p, stacks, failures, explained);
+  REQUIRE(ooms.size() == 1);
+  REQUIRE(ooms[0].out_of_memory);
+  const report::OutOfMemoryState& o = *ooms[0].out_of_memory;
+  CHECK(o.verdict == "the program's arrays filled XLA's GPU allocator (7.0 GiB of the 8.0 GiB it may hold in use)");
+  CHECK(o.allocator_limit == (8ull << 30));
+  CHECK(o.allocator_largest_free == (512u << 20));
+  REQUIRE_FALSE(ooms[0].stack.empty());
+  CHECK(ooms[0].stack[0].line == 19);
+  // The top holder is the line that keeps the arrays, by its Python line.
+  const auto holder_at = std::find_if(ooms[0].related.begin(), ooms[0].related.end(),
+                                      [](const report::RelatedStack& r) { return r.role == report::RelatedRole::Holder; });
+  REQUIRE(holder_at != ooms[0].related.end());
+  const report::RelatedStack& holder = *holder_at;
+  CAPTURE(holder.title);
+  CHECK(holder.title.find("held 48.0 MiB in 12 block(s) (BFCAllocator::AllocateRaw)") != std::string::npos);
+  REQUIRE_FALSE(holder.stack.empty());
+  CHECK(holder.stack[0].line == 19);
+}
+
+TEST_CASE("XLA's refusal: too large for all it may hold, fragmentation inside it, or the arrays filled it") {
+  CHECK(oom_verdict(xla_facts(9ull << 30, 1ull << 30, 7ull << 30)).find("the request alone is larger than all it may "
+                                                                        "hold (8.0 GiB") != std::string::npos);
+  CHECK(oom_verdict(xla_facts(2ull << 30, 4ull << 30, 1ull << 30)) ==
+        "free memory was enough in total inside XLA's GPU allocator (4.0 GiB free) but its largest free block "
+        "was 1.0 GiB: fragmentation inside the allocator");
+  CHECK(oom_verdict(xla_facts(2ull << 30, 7ull << 30, 1ull << 30)).find("the program's arrays filled") == 0);
+  // Without the allocator's figures, PyTorch's refusal keeps its own verdict.
+  OomFacts torch = xla_facts(2ull << 30, 0, 0);
+  torch.allocator_limit = 0;
+  CHECK(oom_verdict(torch).find("refused it itself") != std::string::npos);
 }
