@@ -145,9 +145,9 @@ void add_run_options(CLI::App& app, Options& o) {
              "memory, pageable host memory); no: do not",
              "yes");
   add_choice(app, "--python-hooks", o.run.python_hooks, kYesNo,
-             "yes: in Python programs, follow the blocks PyTorch's caching allocator and CuPy's memory pool hand out "
-             "(through their own memory history and hooks, started when the program imports them); no: see only "
-             "their cudaMalloc segments",
+             "yes: in Python programs, follow the blocks PyTorch's caching allocator and CuPy's memory pool hand out, "
+             "and JAX's arrays inside XLA's allocator (through their own memory history, hooks and live arrays, "
+             "started when the program imports them); no: see only their CUDA allocations",
              "yes");
   app.add_flag("--track-resources", o.run.track_resources,
                "also record streams, events, graphs, executable graphs, modules, libraries, texture and surface "
