@@ -274,6 +274,10 @@ TEST_CASE("what the Python hooks did becomes the process's notes") {
                         "are not followed");
   CHECK(python_hooks_notes(R"({"format": "cuaudit-python-hooks", "version": 1, "hooks": {"cupy": {"threads": 1}}})")
             .front() == "CuPy's memory hook: installed on 1 thread(s), but CuPy's pool handed out no block");
+  CHECK(python_hooks_notes(R"j({"format": "cuaudit-python-hooks", "version": 1, "hooks": {"jax": {"state": "attached",
+      "interval_ms": 50, "why": "uncaught out-of-memory errors only (Python before 3.12 has no sys.monitoring)"}}})j")
+            .front() == "JAX's live arrays: listed every 50 ms, at out-of-memory errors and at exit (uncaught "
+                        "out-of-memory errors only (Python before 3.12 has no sys.monitoring))");
   CHECK_THROWS(python_hooks_notes(R"({"format": "other"})"));
 }
 
