@@ -61,14 +61,24 @@ def _note_hook(framework, state=None, why=None, **more):
     directory = os.environ.get("CUAUDIT_TRACE_DIR")
     if not directory:
         return
-    prefix, suffix = cuaudit_layout.PythonHooks
+    # Quietly: the report then says nothing of the hooks; the program is not disturbed.
+    _write_run_file(directory, cuaudit_layout.PythonHooks,
+                    {"format": "cuaudit-python-hooks", "version": 1, "pid": os.getpid(), "hooks": _hook_state},
+                    quiet=True)
+
+
+def _write_run_file(directory, entry, doc, quiet=False):
+    """Writes this process's file of a run-directory entry (common/run_dir_layout.inc) whole: a
+    reader never sees half of it."""
+    prefix, suffix = entry
     path = os.path.join(directory, "%s%d%s" % (prefix, os.getpid(), suffix))
     try:
         with open(path + ".tmp", "w") as f:
-            json.dump({"format": "cuaudit-python-hooks", "version": 1, "pid": os.getpid(), "hooks": _hook_state}, f)
+            json.dump(doc, f, separators=(",", ":"))
         os.replace(path + ".tmp", path)
-    except OSError:
-        pass  # the report then says nothing of the hooks; the program is not disturbed
+    except OSError as error:
+        if not quiet:
+            _warn("cannot write " + path, error)
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -177,14 +187,7 @@ def _write_torch_blocks(torch, entries):
     out = {"format": "cuaudit-torch-blocks", "version": 2, "pid": os.getpid(), "torch": torch.__version__,
            "max_entries": entries, "clock": "realtime_us", "frames": frames, "live": live, "segments": segments,
            "events": events}
-    prefix, suffix = cuaudit_layout.TorchBlocks
-    path = os.path.join(directory, "%s%d%s" % (prefix, os.getpid(), suffix))
-    try:
-        with open(path + ".tmp", "w") as f:
-            json.dump(out, f, separators=(",", ":"))
-        os.replace(path + ".tmp", path)
-    except OSError as error:
-        _warn("cannot write " + path, error)
+    _write_run_file(directory, cuaudit_layout.TorchBlocks, out)
 
 
 # --- JAX ---------------------------------------------------------------------------------------
@@ -372,14 +375,7 @@ class _JaxArrays:
             out = {"format": "cuaudit-jax-arrays", "version": 1, "pid": os.getpid(), "jax": self.jax.__version__,
                    "max_entries": self.entries, "clock": "realtime_us", "written_at": when, "frames": self.frames,
                    "live": live, "events": list(self.events)}
-        prefix, suffix = cuaudit_layout.JaxArrays
-        path = os.path.join(directory, "%s%d%s" % (prefix, os.getpid(), suffix))
-        try:
-            with open(path + ".tmp", "w") as f:
-                json.dump(out, f, separators=(",", ":"))
-            os.replace(path + ".tmp", path)
-        except OSError as error:
-            _warn("cannot write " + path, error)
+        _write_run_file(directory, cuaudit_layout.JaxArrays, out)
 
 
 def _jax_interval_ms():

@@ -74,6 +74,16 @@ json blocks_file(int steps, bool keep) {
           {"events", events}};
 }
 
+// The out-of-memory check on `p` (all its events in memory).
+std::vector<report::Finding> out_of_memory_findings(const ProcessTrace& p) {
+  Symbolizer symbolizer;
+  StackResolver stacks(p, symbolizer);
+  CallSiteJudge site_judge;
+  FailureJudge failures(p, stacks, site_judge);
+  std::set<uint64_t> explained;
+  return oom_findings(p, stacks, failures, explained);
+}
+
 }  // namespace
 
 TEST_CASE("the history becomes events of PyTorch's pool in time order, its stacks the process's") {
@@ -237,12 +247,7 @@ TEST_CASE("PyTorch's own out-of-memory error: one finding at its Python line; wi
       p.events.push_back(e);
       std::stable_sort(p.events.begin(), p.events.end(), [](const Event& a, const Event& b) { return a.seq < b.seq; });
     }
-    Symbolizer symbolizer;
-    StackResolver stacks(p, symbolizer);
-    CallSiteJudge site_judge;
-    FailureJudge failures(p, stacks, site_judge);
-    std::set<uint64_t> explained;
-    const std::vector<report::Finding> ooms = oom_findings(p, stacks, failures, explained);
+    const std::vector<report::Finding> ooms = out_of_memory_findings(p);
     REQUIRE(ooms.size() == 1);
     REQUIRE(ooms[0].out_of_memory);
     REQUIRE_FALSE(ooms[0].stack.empty());
@@ -325,10 +330,7 @@ TEST_CASE("JAX's arrays: XLA's pool, growth at the line that keeps them, its out
   REQUIRE_FALSE(growth[0].stack.empty());
   CHECK(growth[0].stack[0].line == 19);
 
-  CallSiteJudge site_judge;
-  FailureJudge failures(p, stacks, site_judge);
-  std::set<uint64_t> explained;
-  const std::vector<report::Finding> ooms = oom_findings(p, stacks, failures, explained);
+  const std::vector<report::Finding> ooms = out_of_memory_findings(p);
   REQUIRE(ooms.size() == 1);
   REQUIRE(ooms[0].out_of_memory);
   const report::OutOfMemoryState& o = *ooms[0].out_of_memory;
