@@ -327,6 +327,12 @@ TEST_CASE("JAX's arrays: XLA's pool, growth at the line that keeps them, its out
   const std::vector<report::Finding> growth = growth_findings(p, result.leaks, stacks);
   REQUIRE(growth.size() == 1);
   CHECK(growth[0].api == "BFCAllocator::AllocateRaw");
+  // XLA says nothing of where its blocks lie: no reserve to chart, its blocks in the allocated bytes.
+  report::Timeline timeline;
+  build_timeline(p, stacks, timeline);
+  CHECK(timeline.pool_series.empty());
+  REQUIRE(timeline.samples.back().blocks);
+  CHECK(*timeline.samples.back().blocks == 12 * kBlock);
   REQUIRE_FALSE(growth[0].stack.empty());
   CHECK(growth[0].stack[0].line == 19);
 
