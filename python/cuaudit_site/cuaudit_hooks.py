@@ -231,6 +231,10 @@ class _JaxArrays:
         self.live = {}  # (id(array), address) -> the (device, address) of its buffers
         self.buffers = {}  # (device, address) -> [arrays holding it, its event: [device, 1, address, bytes, 0, time, stack]]
         self.failed = set()  # arrays whose allocation failed (they hold no memory)
+        # XLA's statistics at each listing where they changed: [device, time, reserved, used, largest free]
+        self.stats = collections.deque(maxlen=entries)
+        self.last_stats = {}
+        self.devices = None  # this process's GPUs, once JAX's backends are up
         self.frames, self.frame_ids = [], {}
         self.lock = threading.Lock()
         self.seen_oom = None
@@ -313,6 +317,22 @@ class _JaxArrays:
                         self.buffers[(device, address)] = [1, event]
                         self.events.append(event)
                 self.live[key] = [(device, address) for device, address, _ in buffers]
+            self._take_stats(now)
+
+    def _take_stats(self, now):
+        """XLA's own figures of each GPU (Device.memory_stats()), kept where they changed."""
+        try:
+            if self.devices is None:
+                self.devices = [d for d in self.jax.local_devices() if d.platform == "gpu"]
+            for device in self.devices:
+                stats = device.memory_stats() or {}
+                row = (stats.get("pool_bytes") or stats.get("bytes_limit", 0), stats.get("bytes_in_use", 0),
+                       stats.get("largest_free_block_bytes", 0))
+                if row[0] and self.last_stats.get(_ordinal(device)) != row:
+                    self.last_stats[_ordinal(device)] = row
+                    self.stats.append([_ordinal(device), now] + list(row))
+        except Exception:  # a JAX without statistics: the arrays are still followed
+            self.devices = []
 
     def out_of_memory(self, error, frame):
         """XLA's RESOURCE_EXHAUSTED: the request, the Python line that made it, the allocator's figures."""
@@ -374,7 +394,7 @@ class _JaxArrays:
             live = [[e[0], e[2], e[3], e[6]] for _, e in self.buffers.values()]
             out = {"format": "cuaudit-jax-arrays", "version": 1, "pid": os.getpid(), "jax": self.jax.__version__,
                    "max_entries": self.entries, "clock": "realtime_us", "written_at": when, "frames": self.frames,
-                   "live": live, "events": list(self.events)}
+                   "live": live, "events": list(self.events), "stats": list(self.stats)}
         _write_run_file(directory, cuaudit_layout.JaxArrays, out)
 
 

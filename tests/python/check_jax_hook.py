@@ -131,6 +131,10 @@ def run(opts, tmp, program, uncaught):
             failures.append("out-of-memory entry (request, limit, in use, largest free): %s" % oom)
         if lines[:2] != [(True, "grow"), (True, "<module>")]:
             failures.append("out-of-memory stack (innermost first): %s" % frames[oom[6] - 1])
+    # XLA's statistics, kept where they changed (the stand-in's never change: one row).
+    stats = doc.get("stats", [])
+    if len(stats) != 1 or stats[0][0] != 0 or stats[0][2:] != [8 << 30, 7 << 30, 512 << 20]:
+        failures.append("XLA's statistics (device, time, reserved, used, largest free): %s" % stats)
     if doc.get("live") != [[0, 0x1000, 4096, 1]]:
         failures.append("live at exit: %s" % doc.get("live"))
     return ["%s: %s" % ("uncaught" if uncaught else "caught", f) for f in failures]

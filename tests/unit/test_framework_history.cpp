@@ -327,12 +327,34 @@ TEST_CASE("JAX's arrays: XLA's pool, growth at the line that keeps them, its out
   const std::vector<report::Finding> growth = growth_findings(p, result.leaks, stacks);
   REQUIRE(growth.size() == 1);
   CHECK(growth[0].api == "BFCAllocator::AllocateRaw");
-  // XLA says nothing of where its blocks lie: no reserve to chart, its blocks in the allocated bytes.
+  // XLA says nothing of where its blocks lie: without its statistics, no reserve to chart, its
+  // blocks in the allocated bytes.
   report::Timeline timeline;
   build_timeline(p, stacks, timeline);
   CHECK(timeline.pool_series.empty());
   REQUIRE(timeline.samples.back().blocks);
   CHECK(*timeline.samples.back().blocks == 12 * kBlock);
+  // With its statistics at each listing, the pool's own figures are charted: 8 GiB reserved, what
+  // its arrays held, its largest free block.
+  json with_stats = jax_file(12, 2ull << 30, 7ull << 30, 512 << 20);
+  with_stats["stats"] = json::array();
+  for (int step = 0; step < 12; ++step) {
+    with_stats["stats"].push_back(
+        {0, step_us(step) + 5, 8ull << 30, static_cast<uint64_t>(step + 1) * kBlock, (8ull << 30) - (step + 1) * kBlock});
+  }
+  ProcessTrace q = process(12);
+  std::vector<std::string> q_notes;
+  q.events = merge_by_time(q, framework_history(kJaxArraysFile, with_stats.dump(), q, q_notes).events);
+  StackResolver q_stacks(q, symbolizer);
+  report::Timeline charted;
+  build_timeline(q, q_stacks, charted);
+  REQUIRE(charted.pool_series.size() == 1);
+  const report::PoolSeries& xla = charted.pool_series[0];
+  CHECK(xla.pool == "XLA's GPU allocator");
+  REQUIRE_FALSE(xla.reserved.empty());
+  CHECK(xla.reserved.back() == (8ull << 30));
+  CHECK(xla.used.back() == 12 * kBlock);
+  CHECK(xla.largest_free.back() == (8ull << 30) - 12 * kBlock);
   REQUIRE_FALSE(growth[0].stack.empty());
   CHECK(growth[0].stack[0].line == 19);
 

@@ -31,7 +31,8 @@ void OomObserver::on_failed_allocation(const MemoryEvent& e, const DeviceHolding
   Moment m{e, held, {}, std::nullopt};
   for (uint32_t pool : pools.pools_on(e.device)) {
     const PoolUsage u = pools.usage(pool);
-    if (u.hole_bytes() < e.bytes || u.largest_free >= e.bytes) continue;
+    // Measured holes only: a pool's own figures (XLA's) make its refusal's verdict instead.
+    if (!u.segments || u.hole_bytes() < e.bytes || u.largest_free >= e.bytes) continue;
     if (!m.holey_pool || u.hole_bytes() > m.holey_pool->usage.hole_bytes()) m.holey_pool = HoleyPool{pool, u};
   }
   // A pool's blocks by their Python stack (the program's tensors and arrays, by the line that made

@@ -125,6 +125,11 @@ void PoolHeaps::cuda_released(uint64_t key) {
   }
 }
 
+void PoolHeaps::figures(const PoolFiguresFact& f) {
+  figures_[f.pool][f.device] = f;
+  changed_.insert(f.pool);
+}
+
 void PoolHeaps::take_changed(const std::function<void(uint32_t pool, const PoolUsage&)>& visit) {
   for (uint32_t pool : changed_) visit(pool, usage(pool));
   changed_.clear();
@@ -154,6 +159,15 @@ PoolUsage PoolHeaps::usage(uint32_t pool) const {
   PoolUsage u;
   if (auto it = used_.find(pool); it != used_.end()) u.used = it->second;
   for (const auto& [key, block] : live_) u.blocks += block.pool == pool;
+  if (auto said = figures_.find(pool); said != figures_.end()) {  // a pool's own figures, one a device
+    for (const auto& [device, f] : said->second) {
+      u.reserved += f.reserved;
+      u.free += f.reserved - std::min(f.reserved, f.used);
+      u.largest_free = std::max(u.largest_free, f.largest_free);
+    }
+    u.used = u.reserved - u.free;
+    return u;
+  }
   auto segments = segments_.find(pool);
   if (segments == segments_.end()) return u;
   for (const auto& [base, segment] : segments->second) {

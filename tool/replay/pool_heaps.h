@@ -46,6 +46,8 @@ class PoolHeaps : public PoolsView {
   void apply(const MemoryEvent& e);
   // A segment mapped or unmapped (PoolSegment).
   void segment(const PoolSegmentFact& s);
+  // A pool without segments said what it held: its usage is that, not measured.
+  void figures(const PoolFiguresFact& f);
   // CUDA released `key`: a pool's segment there (the cudaMalloc it took) is gone with it.
   void cuda_released(uint64_t key);
 
@@ -101,6 +103,7 @@ class PoolHeaps : public PoolsView {
   std::map<uint64_t, ReleasedMemory> released_;               // blocks taken back and not handed out again
   std::map<uint32_t, std::map<uint64_t, Segment>> segments_;  // pool -> base -> segment
   std::map<uint32_t, uint64_t> used_;                         // pool -> bytes handed out
+  std::map<uint32_t, std::map<int32_t, PoolFiguresFact>> figures_;  // pool -> device -> what it said last
   const std::map<uint32_t, PoolInfo>* pools_;
   std::map<int32_t, uint64_t> framework_bytes_;  // device -> bytes of frameworks' blocks
   std::set<uint32_t> changed_;                   // pools changed since take_changed

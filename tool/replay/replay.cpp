@@ -413,6 +413,9 @@ void Replayer::apply(const Event& e) {
     case EventKind::PoolSegment:
       state_->pools.segment(e.pool_segment());
       break;
+    case EventKind::PoolFigures:
+      state_->pools.figures(e.pool_figures());
+      break;
     case EventKind::ContextDestroyed:
       table.destroy_context(e.context().context_uid);
       break;

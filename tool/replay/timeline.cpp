@@ -62,10 +62,10 @@ void TimelineObserver::on_sample(const MemorySample& s, const DeviceHoldings& he
 }
 
 void TimelineObserver::on_pool_sample(const MemorySample& s, uint32_t pool, const PoolUsage& usage, const PoolsView&) {
-  // A pool that says nothing of the memory it hands blocks out of (XLA's) has no reserve to chart:
-  // its blocks are in the samples' allocated bytes.
+  // A pool that says nothing of the memory it hands blocks out of, nor its own figures, has no
+  // reserve to chart: its blocks are in the samples' allocated bytes.
   const auto info = trace_.pools.find(pool);
-  if (info != trace_.pools.end() && !source_info(info->second.kind).has_segments) return;
+  if (info != trace_.pools.end() && !source_info(info->second.kind).has_segments && !usage.reserved) return;
   report::PoolSeries& series = pools_[pool];
   series.t.push_back(trace_.seconds_since_start(s.time_ns));
   series.reserved.push_back(usage.reserved);

@@ -69,6 +69,17 @@ Event segment_event(uint32_t pool, bool mapped, int32_t device, uint64_t base, u
   return e;
 }
 
+// What the allocator said of itself at a moment (XLA's statistics: [device, time_us, reserved,
+// used, largest free block]).
+Event figures_event(const ProcessTrace& process, uint32_t pool, const json& row) {
+  Event e;
+  e.kind = EventKind::PoolFigures;
+  e.time_ns = monotonic_ns(process, row.at(1).get<uint64_t>());
+  e.payload = PoolFiguresFact{pool, row.at(0).get<int32_t>(), row.at(2).get<uint64_t>(), row.at(3).get<uint64_t>(),
+                              row.at(4).get<uint64_t>()};
+  return e;
+}
+
 void add_pool(const FrameworkFile& file, ProcessTrace& process, uint32_t pool) {
   PoolInfo info;
   info.kind = file.source;
@@ -177,6 +188,7 @@ FrameworkHistory framework_history(const FrameworkFile& file, const std::string&
     out.events.push_back(segment_event(pool, true, device, addr, s.at(2).get<uint64_t>(), early_ns));
     ++segments;
   }
+  for (const json& row : doc.value("stats", json::array())) out.events.push_back(figures_event(process, pool, row));
   std::stable_sort(out.events.begin(), out.events.end(),
                    [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
   out.any_block = std::any_of(out.events.begin(), out.events.end(),

@@ -5,7 +5,8 @@
 //   - PyTorch's caching allocator: torch-blocks-<pid>.json at exit, from its memory history;
 //   - XLA's allocator under JAX: jax-arrays-<pid>.json at exit and at each out-of-memory error,
 //     from its live arrays listed at intervals (an array first seen is a block handed out, one gone
-//     a block taken back; no segments: XLA does not say where its blocks lie).
+//     a block taken back; no segments: XLA does not say where its blocks lie, but its statistics
+//     at each listing say what it holds, used and its largest free block: PoolFigures events).
 // The events become events of the process's pool for that source, merged by time into the one
 // replay of the process's trace (TraceFile::play), so that every check sees a tensor or an array
 // as the block it is.

@@ -41,6 +41,7 @@ enum class EventKind : uint8_t {
   GraphChange,   // a graph was instantiated, cloned or destroyed
   GraphLaunch,   // an executable graph was launched
   PoolSegment,   // a pool took memory to hand blocks out of, or gave it back
+  PoolFigures,   // a pool said itself what it held (XLA's allocator statistics): no segments to measure
 };
 
 // An allocation or release by a tracked API (Alloc, Free): complete on its own, since the replay
@@ -151,6 +152,15 @@ struct PoolSegmentFact {
   bool mapped = true;  // false: given back
 };
 
+// What a pool that does not say where its blocks lie reported of itself on one device.
+struct PoolFiguresFact {
+  uint32_t pool = 0;
+  int32_t device = trace::kUnknownDevice;
+  uint64_t reserved = 0;      // the memory it holds to hand blocks out of
+  uint64_t used = 0;          // what its blocks hold
+  uint64_t largest_free = 0;  // its largest free block
+};
+
 struct GraphLaunchFact {
   uint64_t exec = 0;
   int32_t result = 0;
@@ -175,7 +185,7 @@ struct Event {
   uint64_t stack_id = 0;  // kNoStack when the fact has none
   uint32_t tid = 0;
   std::variant<std::monostate, MemoryEvent, ContextChange, RuntimeCall, SignalFact, ExitFact, LaunchParamFact,
-               GraphNodeFact, GraphChangeFact, GraphLaunchFact, PoolSegmentFact>
+               GraphNodeFact, GraphChangeFact, GraphLaunchFact, PoolSegmentFact, PoolFiguresFact>
       payload;
 
   bool is_memory() const { return kind == EventKind::Alloc || kind == EventKind::Free; }
@@ -190,6 +200,7 @@ struct Event {
   const GraphChangeFact& graph_change() const { return std::get<GraphChangeFact>(payload); }
   const GraphLaunchFact& graph_launch() const { return std::get<GraphLaunchFact>(payload); }
   const PoolSegmentFact& pool_segment() const { return std::get<PoolSegmentFact>(payload); }
+  const PoolFiguresFact& pool_figures() const { return std::get<PoolFiguresFact>(payload); }
   // What a call returned to the program: memory and runtime-call kinds; 0 for the others.
   int32_t call_result() const {
     if (const auto* m = std::get_if<MemoryEvent>(&payload)) return m->result;
