@@ -47,7 +47,7 @@ void FragmentationObserver::on_pool_growing(const PoolSegmentFact& segment, cons
 
 void FragmentationObserver::on_live(const MemoryEvent& block) {
   if (!is_pool_block(api_info(block.api).family)) return;
-  auto [span, first] = handing_out_.try_emplace(block.pool, block.time_ns, block.time_ns);
+  const auto span = handing_out_.try_emplace(block.pool, block.time_ns, block.time_ns).first;
   span->second.second = block.time_ns;
   if (growing_.empty()) return;
   const auto it = growing_.find(block.pool);
