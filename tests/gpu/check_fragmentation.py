@@ -50,6 +50,8 @@ def main():
     ap.add_argument("--log")
     ap.add_argument("--keep", help="a folder for the reports (JSON and HTML)")
     opts = ap.parse_args()
+    if opts.keep:
+        os.makedirs(opts.keep, exist_ok=True)  # cuaudit writes no --html into a folder that is not there
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         if opts.cupy_script:
