@@ -14,6 +14,7 @@
 #include "pool_heaps.h"
 #include "replay.h"
 #include "timeline.h"
+#include "python_frames.h"
 #include "python_hooks.h"
 #include "framework_history.h"
 #include "trace_reader.h"
@@ -389,4 +390,16 @@ TEST_CASE("XLA's refusal: too large for all it may hold, fragmentation inside it
   OomFacts torch = xla_facts(2ull << 30, 0, 0);
   torch.allocator_limit = 0;
   CHECK(oom_verdict(torch).find("refused it itself") != std::string::npos);
+}
+
+TEST_CASE("the Python hooks' own frames (cuaudit_hooks.py and its framework modules) are left out of stacks") {
+  ProcessTrace p;
+  p.python_stacks[1] = {{"/opt/cuaudit/lib/cuaudit_site/cuaudit_hooks_cupy.py", 88, "malloc_postprocess"},
+                        {"/opt/cuaudit/lib/cuaudit_site/cuaudit_hooks.py", 12, "install"},
+                        {"/home/me/cuaudit_site/cuaudit_hooks_mine/train.py", 5, "step"},
+                        {"/home/me/train.py", 19, "<module>"}};
+  const std::vector<report::Frame> frames = python_frames(p, 1);
+  REQUIRE(frames.size() == 2);
+  CHECK(frames[0].file == "/home/me/cuaudit_site/cuaudit_hooks_mine/train.py");
+  CHECK(frames[1].line == 19);
 }

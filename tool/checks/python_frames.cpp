@@ -5,9 +5,12 @@
 namespace cuaudit {
 namespace {
 
+// cuaudit_hooks.py and its framework modules (cuaudit_hooks_cupy.py, ...).
 bool is_cuaudit_hook_file(const std::string& file) {
-  const std::string_view hooks = "/cuaudit_site/cuaudit_hooks.py";
-  return file.size() >= hooks.size() && file.compare(file.size() - hooks.size(), hooks.size(), hooks) == 0;
+  const std::string_view folder = "/cuaudit_site/";
+  const size_t at = file.rfind("/cuaudit_site/cuaudit_hooks");
+  return at != std::string::npos && file.find('/', at + folder.size()) == std::string::npos && file.size() > 3 &&
+         file.compare(file.size() - 3, 3, ".py") == 0;
 }
 
 }  // namespace

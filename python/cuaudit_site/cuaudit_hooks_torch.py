@@ -1,0 +1,82 @@
+"""cuaudit's PyTorch hook: its caching allocator's memory history, started when PyTorch initializes
+CUDA, written to CUAUDIT_TRACE_DIR/torch-blocks-<pid>.json at exit (cuaudit_hooks.py says more)."""
+import atexit
+import os
+
+import cuaudit_layout
+from cuaudit_hooks import history_entries, note_hook, warn, write_run_file
+
+# The history's actions cuaudit keeps, as numbers in the blocks file (tool/trace/framework_history.cpp
+# reads them): blocks handed out and given back, segments taken from CUDA and given back (mapped and
+# unmapped with expandable segments), and the out-of-memory errors PyTorch raised.
+_TORCH_ACTIONS = {"free_completed": 0, "alloc": 1, "segment_alloc": 2, "segment_free": 3, "segment_map": 4,
+                  "segment_unmap": 5, "oom": 6}
+
+
+def start(torch):
+    if not hasattr(torch, "cuda") or not hasattr(torch.cuda, "_lazy_call"):
+        return
+    if os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING", "0") not in ("", "0"):
+        # No cache: every tensor is a cudaMalloc of its own, which cuaudit sees.
+        note_hook("torch", "off", "PYTORCH_NO_CUDA_MEMORY_CACHING is set: every tensor is a cudaMalloc of its own")
+        return
+    entries = history_entries()
+
+    def record_history():
+        # Runs inside PyTorch's lazy CUDA initialization: an exception here would fail the
+        # program's first CUDA call, so none may leave.
+        try:
+            memory = torch.cuda.memory
+            try:
+                memory._record_memory_history(enabled="all", context="alloc", stacks="python",
+                                              max_entries=entries, skip_actions=["free_requested"])
+            except TypeError:  # a PyTorch without skip_actions
+                memory._record_memory_history(enabled="all", context="alloc", stacks="python", max_entries=entries)
+            atexit.register(_write_torch_blocks, torch, entries)
+            note_hook("torch", "attached")
+        except Exception as error:
+            warn("PyTorch's memory history could not be started; its blocks are not followed", error)
+            note_hook("torch", "failed", "its memory history could not be started: %r" % (error,))
+
+    # When PyTorch initializes CUDA (at once if it already has): never initializes it itself.
+    torch.cuda._lazy_call(record_history)
+
+
+def _write_torch_blocks(torch, entries):
+    directory = os.environ.get("CUAUDIT_TRACE_DIR")
+    if not directory:
+        return
+    try:
+        snapshot = torch.cuda.memory._snapshot()
+    except Exception as error:
+        warn("PyTorch's memory snapshot failed", error)
+        return
+    frames, frame_ids = [], {}
+
+    def stack_id(stack):
+        key = tuple((f.get("filename", ""), f.get("line", 0), f.get("name", "")) for f in stack or ())
+        if not key:
+            return 0
+        if key not in frame_ids:
+            frames.append([list(f) for f in key])
+            frame_ids[key] = len(frames)
+        return frame_ids[key]
+
+    live, segments = [], []
+    for segment in snapshot.get("segments", ()):
+        segments.append([segment.get("device", 0), segment.get("address", 0), segment.get("total_size", 0)])
+        for block in segment.get("blocks", ()):
+            if block.get("state") == "active_allocated":
+                live.append([segment.get("device", 0), block.get("address", 0),
+                             block.get("requested_size", block.get("size", 0)), stack_id(block.get("frames"))])
+    events = []
+    for device, trace in enumerate(snapshot.get("device_traces", ())):
+        for e in trace:
+            action = _TORCH_ACTIONS.get(e.get("action"))
+            if action is not None:
+                events.append([device, action, e.get("addr", 0), e.get("size", 0), e.get("stream", 0),
+                               e.get("time_us", 0), stack_id(e.get("frames")) if action in (1, 6) else 0])
+    out = {"format": "cuaudit-torch-blocks", "version": 2, "pid": os.getpid(), "torch": torch.__version__,
+           "max_entries": entries, "clock": "realtime_us", "frames": frames, "live": live, "segments": segments,
+           "events": events}
+    write_run_file(directory, cuaudit_layout.TorchBlocks, out)
