@@ -1,7 +1,7 @@
 """cuaudit's view of the blocks Python frameworks hand out of their own memory pools.
 
-PyTorch and CuPy keep the memory they get from cudaMalloc in pools and hand tensors and arrays
-out of it: cuaudit, which sees cudaMalloc, sees the pools but not what the program keeps in them.
+PyTorch, CuPy and JAX's XLA keep the memory they get from CUDA in pools and hand tensors and arrays
+out of it: cuaudit, which sees CUDA's allocations, sees the pools but not what the program keeps in them.
 These hooks ask each framework through its own public facilities, started when the program
 imports it, without changing the program (one module each: cuaudit_hooks_torch, cuaudit_hooks_cupy,
 cuaudit_hooks_jax; this one has what they share and installs them):
@@ -11,8 +11,8 @@ cuaudit_hooks_jax; this one has what they share and installs them):
   (PyTorch keeps the most recent); at exit its snapshot (every block and segment allocated then,
   with its stack, and the history's block, segment and out-of-memory events) is written to
   CUAUDIT_TRACE_DIR/torch-blocks-<pid>.json, which the tool merges by time into the process's trace.
-- JAX: its live arrays, listed at intervals (XLA's allocator below them says nothing itself); see
-  the JAX section below.
+- JAX: its live arrays, listed at intervals (XLA's allocator below them says nothing itself), with
+  XLA's statistics and its out-of-memory errors; cuaudit_hooks_jax.py says how.
 - CuPy: a memory hook (cupy.cuda.MemoryHook) on the thread that imports CuPy and on every thread
   started after (CuPy's hooks are per thread; threading.setprofile enters it as each one starts), which hands every
   block its default pool gives out or takes back, and every segment it takes from CUDA, to the

@@ -18,8 +18,9 @@ from cuaudit_hooks import history_entries, note_hook, warn, write_run_file
 # out-of-memory error and at exit: an array first seen is a block XLA handed out, one gone a block
 # taken back. An array made and dropped between two lists is not seen (it is not kept either). At
 # exit, and at each out-of-memory error, CUAUDIT_TRACE_DIR/jax-arrays-<pid>.json is written: the
-# events, the arrays still alive, their Python stacks, and each out-of-memory error with the
-# allocator's statistics then (jax.Device.memory_stats()).
+# events, the arrays still alive, their Python stacks, each out-of-memory error with the
+# allocator's statistics then (jax.Device.memory_stats()), and those statistics at every listing
+# where they changed.
 
 _JAX_DEFAULT_INTERVAL_MS = 50
 
