@@ -403,3 +403,24 @@ TEST_CASE("the Python hooks' own frames (cuaudit_hooks.py and its framework modu
   CHECK(frames[0].file == "/home/me/cuaudit_site/cuaudit_hooks_mine/train.py");
   CHECK(frames[1].line == 19);
 }
+
+TEST_CASE("PyTorch's and JAX's files in one process: each keeps its own Python stacks and pool") {
+  ProcessTrace p = process(4);
+  std::vector<std::string> notes;
+  json torch = blocks_file(4, true);
+  json jax = jax_file(4, 2ull << 30, 7ull << 30, 512 << 20);
+  jax["frames"] = json::array({json::array({json::array({"/home/me/model.py", 7, "<module>"})}),
+                               json::array({json::array({"/home/me/model.py", 8, "<module>"})})});
+  const FrameworkHistory t = framework_history(kTorchBlocksFile, torch.dump(), p, notes);
+  const FrameworkHistory j = framework_history(kJaxArraysFile, jax.dump(), p, notes);
+  REQUIRE(p.pools.size() == 2);
+  CHECK(p.python_stacks.size() == 4);
+  auto line_of = [&](const FrameworkHistory& h) {
+    for (const Event& e : h.events) {
+      if (e.kind == EventKind::Alloc && e.memory().python_stack_id) return p.python_stacks.at(e.memory().python_stack_id)[0];
+    }
+    return PythonFrameInfo{};
+  };
+  CHECK(line_of(t).file == "/home/me/train.py");
+  CHECK(line_of(j).file == "/home/me/model.py");
+}

@@ -19,9 +19,21 @@ using nlohmann::json;
 // A million events of PyTorch's history with their stacks take about 100 MB.
 constexpr size_t kMaxFrameworkFileBytes = size_t{1} << 30;
 
-// The history's Python stacks get ids of their own beside the trace's (content hashes); 0: none.
+// A file's Python stacks get ids of their own beside the trace's (content hashes), after those of
+// a file read before (a process with PyTorch and JAX has two); 0: none.
 constexpr uint64_t kHistoryStackIds = uint64_t{1} << 63;
-uint64_t stack_id(uint64_t index) { return index ? kHistoryStackIds + index : 0; }
+constexpr uint64_t kHistoryStackRange = uint64_t{1} << 40;  // the trace's hashes land there by chance only
+struct StackIds {
+  uint64_t base = kHistoryStackIds;
+  uint64_t operator()(uint64_t index) const { return index ? base + index : 0; }
+};
+StackIds stack_ids_after(const ProcessTrace& process) {
+  StackIds ids;
+  for (const auto& [id, frames] : process.python_stacks) {
+    if (id >= kHistoryStackIds && id - kHistoryStackIds < kHistoryStackRange) ids.base = std::max(ids.base, id);
+  }
+  return ids;
+}
 
 // The file's actions, as the hooks write them (PyTorch's version 1 had only the first two).
 enum Action {
@@ -96,7 +108,7 @@ struct HistoryEvents {
   std::vector<FrameworkOom> ooms;
 };
 HistoryEvents read_events(const FrameworkFile& file, const json& doc, const ProcessTrace& process, uint32_t pool,
-                          std::vector<Event>& events) {
+                          const StackIds& stack_id, std::vector<Event>& events) {
   HistoryEvents read;
   for (const json& e : doc.at("events")) {
     const auto device = e.at(0).get<int32_t>();
@@ -167,7 +179,8 @@ FrameworkHistory framework_history(const FrameworkFile& file, const std::string&
   FrameworkHistory out;
   // The pool's number: the next after the trace's own pools.
   const uint32_t pool = process.pools.empty() ? 1 : process.pools.rbegin()->first + 1;
-  HistoryEvents read = read_events(file, doc, process, pool, out.events);
+  const StackIds stack_id = stack_ids_after(process);
+  HistoryEvents read = read_events(file, doc, process, pool, stack_id, out.events);
   uint64_t segments = read.segments;
   // What was allocated at exit but came before the history (it keeps the most recent events):
   // allocated at the start.
