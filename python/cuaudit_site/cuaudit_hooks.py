@@ -47,6 +47,23 @@ def history_entries():
         return _DEFAULT_ENTRIES
 
 
+class StackTable:
+    """The Python stacks a framework's file refers to by number: `frames[n - 1]` is stack n, each a
+    list of [file, line, function], innermost first; 0 is no stack."""
+
+    def __init__(self):
+        self.frames, self._ids = [], {}
+
+    def intern(self, key):
+        """The number of the stack `key` (a tuple of (file, line, function)), new ones appended."""
+        if not key:
+            return 0
+        if key not in self._ids:
+            self.frames.append([list(f) for f in key])
+            self._ids[key] = len(self.frames)
+        return self._ids[key]
+
+
 def warn(what, error):
     sys.stderr.write("cuaudit: warning: %s: %r\n" % (what, error))
 

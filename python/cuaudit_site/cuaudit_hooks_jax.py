@@ -9,7 +9,7 @@ import threading
 import time
 
 import cuaudit_layout
-from cuaudit_hooks import history_entries, note_hook, warn, write_run_file
+from cuaudit_hooks import StackTable, history_entries, note_hook, warn, write_run_file
 
 # XLA's allocator (its BFC allocator takes 75% of the device at start-up by default) hands out the
 # buffers of JAX's arrays: CUDA sees one allocation. JAX lists the arrays alive (jax.live_arrays()),
@@ -52,22 +52,15 @@ class _JaxArrays:
         self.stats = collections.deque(maxlen=entries)
         self.last_stats = {}
         self.devices = None  # this process's GPUs, once JAX's backends are up
-        self.frames, self.frame_ids = [], {}
+        self.stacks = StackTable()
         self.lock = threading.Lock()
         self.seen_oom = None
-        self.ooms = 0
 
     def _stack_id(self, traceback):
         try:
-            key = tuple((f.file_name, f.line_num, f.function_name) for f in traceback.frames)
+            return self.stacks.intern(tuple((f.file_name, f.line_num, f.function_name) for f in traceback.frames))
         except Exception:
             return 0
-        if not key:
-            return 0
-        if key not in self.frame_ids:
-            self.frames.append([list(f) for f in key])
-            self.frame_ids[key] = len(self.frames)
-        return self.frame_ids[key]
 
     def _buffers(self, array):
         """(device ordinal, address, bytes) of each of the array's buffers on this process's GPUs."""
@@ -191,14 +184,9 @@ class _JaxArrays:
                                 pass
                     self.failed.add(array)
                     break
-            key = tuple(stack)
-            if key not in self.frame_ids:
-                self.frames.append([list(f) for f in key])
-                self.frame_ids[key] = len(self.frames)
-            self.events.append([device, 6, 0, requested, 0, time.time_ns() // 1000, self.frame_ids[key],
+            self.events.append([device, 6, 0, requested, 0, time.time_ns() // 1000, self.stacks.intern(tuple(stack)),
                                 stats.get("bytes_limit", 0), stats.get("bytes_in_use", 0),
                                 stats.get("largest_free_block_bytes", 0)])
-            self.ooms += 1
         self.write("out_of_memory")
 
     def write(self, when):
@@ -208,7 +196,7 @@ class _JaxArrays:
         with self.lock:
             live = [[e[0], e[2], e[3], e[6]] for _, e in self.buffers.values()]
             out = {"format": "cuaudit-jax-arrays", "version": 1, "pid": os.getpid(), "jax": self.jax.__version__,
-                   "max_entries": self.entries, "clock": "realtime_us", "written_at": when, "frames": self.frames,
+                   "max_entries": self.entries, "clock": "realtime_us", "written_at": when, "frames": self.stacks.frames,
                    "live": live, "events": list(self.events), "stats": list(self.stats)}
         write_run_file(directory, cuaudit_layout.JaxArrays, out)
 

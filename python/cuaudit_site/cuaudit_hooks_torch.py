@@ -4,7 +4,7 @@ import atexit
 import os
 
 import cuaudit_layout
-from cuaudit_hooks import history_entries, note_hook, warn, write_run_file
+from cuaudit_hooks import StackTable, history_entries, note_hook, warn, write_run_file
 
 # The history's actions cuaudit keeps, as numbers in the blocks file (tool/trace/framework_history.cpp
 # reads them): blocks handed out and given back, segments taken from CUDA and given back (mapped and
@@ -51,16 +51,10 @@ def _write_torch_blocks(torch, entries):
     except Exception as error:
         warn("PyTorch's memory snapshot failed", error)
         return
-    frames, frame_ids = [], {}
+    stacks = StackTable()
 
     def stack_id(stack):
-        key = tuple((f.get("filename", ""), f.get("line", 0), f.get("name", "")) for f in stack or ())
-        if not key:
-            return 0
-        if key not in frame_ids:
-            frames.append([list(f) for f in key])
-            frame_ids[key] = len(frames)
-        return frame_ids[key]
+        return stacks.intern(tuple((f.get("filename", ""), f.get("line", 0), f.get("name", "")) for f in stack or ()))
 
     live, segments = [], []
     for segment in snapshot.get("segments", ()):
@@ -77,6 +71,6 @@ def _write_torch_blocks(torch, entries):
                 events.append([device, action, e.get("addr", 0), e.get("size", 0), e.get("stream", 0),
                                e.get("time_us", 0), stack_id(e.get("frames")) if action in (1, 6) else 0])
     out = {"format": "cuaudit-torch-blocks", "version": 2, "pid": os.getpid(), "torch": torch.__version__,
-           "max_entries": entries, "clock": "realtime_us", "frames": frames, "live": live, "segments": segments,
+           "max_entries": entries, "clock": "realtime_us", "frames": stacks.frames, "live": live, "segments": segments,
            "events": events}
     write_run_file(directory, cuaudit_layout.TorchBlocks, out)

@@ -11,6 +11,7 @@ error or warning finding comes from them (run by pytest).
 Prints one line per run (ok, failed, skipped) and PASS or FAIL; exit status 1 when any failed."""
 import argparse
 import concurrent.futures
+import functools
 import json
 import os
 import re
@@ -35,6 +36,7 @@ NUMBA_MODULES = ["cudapy.test_array", "cudapy.test_atomics", "cudapy.test_reduct
                  "cudadrv.test_managed_alloc", "cudadrv.test_streams", "cudadrv.test_events"]
 
 
+@functools.lru_cache(maxsize=None)  # asked once per module, not once per numba test module
 def importable(module):
     return subprocess.run([sys.executable, "-c", "import " + module], capture_output=True).returncode == 0
 
