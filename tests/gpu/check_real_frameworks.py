@@ -28,12 +28,15 @@ WORKLOADS = {  # name -> (script, the module that must import)
     "torch_compile": ("torch_compile_train.py", "torch"),
     "cupy": ("cupy_workload.py", "cupy"),
     "jax": ("jax_workload.py", "jax"),
+    "numba_kernels": ("numba_workload.py", "numba.cuda"),
 }
 NUMBA_MODULES = ["cudapy.test_array", "cudapy.test_atomics", "cudapy.test_reduction", "cudapy.test_sm",
                  "cudapy.test_matmul", "cudapy.test_montecarlo", "cudapy.test_laplace", "cudapy.test_blackscholes",
                  "cudapy.test_gufunc", "cudapy.test_vectorize", "cudadrv.test_cuda_memory",
                  "cudadrv.test_deallocations", "cudadrv.test_host_alloc", "cudadrv.test_pinned",
-                 "cudadrv.test_managed_alloc", "cudadrv.test_streams", "cudadrv.test_events"]
+                 "cudadrv.test_managed_alloc", "cudadrv.test_events"]
+# (cudadrv.test_streams is left out: on the H200 all its tests are skipped, CUDA is never used, and
+# cuaudit rightly ends with 122, "nothing tracked".)
 
 
 @functools.lru_cache(maxsize=None)  # asked once per module, not once per numba test module
@@ -114,29 +117,44 @@ def check_workload(opts, name):
     return lines, failures
 
 
-# numba.cuda.testing imports filecheck, a test-only dependency the H200's numba-cuda came without
-# (and that machine cannot download): the modules below do not use it, so a stand-in lets them
-# import; a test that does use it fails, natively and under cuaudit alike.
-FILECHECK_STAND_IN = {name: (
-    "class _Missing:\n"
-    "    def __init__(self, *args, **kwargs):\n"
-    "        raise RuntimeError('filecheck is not installed (cuaudit test stand-in)')\n"
-    "def __getattr__(name):\n"
-    "    if name.startswith('__'):\n"
-    "        raise AttributeError(name)\n"
-    "    return _Missing\n") for name in ("__init__", "matcher", "options", "parser", "finput")}
+# numba-cuda's tests need two things the H200's Python does not give them, whatever cuaudit does:
+# - numba.cuda.testing imports filecheck, a test-only dependency its numba-cuda came without (and that
+#   machine cannot download): the modules below do not use it, so a stand-in lets them import; a test
+#   that does use it fails, natively and under cuaudit alike.
+# - numba-cuda's arrayobj.py registers np.row_stack, an alias of np.vstack that NumPy 2.4 removed:
+#   without it no kernel module imports. numba-cuda's CUDATestCase also asks for a fixture,
+#   initialize_from_pytest_config, from the conftest.py of numba-cuda's repository (not installed).
+#   A pytest plugin (-p, loaded before collection, natively and under cuaudit alike) gives both:
+#   the alias, and the fixture doing nothing (numba's configuration stays as its environment sets it).
+_MISSING = ("class _Missing:\n"
+            "    def __init__(self, *args, **kwargs):\n"
+            "        raise RuntimeError('filecheck is not installed (cuaudit test stand-in)')\n"
+            "def __getattr__(name):\n"
+            "    if name.startswith('__'):\n"
+            "        raise AttributeError(name)\n"
+            "    return _Missing\n")
+STAND_INS = {os.path.join("filecheck", name + ".py"): _MISSING for name in ("__init__", "matcher", "options", "parser",
+                                                                           "finput")}
+NUMBA_TEST_PLUGIN = "cuaudit_numba_test_stand_ins"
+STAND_INS[NUMBA_TEST_PLUGIN + ".py"] = ("import numpy\n"
+                                           "import pytest\n"
+                                           "if not hasattr(numpy, 'row_stack'):\n"
+                                           "    numpy.row_stack = numpy.vstack\n"
+                                           "@pytest.fixture\n"
+                                           "def initialize_from_pytest_config():\n"
+                                           "    yield\n")
 
 
 def numba_env(opts):
-    if importable("filecheck"):
-        return None
-    folder = os.path.join(opts.keep, "filecheck-stand-in", "filecheck")
-    os.makedirs(folder, exist_ok=True)
-    for name, text in FILECHECK_STAND_IN.items():
-        with open(os.path.join(folder, name + ".py"), "w") as f:
+    """The environment numba-cuda's tests run in: the stand-ins above first on PYTHONPATH."""
+    folder = os.path.join(opts.keep, "numba-stand-ins")
+    for name, text in STAND_INS.items():
+        if name.startswith("filecheck") and importable("filecheck"):
+            continue
+        os.makedirs(os.path.dirname(os.path.join(folder, name)), exist_ok=True)
+        with open(os.path.join(folder, name), "w") as f:
             f.write(text)
-    path = os.path.dirname(folder)
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (path, os.environ.get("PYTHONPATH")) if p))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (folder, os.environ.get("PYTHONPATH")) if p))
 
 
 def check_numba_module(opts, module):
@@ -146,7 +164,8 @@ def check_numba_module(opts, module):
     env = numba_env(opts)
     # importlib mode: numba-cuda's tests live in numba_cuda/numba/cuda/tests, which pytest's default
     # mode names "cuda.tests..." and cannot import.
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib", "--pyargs",
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", NUMBA_TEST_PLUGIN,
+           "--import-mode=importlib", "--pyargs",
            "numba.cuda.tests." + module]
     base, native_s = native(cmd, env)
     label = "numba-" + module.split(".")[-1]
@@ -169,7 +188,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuaudit", required=True)
     ap.add_argument("--keep", help="keep the reports, logs and recorded runs here (default: a temporary folder)")
-    ap.add_argument("--only", nargs="*", help="workloads to run (%s, numba)" % ", ".join(WORKLOADS))
+    ap.add_argument("--only", nargs="*", help="workloads to run (%s; numba: modules of numba-cuda's own test suite)" % ", ".join(WORKLOADS))
     ap.add_argument("--jobs", type=int, default=3, help="workloads run side by side (JAX always alone)")
     opts = ap.parse_args()
     tmp = None

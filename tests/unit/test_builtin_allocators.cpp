@@ -1,7 +1,9 @@
-// The built-in held_by_allocator rules on what PyTorch really left behind on the H200
-// (tests/fixtures/torch-training-h200.json: the findings of tests/gpu/torch_training.py).
+// The built-in held_by_allocator rules on what PyTorch and numba-cuda really left behind on the H200
+// (tests/fixtures/torch-training-h200.json: the findings of tests/gpu/torch_training.py;
+// numba-events-h200.json: of numba-cuda's own test module cudadrv.test_events).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -16,15 +18,24 @@ using namespace cuaudit;
 
 namespace {
 
-std::vector<report::Finding> recorded_torch_findings() {
-  std::ifstream in(CUAUDIT_TEST_FIXTURES "/torch-training-h200.json");
+// The findings of a report the H200 wrote (read by json_report.h), judged afresh: only what a fresh
+// analysis would know (the allocation's Python stack), as leaks before any judgement.
+std::vector<report::Finding> recorded_findings(const std::string& fixture) {
+  std::ifstream in(CUAUDIT_TEST_FIXTURES "/" + fixture);
   REQUIRE(in);
-  // The report reader (json_report.h), on a report the H200 wrote.
   std::vector<report::Finding> out = report::report_from_json(nlohmann::json::parse(in)).findings;
-  for (report::Finding& f : out) {  // judged afresh: only what a fresh analysis would know
-    f.related.clear();
+  for (report::Finding& f : out) {
+    f.related.erase(std::remove_if(f.related.begin(), f.related.end(),
+                                   [](const report::RelatedStack& r) { return r.role != report::RelatedRole::Python; }),
+                    f.related.end());
     f.suppressed = false;
   }
+  return out;
+}
+
+std::vector<report::Finding> recorded_torch_findings() {
+  std::vector<report::Finding> out = recorded_findings("torch-training-h200.json");
+  for (report::Finding& f : out) f.related.clear();
   return out;
 }
 
@@ -71,6 +82,33 @@ TEST_CASE("everything PyTorch holds on purpose at exit is held_by_allocator, nev
   });
   CHECK(by_handles == 6);
   CHECK(findings[2].headline.rfind("Held by PyTorch CUDA caching allocator: 33554432 byte(s)", 0) == 0);
+}
+
+TEST_CASE("what numba-cuda's memory manager holds at exit (its deferred frees) is held_by_allocator") {
+  auto findings = recorded_findings("numba-events-h200.json");
+  REQUIRE(findings.size() == 3);
+  for (report::Finding& f : findings) {
+    f.kind = report::FindingKind::Leak;
+    f.severity = report::Severity::Error;
+    f.headline.clear();
+  }
+  Suppressions s;
+  s.load_text(builtin_allocator_rules(), "builtin", true);
+  judge_as_made(findings, s);
+  for (const auto& f : findings) {
+    CHECK(f.kind == report::FindingKind::HeldByAllocator);
+    CHECK(f.headline.rfind("Held by numba-cuda memory manager:", 0) == 0);
+  }
+  // Without the Python stack (the allocation was made in numba's driver module) it is a leak.
+  auto bare = recorded_findings("numba-events-h200.json");
+  for (report::Finding& f : bare) {
+    f.kind = report::FindingKind::Leak;
+    f.related.clear();
+  }
+  Suppressions again;
+  again.load_text(builtin_allocator_rules(), "builtin", true);
+  judge_as_made(bare, again);
+  CHECK(bare.front().kind == report::FindingKind::Leak);
 }
 
 TEST_CASE("a program's own leak is not taken for an allocator's memory") {
