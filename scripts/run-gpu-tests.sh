@@ -67,6 +67,9 @@ say "== PyTorch growth: activations kept in a list, attributed to the Python lin
 check python3 tests/gpu/check_torch_growth.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_growth.py --log "$log" \
   --keep-dir "$out"
 
+say "== PyTorch's blocks while the job runs (cuaudit snapshot PID) and after SIGKILL"
+check python3 tests/gpu/check_torch_live.py --cuaudit "$bin/cuaudit" --keep "$out/torch-live"
+
 say "== PyTorch defaults: a model moved to the GPU, trained and deleted: no false findings"
 check python3 tests/gpu/check_torch.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_model_deleted.py --log "$log" \
   --keep-json "$out/torch-model-deleted.json"

@@ -21,6 +21,11 @@ cuaudit_hooks_jax; this one has what they share and installs them):
   cudaMalloc). The pool's kind is the injection's number for the memory source "cupy_pool"
   (common/memory_sources.inc), asked with cuaudit_memory_source.
 
+While the program runs, PyTorch's and JAX's files are written again (FileWrites below): when cuaudit
+asks (`cuaudit snapshot`, --snapshot-interval: it writes the run directory's framework-request file)
+and every CUAUDIT_FRAMEWORK_WRITE_MS (default 60 s), so that a snapshot shows tensors and arrays by
+Python line and a job killed with SIGKILL keeps what was written last.
+
 A hook that fails warns on stderr once and leaves the program alone. What each hook did (attached,
 off, failed and why; CuPy's threads) is written to CUAUDIT_TRACE_DIR/python-hooks-<pid>.json as it
 changes, for the report's notes.
@@ -31,10 +36,14 @@ import importlib.util
 import json
 import os
 import sys
+import threading
+import time
 
 import cuaudit_layout  # the run directory's names (generated from common/run_dir_layout.inc)
 
 _DEFAULT_ENTRIES = 100000
+_DEFAULT_WRITE_MS = 60000
+_REQUEST_POLL_S = 0.1  # how often the run directory's framework-request file is looked at
 # framework module -> the hook module that starts following it when the program imports it
 _HOOKS = {"torch": "cuaudit_hooks_torch", "jax": "cuaudit_hooks_jax", "cupy": "cuaudit_hooks_cupy"}
 
@@ -69,23 +78,108 @@ def warn(what, error):
 
 
 _hook_state = {}  # framework -> {"state": "attached" | "off" | "failed", "why": ..., "threads": ...}
+_answer = {}  # what the tool reads to know its last request was answered: {"writes": bool, "answered": request}
 
 
-def note_hook(framework, state=None, why=None, **more):
+def note_hook(framework=None, state=None, why=None, **more):
     """Says what a framework's hook did, in the run directory (python-hooks-<pid>.json)."""
-    entry = _hook_state.setdefault(framework, {})
-    if state:
-        entry["state"] = state
-    if why:
-        entry["why"] = why
-    entry.update(more)
+    if framework:
+        entry = _hook_state.setdefault(framework, {})
+        if state:
+            entry["state"] = state
+        if why:
+            entry["why"] = why
+        entry.update(more)
     directory = os.environ.get("CUAUDIT_TRACE_DIR")
     if not directory:
         return
     # Quietly: the report then says nothing of the hooks; the program is not disturbed.
-    write_run_file(directory, cuaudit_layout.PythonHooks,
-                    {"format": "cuaudit-python-hooks", "version": 1, "pid": os.getpid(), "hooks": _hook_state},
-                    quiet=True)
+    doc = {"format": "cuaudit-python-hooks", "version": 1, "pid": os.getpid(), "hooks": _hook_state}
+    doc.update(_answer)
+    write_run_file(directory, cuaudit_layout.PythonHooks, doc, quiet=True)
+
+
+def _write_interval_s():
+    try:
+        return max(0, int(os.environ.get("CUAUDIT_FRAMEWORK_WRITE_MS", _DEFAULT_WRITE_MS))) / 1000.0
+    except ValueError:
+        return _DEFAULT_WRITE_MS / 1000.0
+
+
+class FileWrites:
+    """Who writes a framework's file, and when. Each hook adds its writer (a function of `when`: the
+    file's "written_at"); one thread of this module calls them all while the program runs: at each
+    request of the tool (it writes a new request number into the run directory's framework-request
+    file; the answer is that number in python-hooks-<pid>.json, after the files are written) and
+    every CUAUDIT_FRAMEWORK_WRITE_MS. Writes are one at a time, and none comes after the last one at
+    exit (a late periodic write would replace the exit's file with an older picture)."""
+
+    def __init__(self):
+        self.writers = []
+        self.lock = threading.Lock()
+        self.ended = False
+        self.thread = None
+
+    def add(self, writer):
+        directory = os.environ.get("CUAUDIT_TRACE_DIR")
+        with self.lock:
+            self.writers.append(writer)
+            if self.thread is None and directory:
+                _answer["writes"] = True
+                self.thread = threading.Thread(target=self._watch, args=(directory,), name="cuaudit-framework-files",
+                                               daemon=True)
+                self.thread.start()
+        note_hook()
+
+    def now(self, writer, when):
+        """One writer, now (at an out-of-memory error), unless the last write at exit was done."""
+        with self.lock:
+            if not self.ended:
+                writer(when)
+
+    def last(self, writer):
+        """A writer's write at exit; no periodic write comes after it."""
+        with self.lock:
+            writer("exit")
+            self.writers = [w for w in self.writers if w is not writer]
+            self.ended = not self.writers
+
+    def _all(self, when):
+        with self.lock:
+            for writer in self.writers:
+                try:
+                    writer(when)
+                except Exception as error:  # the next write may succeed; the program goes on
+                    warn("cuaudit's framework file could not be written", error)
+
+    def _watch(self, directory):
+        request_path = os.path.join(directory, cuaudit_layout.FrameworkRequest[0])
+        interval = _write_interval_s()
+        answered = _read_request(request_path)  # one made before this process started was not for it
+        last_write = time.monotonic()
+        while not self.ended:
+            time.sleep(_REQUEST_POLL_S)
+            request = _read_request(request_path)
+            due = interval and time.monotonic() - last_write >= interval
+            if request == answered and not due:
+                continue
+            self._all("running")
+            last_write = time.monotonic()
+            if request != answered:
+                answered = request
+                _answer["answered"] = request
+                note_hook()
+
+
+def _read_request(path):
+    try:
+        with open(path) as f:
+            return f.read(64).strip()
+    except OSError:
+        return ""
+
+
+file_writes = FileWrites()
 
 
 def write_run_file(directory, entry, doc, quiet=False):

@@ -9,7 +9,7 @@ import threading
 import time
 
 import cuaudit_layout
-from cuaudit_hooks import StackTable, history_entries, note_hook, warn, write_run_file
+from cuaudit_hooks import StackTable, file_writes, history_entries, note_hook, warn, write_run_file
 
 # XLA's allocator (its BFC allocator takes 75% of the device at start-up by default) hands out the
 # buffers of JAX's arrays: CUDA sees one allocation. JAX lists the arrays alive (jax.live_arrays()),
@@ -17,7 +17,8 @@ from cuaudit_hooks import StackTable, history_entries, note_hook, warn, write_ru
 # hook lists them at intervals (CUAUDIT_JAX_INTERVAL_MS, default 50) on a thread of its own, at an
 # out-of-memory error and at exit: an array first seen is a block XLA handed out, one gone a block
 # taken back. An array made and dropped between two lists is not seen (it is not kept either). At
-# exit, and at each out-of-memory error, CUAUDIT_TRACE_DIR/jax-arrays-<pid>.json is written: the
+# exit, at each out-of-memory error and while the program runs (cuaudit_hooks.FileWrites: when
+# cuaudit asks, and every CUAUDIT_FRAMEWORK_WRITE_MS), CUAUDIT_TRACE_DIR/jax-arrays-<pid>.json is written: the
 # events, the arrays still alive, their Python stacks, each out-of-memory error with the
 # allocator's statistics then (jax.Device.memory_stats()), and those statistics at every listing
 # where they changed.
@@ -187,7 +188,7 @@ class _JaxArrays:
             self.events.append([device, 6, 0, requested, 0, time.time_ns() // 1000, self.stacks.intern(tuple(stack)),
                                 stats.get("bytes_limit", 0), stats.get("bytes_in_use", 0),
                                 stats.get("largest_free_block_bytes", 0)])
-        self.write("out_of_memory")
+        file_writes.now(self.write, "out_of_memory")
 
     def write(self, when):
         directory = os.environ.get("CUAUDIT_TRACE_DIR")
@@ -196,7 +197,8 @@ class _JaxArrays:
         with self.lock:
             live = [[e[0], e[2], e[3], e[6]] for _, e in self.buffers.values()]
             out = {"format": "cuaudit-jax-arrays", "version": 1, "pid": os.getpid(), "jax": self.jax.__version__,
-                   "max_entries": self.entries, "clock": "realtime_us", "written_at": when, "frames": self.stacks.frames,
+                   "max_entries": self.entries, "clock": "realtime_us", "written_at": when,
+                   "written_us": time.time_ns() // 1000, "frames": self.stacks.frames,
                    "live": live, "events": list(self.events), "stats": list(self.stats)}
         write_run_file(directory, cuaudit_layout.JaxArrays, out)
 
@@ -250,12 +252,16 @@ def start(jax):
         while not stop.wait(interval / 1000.0):
             tracker.sample()
 
+    def write(when):  # listed first: what is written is what is alive now
+        tracker.sample()
+        tracker.write(when)
+
     def at_exit():
         stop.set()
-        tracker.sample()
-        tracker.write("exit")
+        file_writes.last(write)
 
     if interval:
         threading.Thread(target=watch, name="cuaudit-jax-arrays", daemon=True).start()
     atexit.register(at_exit)
+    file_writes.add(write)
     note_hook("jax", "attached", errors, interval_ms=interval)

@@ -1,10 +1,12 @@
 """cuaudit's PyTorch hook: its caching allocator's memory history, started when PyTorch initializes
-CUDA, written to CUAUDIT_TRACE_DIR/torch-blocks-<pid>.json at exit (cuaudit_hooks.py says more)."""
+CUDA, written to CUAUDIT_TRACE_DIR/torch-blocks-<pid>.json at exit, at each out-of-memory error its
+allocator raises, and while the program runs (cuaudit_hooks.py says more)."""
 import atexit
 import os
+import time
 
 import cuaudit_layout
-from cuaudit_hooks import StackTable, history_entries, note_hook, warn, write_run_file
+from cuaudit_hooks import StackTable, file_writes, history_entries, note_hook, warn, write_run_file
 
 # The history's actions cuaudit keeps, as numbers in the blocks file (tool/trace/framework_history.cpp
 # reads them): blocks handed out and given back, segments taken from CUDA and given back (mapped and
@@ -32,7 +34,13 @@ def start(torch):
                                               max_entries=entries, skip_actions=["free_requested"])
             except TypeError:  # a PyTorch without skip_actions
                 memory._record_memory_history(enabled="all", context="alloc", stacks="python", max_entries=entries)
-            atexit.register(_write_torch_blocks, torch, entries)
+
+            def write(when):
+                _write_torch_blocks(torch, entries, when)
+
+            atexit.register(file_writes.last, write)
+            file_writes.add(write)
+            _watch_out_of_memory(torch, write)
             note_hook("torch", "attached")
         except Exception as error:
             warn("PyTorch's memory history could not be started; its blocks are not followed", error)
@@ -42,7 +50,23 @@ def start(torch):
     torch.cuda._lazy_call(record_history)
 
 
-def _write_torch_blocks(torch, entries):
+def _watch_out_of_memory(torch, write):
+    """Writes the file at each out-of-memory error the caching allocator raises (its observers are
+    called after it recorded the error in its history and let go of its lock)."""
+    attach = getattr(getattr(torch, "_C", None), "_cuda_attach_out_of_memory_observer", None)
+    if attach is None:
+        return
+
+    def observer(device, requested, device_allocated, device_free):
+        try:
+            file_writes.now(write, "out_of_memory")
+        except Exception as error:  # the error the program sees stays PyTorch's own
+            warn("PyTorch's blocks could not be written at its out-of-memory error", error)
+
+    attach(observer)
+
+
+def _write_torch_blocks(torch, entries, when="exit"):
     directory = os.environ.get("CUAUDIT_TRACE_DIR")
     if not directory:
         return
@@ -71,6 +95,6 @@ def _write_torch_blocks(torch, entries):
                 events.append([device, action, e.get("addr", 0), e.get("size", 0), e.get("stream", 0),
                                e.get("time_us", 0), stack_id(e.get("frames")) if action in (1, 6) else 0])
     out = {"format": "cuaudit-torch-blocks", "version": 2, "pid": os.getpid(), "torch": torch.__version__,
-           "max_entries": entries, "clock": "realtime_us", "frames": stacks.frames, "live": live, "segments": segments,
-           "events": events}
+           "max_entries": entries, "clock": "realtime_us", "written_at": when, "written_us": time.time_ns() // 1000,
+           "frames": stacks.frames, "live": live, "segments": segments, "events": events}
     write_run_file(directory, cuaudit_layout.TorchBlocks, out)

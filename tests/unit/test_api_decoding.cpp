@@ -8,7 +8,7 @@ using namespace cuaudit;
 using inject::ApiCall;
 using inject::decode_api_params;
 
-TEST_CASE("a table row decodes its key, bytes and stream; out-parameters are read, none is 0") {
+TEST_CASE("a table row decodes its key, bytes and stream, out-parameters are read, none is 0") {
   void* device = reinterpret_cast<void*>(0x7f0000001000);
   cudaMalloc_v3020_params malloc_params{&device, 4096};
   ApiCall call{Api::cudaMalloc};

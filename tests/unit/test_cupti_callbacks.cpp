@@ -30,7 +30,7 @@ const NamedRow kNamed[] = {
 
 }  // namespace
 
-TEST_CASE("every callback appears once; a recorded one carries Tracked or Resource, a hook neither") {
+TEST_CASE("every callback appears once, a recorded one carries Tracked or Resource, a hook neither") {
   using namespace callback_role;
   REQUIRE(callback_row_count() == sizeof kNamed / sizeof kNamed[0]);
   std::set<std::pair<int, unsigned>> seen;

@@ -76,7 +76,7 @@ TEST_CASE("an undecidable call site is never reported as unchecked") {
   CHECK(f[0].notes[0].find("could not follow") != std::string::npos);
 }
 
-TEST_CASE("shutdown, polling and peer-access results are not failures; explained ones are not repeated") {
+TEST_CASE("shutdown, polling and peer-access results are not failures, explained ones are not repeated") {
   CHECK(judge({call(EventKind::FailedCall, 1, kMemcpyCbid, 4)}).empty());
   CHECK(judge({call(EventKind::FailedCall, 1, kMemcpyCbid, 600)}).empty());
   CHECK(judge({call(EventKind::FailedCall, 1, kMemcpyCbid, 704)}).empty());

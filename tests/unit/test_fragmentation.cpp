@@ -104,7 +104,7 @@ TEST_CASE("what a framework's rounding leaves after each block is not a hole to 
   CHECK(judge(t.trace()).empty());
 }
 
-TEST_CASE("the threshold: a miss in a pool only a little fragmented is not reported; the worst miss is the one told") {
+TEST_CASE("the threshold: a miss in a pool only a little fragmented is not reported, the worst miss is the one told") {
   // Blocks 0, 1 and 3 given back: holes of 512 KiB and 256 KiB (768 KiB free), 1/3 fragmented.
   SyntheticTrace t = pool_with_holes(0b1011);
   t.segment(2, kSecond, kMiB).block(Api::cupyPoolMalloc, 2, kSecond, 640 * kKiB);
@@ -162,7 +162,7 @@ TEST_CASE("the segment view at the worst moment: each segment's blocks by site, 
   CHECK_FALSE(p.truncated);
 }
 
-TEST_CASE("the segment view: blocks of one site a rounding gap apart are one span; the ninth site is 'other'") {
+TEST_CASE("the segment view: blocks of one site a rounding gap apart are one span, the ninth site is 'other'") {
   SyntheticTrace t;
   t.pool(2, "", MemorySource::CupyPool).segment(2, kFirst, 4 * kMiB);
   // Ten sites, 10 blocks each of 4 KiB + 512 apart... site k's blocks are contiguous (gap 256 B).

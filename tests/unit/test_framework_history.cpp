@@ -133,7 +133,7 @@ TEST_CASE("merged by time: each history event just before the first sample or ev
   }
 }
 
-TEST_CASE("activations kept in a list grow at their line with the cache on; a correct loop does not") {
+TEST_CASE("activations kept in a list grow at their line with the cache on, a correct loop does not") {
   for (bool keep : {true, false}) {
     CAPTURE(keep);
     ProcessTrace p = process(12);
@@ -200,7 +200,7 @@ TEST_CASE("version 2: segments live in the pool's heap, out-of-memory entries ar
   CHECK(heaps.framework_block_bytes(0) == 2 * kBlock);
 }
 
-TEST_CASE("a malformed history is said in the notes and changes nothing; with the cache off there is no pool") {
+TEST_CASE("a malformed history is said in the notes and changes nothing, with the cache off there is no pool") {
   const std::string dir = "/tmp/cuaudit-torch-history-bad";
   REQUIRE(system(("mkdir -p " + dir).c_str()) == 0);
   FILE* f = fopen((dir + "/torch-blocks-77.json").c_str(), "w");
@@ -222,7 +222,7 @@ TEST_CASE("a malformed history is said in the notes and changes nothing; with th
   CHECK(p.pools.empty());
 }
 
-TEST_CASE("PyTorch's own out-of-memory error: one finding at its Python line; with a failing cudaMalloc, that one") {
+TEST_CASE("PyTorch's own out-of-memory error: one finding at its Python line, with a failing cudaMalloc, that one") {
   json doc = blocks_file(2, true);
   doc["version"] = 2;
   doc["events"].insert(doc["events"].begin(), json::array({0, 2, 0x7f0000000000, 64 * kBlock, 0, step_us(0) - 5, 0}));
@@ -423,4 +423,21 @@ TEST_CASE("PyTorch's and JAX's files in one process: each keeps its own Python s
   };
   CHECK(line_of(t).file == "/home/me/train.py");
   CHECK(line_of(j).file == "/home/me/model.py");
+}
+
+TEST_CASE("a file written while the program ran says when, and that later blocks are not seen") {
+  ProcessTrace p = process(6);
+  json doc = blocks_file(6, true);
+  doc["written_at"] = "running";
+  doc["written_us"] = step_us(3);  // 0.31 s after the process started
+  std::vector<std::string> notes;
+  framework_history(kTorchBlocksFile, doc.dump(), p, notes);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("still allocated when the hooks last wrote the file while the program ran at 0.3 s (blocks "
+                      "handed out or taken back after are not seen") != std::string::npos);
+  doc["written_at"] = "exit";
+  notes.clear();
+  ProcessTrace q = process(6);
+  framework_history(kTorchBlocksFile, doc.dump(), q, notes);
+  CHECK(notes[0].find("still allocated at exit") != std::string::npos);
 }

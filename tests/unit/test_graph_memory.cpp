@@ -146,7 +146,7 @@ TEST_CASE("resources never destroyed are resource leaks naming the missing destr
         "Leak of 3 stream(s) (cudaStreamCreate), never destroyed with cudaStreamDestroy, created at:");
 }
 
-TEST_CASE("an IPC mapping closed with cudaFree is a mismatched free; one never closed is a leak of the importer") {
+TEST_CASE("an IPC mapping closed with cudaFree is a mismatched free, one never closed is a leak of the importer") {
   SyntheticTrace t;
   t.alloc(Api::cudaIpcOpenMemHandle, kAddr, 1 << 20).release(Api::cudaFree, kAddr, /*result=*/1);
   t.alloc(Api::cuIpcOpenMemHandle, kAddr + (8 << 20), 4096);

@@ -126,7 +126,7 @@ TEST_CASE("a report read back from its JSON is the same report") {
   CHECK(render_json(read) == render_json(original));
 }
 
-TEST_CASE("a minimal report reads with defaults; a wrong one is refused naming the field") {
+TEST_CASE("a minimal report reads with defaults, a wrong one is refused naming the field") {
   const Report minimal = report_from_json(nlohmann::json{{"schema", kSchema}});
   CHECK(minimal.findings.empty());
   CHECK(minimal.processes.empty());

@@ -121,7 +121,7 @@ TEST_CASE("a cubin's kernels: names, symbol indices for nvdisasm -fun, where par
             .empty());  // cut short
 }
 
-TEST_CASE("a word the kernel's code reads 16 bytes at a time is misaligned; one it tests itself is not") {
+TEST_CASE("a word the kernel's code reads 16 bytes at a time is misaligned, one it tests itself is not") {
   RunWithCode run;
   KernelRequirements code(run.dir, run.fake_nvdisasm());
   const auto judged = code.judge(run.trace, event(low_bits(1, 0, 0x7f0000000004)));
@@ -146,7 +146,7 @@ TEST_CASE("a word the kernel's code reads 16 bytes at a time is misaligned; one 
   CHECK(code_notes(code).empty());  // kernel 4 has no code, but no judgement needed it
 }
 
-TEST_CASE("a word the kernel's code loads or stores through is dereferenced; one it never follows is not") {
+TEST_CASE("a word the kernel's code loads or stores through is dereferenced, one it never follows is not") {
   RunWithCode run;
   KernelRequirements code(run.dir, run.fake_nvdisasm());
   CHECK(code.dereferences(run.trace, event(low_bits(3, 8, 0x5555'0000'1000))));         // Params::idx, read as ints

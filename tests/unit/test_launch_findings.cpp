@@ -81,7 +81,7 @@ TEST_CASE("memory allocated again at a freed address is not stale") {
   CHECK(judge(t.trace()).empty());
 }
 
-TEST_CASE("readable host memory outside every allocation is a host pointer; unreadable values are nothing") {
+TEST_CASE("readable host memory outside every allocation is a host pointer, unreadable values are nothing") {
   SyntheticTrace t;
   t.launch_param(kWrite4, 0, 0x5555'0000'1000, kNotAccessible, 16, /*host_readable=*/true);
   t.launch_param("plain", 1, 0x1234, kNotAccessible, 0, /*host_readable=*/false);  // an integer of an extern "C" kernel

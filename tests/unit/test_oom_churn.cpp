@@ -128,7 +128,7 @@ TEST_CASE("another process's memory and an unknown NVML answer are said as such"
   CHECK(said_unknown);
 }
 
-TEST_CASE("other failures are not out of memory; they stay error findings") {
+TEST_CASE("other failures are not out of memory, they stay error findings") {
   SyntheticTrace t;
   t.alloc(Api::cudaMalloc, 0, 64, 6, /*cudaErrorInvalidValue*/ 1);
   const Judged j = judge(t.end().trace());
@@ -168,7 +168,7 @@ TEST_CASE("allocating once, or a few times, is not churn") {
   CHECK(churn(t.end().trace()).empty());
 }
 
-TEST_CASE("a framework's retry of one request is one failure; a program's loop that asks again is several") {
+TEST_CASE("a framework's retry of one request is one failure, a program's loop that asks again is several") {
   SyntheticTrace t;
   t.python_stack(40, {{"/src/train.py", 12, "<module>"}});
   t.alloc(Api::cudaMalloc, 8 * kGiB, 70 * kGiB, /*stack=*/5).sample(71 * kGiB);

@@ -34,7 +34,7 @@ SyntheticTrace pool_over_one_allocation() {
 
 }  // namespace
 
-TEST_CASE("blocks handed out and taken back are clean; the pool's own memory is not disturbed by them") {
+TEST_CASE("blocks handed out and taken back are clean, the pool's own memory is not disturbed by them") {
   SyntheticTrace t = pool_over_one_allocation();
   t.block(Api::nvtxMemRegionsRegister, 1, 0x10000, 256)  // the same address as the pool's allocation
       .block(Api::nvtxMemRegionsRegister, 1, 0x10100, 256)
@@ -70,7 +70,7 @@ TEST_CASE("a block never returned is a leak named after its pool, even when the 
   CHECK(f.notes.empty());
 }
 
-TEST_CASE("blocks still handed out when their heap is unregistered or reset leak then; other pools' do not") {
+TEST_CASE("blocks still handed out when their heap is unregistered or reset leak then, other pools' do not") {
   for (Api end_of_pool : {Api::nvtxMemHeapUnregister, Api::nvtxMemHeapReset}) {
     CAPTURE(api_info(end_of_pool).name);
     SyntheticTrace t = pool_over_one_allocation();
@@ -94,7 +94,7 @@ TEST_CASE("blocks still handed out when their heap is unregistered or reset leak
   }
 }
 
-TEST_CASE("a block returned twice is a double free; one never handed out or an interior pointer an invalid free") {
+TEST_CASE("a block returned twice is a double free, one never handed out or an interior pointer an invalid free") {
   SyntheticTrace t = pool_over_one_allocation();
   t.block(Api::nvtxMemRegionsRegister, 1, 0x10000, 256)
       .block(Api::nvtxMemRegionsUnregister, 0, 0x10000, 0, 21)
@@ -116,7 +116,7 @@ TEST_CASE("a block returned twice is a double free; one never handed out or an i
   CHECK(findings[2].headline.find("which the pool never handed out") != std::string::npos);
 }
 
-TEST_CASE("a resized block keeps its pool and stack; resizing one never handed out is an invalid free") {
+TEST_CASE("a resized block keeps its pool and stack, resizing one never handed out is an invalid free") {
   SyntheticTrace t = pool_over_one_allocation();
   t.block(Api::nvtxMemRegionsRegister, 1, 0x10000, 256, 31)
       .block(Api::nvtxMemRegionsResize, 0, 0x10000, 4096, 32)
@@ -169,7 +169,7 @@ TEST_CASE("pool blocks are never added to what the process holds on its device")
   CHECK(holdings.blocks == 0);
 }
 
-TEST_CASE("a framework pool's blocks allocated at exit are Python's arrays, not leaks; an NVTX heap's are") {
+TEST_CASE("a framework pool's blocks allocated at exit are Python's arrays, not leaks, an NVTX heap's are") {
   SyntheticTrace t;
   t.alloc(Api::cudaMalloc, 0x10000, 1 << 20)
       .pool(1, "CuPy memory pool", trace::PoolKind::CupyPool)

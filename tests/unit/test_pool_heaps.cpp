@@ -78,7 +78,7 @@ TEST_CASE("a pool's usage with no segment said, several segments, and a segment 
   CHECK(heaps.pools() == std::vector<uint32_t>{2});
 }
 
-TEST_CASE("each pool keeps its own accounts; a block taken back by pool 0 is found by its address") {
+TEST_CASE("each pool keeps its own accounts, a block taken back by pool 0 is found by its address") {
   ReplayResult result;
   PoolHeaps heaps(result, nullptr);
   heaps.segment(segment(1, 0x100000, 4096));

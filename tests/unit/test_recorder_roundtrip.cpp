@@ -106,7 +106,7 @@ TEST_CASE("an exit whose enter came before cuaudit subscribed is still recorded 
   CHECK(events[1].memory().device == -1);  // host memory
 }
 
-TEST_CASE("a call captured into a graph records nothing of its own; an import records its handle") {
+TEST_CASE("a call captured into a graph records nothing of its own, an import records its handle") {
   trace_path();
   inject::on_call_enter(Api::cudaMallocAsync);
   inject::on_call_enter(Api::cuMemAllocAsync);
@@ -259,7 +259,7 @@ TEST_CASE("a pool and its blocks read back: the pool's name, each block's pool, 
   CHECK(events[3].memory().bytes == 64);
 }
 
-TEST_CASE("a loaded module's cubin or fat binary is kept beside the trace, once; what is neither is only said") {
+TEST_CASE("a loaded module's cubin or fat binary is kept beside the trace, once, what is neither is only said") {
   trace_path();
   inject::configure_kernel_code();
   std::string image(

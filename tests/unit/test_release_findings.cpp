@@ -200,7 +200,7 @@ TEST_CASE("an interior pointer is an invalid free naming the allocation and offs
   CHECK(j.findings[0].related[0].role == report::RelatedRole::Allocation);
 }
 
-TEST_CASE("a pointer no allocator returned is an invalid free; nullptr and accepted unknowns are not") {
+TEST_CASE("a pointer no allocator returned is an invalid free, nullptr and accepted unknowns are not") {
   const auto j = judge(SyntheticTrace()
                            .release(Api::cudaFree, 0x7ffd0000, kInvalidValue)
                            .release(Api::cudaFree, 0)

@@ -60,7 +60,7 @@ TEST_CASE("a kernel that tests its pointers' alignment and falls back to scalar 
   CHECK(required(k, 8) == 0);
 }
 
-TEST_CASE("an access at an offset the analysis cannot bound requires nothing; what it can, it says") {
+TEST_CASE("an access at an offset the analysis cannot bound requires nothing, what it can, it says") {
   const auto kernels = recorded_kernels();
   // src = in + off (off a parameter: any multiple of 4), loaded 8 bytes at a time: not the pointer's alone.
   CHECK(required(kernels.at("_Z11offset_loopPKfPfii"), 0) == 0);

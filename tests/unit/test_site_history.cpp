@@ -142,7 +142,7 @@ TEST_CASE("a snapshot of a running program: what it holds is live, not leaked") 
   CHECK(text.find("LEAK SUMMARY: 0 byte(s) leaked") != std::string::npos);
 }
 
-TEST_CASE("snapshot files are numbered before the extension; durations read as users write them") {
+TEST_CASE("snapshot files are numbered before the extension, durations read as users write them") {
   CHECK(numbered_path("out/report.json", "snapshot-2") == "out/report.snapshot-2.json");
   CHECK(numbered_path("out.d/report", "snapshot-1") == "out.d/report.snapshot-1");
   CHECK(numbered_path(".hidden", "snapshot-1") == ".hidden.snapshot-1");
@@ -154,4 +154,25 @@ TEST_CASE("snapshot files are numbered before the extension; durations read as u
   CHECK_FALSE(parse_duration_ms("ten minutes"));
   CHECK_FALSE(parse_duration_ms("10 days"));
   CHECK_FALSE(parse_duration_ms("-5s"));
+}
+
+TEST_CASE("a snapshot shows a framework pool's blocks live at the Python line that holds them") {
+  SyntheticTrace running;
+  const ProcessTrace& t = running.alloc(Api::cudaMalloc, 0x10000, 1 << 20)
+                              .pool(1, "PyTorch's caching allocator", MemorySource::TorchCaching)
+                              .python_stack(7, {{"/home/me/train.py", 12, "<module>"}})
+                              .block(Api::torchBlockAlloc, 1, 0x10000, 4096, 0)
+                              .trace();
+  const_cast<ProcessTrace&>(t).events.back().memory().python_stack_id = 7;  // the block's Python stack
+  Replayer replayer(t, nullptr);
+  for (const Event& e : t.events) replayer.apply(e);
+  Symbolizer symbolizer;
+  StackResolver stacks(t, symbolizer);
+  const auto live = leak_findings(t, replayer.finish(LeakEnd::StillRunning), stacks, testing::no_holders());
+  const auto block = std::find_if(live.begin(), live.end(), [](const report::Finding& f) { return f.bytes == 4096; });
+  REQUIRE(block != live.end());
+  CHECK(block->kind == report::FindingKind::Live);
+  REQUIRE_FALSE(block->stack.empty());
+  CHECK(block->stack[0].file == "/home/me/train.py");
+  CHECK(block->stack[0].line == 12);
 }

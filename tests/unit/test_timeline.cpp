@@ -13,7 +13,7 @@ constexpr uint64_t MiB = 1 << 20;
 constexpr uint64_t kContexts = 500 * MiB;  // what the driver uses besides the program's memory
 }  // namespace
 
-TEST_CASE("samples carry what the program held then; each device's peak names the sites that held the most") {
+TEST_CASE("samples carry what the program held then, each device's peak names the sites that held the most") {
   SyntheticTrace s;
   // Phase 1: 3 x 100 MiB from stack 1, then released.
   s.alloc(Api::cudaMalloc, 0x1000000, 100 * MiB, 1).alloc(Api::cudaMalloc, 0x9000000, 100 * MiB, 1);

@@ -202,7 +202,7 @@ TEST_CASE("kernel names and launch parameter facts are read") {
   CHECK(e.launch_param().host_readable);
 }
 
-TEST_CASE("device states and call times are read; a state without NVML's answer says so") {
+TEST_CASE("device states and call times are read, a state without NVML's answer says so") {
   DeviceStateRecord d{};
   d.header = header_for<DeviceStateRecord>(sizeof d);
   d.seq = 3;
@@ -230,7 +230,7 @@ TEST_CASE("device states and call times are read; a state without NVML's answer 
   CHECK(t.events[0].memory().call_ns == 1234);
 }
 
-TEST_CASE("a flipped byte is a damaged chunk, reported; traces of version 1 have no checksum and are read") {
+TEST_CASE("a flipped byte is a damaged chunk, reported, traces of version 1 have no checksum and are read") {
   std::string second = chunk(alloc_record(2, 0x20));
   second[sizeof(ChunkHeader) + 20] ^= 0x04;  // a bit of the record's key
   const auto t = parse_trace(header() + chunk(alloc_record(1, 0x10)) + second, "t.cutrace");

@@ -121,6 +121,8 @@ void add_stacks(report::Finding& f, const Group& g, const ProcessTrace& trace, S
     f.notes.push_back(fmt::format("allocated from Python at {}:{} in {}", python[user].file, python[user].line,
                                   python[user].function));
   }
+  // A framework's block has no native stack of its own: the user's line first, then its callers.
+  if (f.stack.empty() && user < python.size()) f.stack.assign(python.begin() + static_cast<std::ptrdiff_t>(user), python.end());
   f.related.push_back({report::RelatedRole::Python, "", "Python stack of the allocation:", std::move(python)});
 }
 
@@ -171,7 +173,9 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
     if (leak.failed_release >= 0) failed_release = failed_releases.at(static_cast<size_t>(leak.failed_release));
     const uint64_t failed_site = failed_release ? failed_release->stack_id : 0;
     const uint64_t pool = is_pool_block(api_info(a.api).family) ? a.pool : 0;
-    if (pool && is_framework_pool(trace.pools, pool)) continue;  // judged for growth, not as leaks
+    // A framework's blocks at exit are Python's arrays, judged for growth, not as leaks; in a
+    // snapshot they are what the program holds now, by Python line.
+    if (pool && is_framework_pool(trace.pools, pool) && leak.end != LeakEnd::StillRunning) continue;
     auto [it, inserted] = groups.try_emplace(
         {a.stack_id, a.python_stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end), failed_site, pool},
         Group{api, leak.end, a.stack_id, a.python_stack_id, failed_release});

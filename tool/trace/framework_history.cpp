@@ -151,6 +151,26 @@ HistoryEvents read_events(const FrameworkFile& file, const json& doc, const Proc
   return read;
 }
 
+// When the hooks wrote the file, as the notes say it: at exit, or at a moment of the run after which
+// nothing of the framework's blocks is seen (a snapshot of a running program, a process killed).
+std::string when_written(const json& doc, const ProcessTrace& process) {
+  const std::string at = doc.value("written_at", "exit");
+  if (at == "exit") return "at exit";
+  const auto written_us = doc.value("written_us", uint64_t{0});
+  const std::string moment =
+      written_us ? fmt::format(" at {:.1f} s", static_cast<double>(monotonic_ns(process, written_us) -
+                                                                    process.start_monotonic_ns) / 1e9)
+                 : std::string();
+  if (at == "running") {
+    return fmt::format("when the hooks last wrote the file while the program ran{} (blocks handed out or taken back "
+                       "after are not seen: a snapshot, or a process that did not reach its exit handlers, killed?)",
+                       moment);
+  }
+  return fmt::format("when the file was last written{} (at an out-of-memory error; the process did not reach its "
+                     "exit handlers)",
+                     moment);
+}
+
 }  // namespace
 
 const FrameworkFile kTorchBlocksFile{run_dir::TorchBlocks, "cuaudit-torch-blocks", 2, MemorySource::TorchCaching,
@@ -213,10 +233,7 @@ FrameworkHistory framework_history(const FrameworkFile& file, const std::string&
   for (size_t i = 0; i < stacks.size(); ++i) process.python_stacks.emplace(stack_id(i + 1), std::move(stacks[i]));
   for (const FrameworkOom& oom : read.ooms) process.framework_ooms.push_back(oom);
   const auto max_entries = doc.value("max_entries", uint64_t{0});
-  const std::string end = doc.value("written_at", "exit") == "exit"
-                              ? "at exit"
-                              : "when the file was last written (at an out-of-memory error; the process did "
-                                "not reach its exit handlers)";
+  const std::string end = when_written(doc, process);
   notes.push_back(fmt::format(
       "{}: {} block allocation(s) and {} free(s) seen in {}{}; {} block(s) still allocated {}{}{}", file.framework,
       read.allocations, read.frees, file.facility,

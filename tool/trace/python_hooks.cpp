@@ -64,6 +64,16 @@ std::vector<std::string> python_hooks_notes(const std::string& json_text) {
   return notes;
 }
 
+HooksAnswer python_hooks_answer(const std::string& json_text) {
+  const json doc = json::parse(json_text, nullptr, false);
+  HooksAnswer out;
+  if (!doc.is_object() || doc.value("format", "") != "cuaudit-python-hooks") return out;
+  const auto writes = doc.find("writes");
+  out.writes = writes != doc.end() && writes->is_boolean() && writes->get<bool>();
+  out.answered = text_of(doc, "answered");
+  return out;
+}
+
 void load_python_hooks(const std::string& dir, const ProcessTrace& process, std::vector<std::string>& notes) {
   const std::string path =
       fmt::format("{}/{}{}{}", dir, run_dir::PythonHooks.prefix, process.pid, run_dir::PythonHooks.suffix);

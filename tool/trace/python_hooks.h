@@ -17,4 +17,12 @@ void load_python_hooks(const std::string& dir, const ProcessTrace& process, std:
 // The same from the file's text (throws std::runtime_error on a malformed file). Exposed for the tests.
 std::vector<std::string> python_hooks_notes(const std::string& json_text);
 
+// Whether a process's hooks write framework files while it runs (PyTorch's or JAX's hook attached),
+// and the last request of the tool they answered (framework_request.h); from the hooks file's text.
+struct HooksAnswer {
+  bool writes = false;
+  std::string answered;
+};
+HooksAnswer python_hooks_answer(const std::string& json_text);
+
 }  // namespace cuaudit
