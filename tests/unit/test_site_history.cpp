@@ -156,7 +156,7 @@ TEST_CASE("snapshot files are numbered before the extension, durations read as u
   CHECK_FALSE(parse_duration_ms("-5s"));
 }
 
-TEST_CASE("a snapshot shows a framework pool's blocks live at the Python line that holds them") {
+TEST_CASE("a snapshot, or a process killed, shows a framework pool's blocks live at the Python line that holds them") {
   SyntheticTrace running;
   const ProcessTrace& t = running.alloc(Api::cudaMalloc, 0x10000, 1 << 20)
                               .pool(1, "PyTorch's caching allocator", MemorySource::TorchCaching)
@@ -175,4 +175,14 @@ TEST_CASE("a snapshot shows a framework pool's blocks live at the Python line th
   REQUIRE_FALSE(block->stack.empty());
   CHECK(block->stack[0].file == "/home/me/train.py");
   CHECK(block->stack[0].line == 12);
+
+  // Killed (SIGKILL): the same blocks, live when it died, as the hooks last wrote them.
+  Replayer killed(t, nullptr);
+  for (const Event& e : t.events) killed.apply(e);
+  const auto died = leak_findings(t, killed.finish(LeakEnd::ProcessDied), stacks, testing::no_holders());
+  const auto kept = std::find_if(died.begin(), died.end(), [](const report::Finding& f) { return f.bytes == 4096; });
+  REQUIRE(kept != died.end());
+  CHECK(kept->kind == report::FindingKind::Live);
+  CHECK(kept->headline.rfind("Live when the process died:", 0) == 0);
+  CHECK(kept->stack[0].line == 12);
 }

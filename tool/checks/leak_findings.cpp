@@ -76,12 +76,17 @@ void describe_leak(report::Finding& f, const Group& g, const ProcessTrace& trace
   }
 }
 
-// A snapshot's live memory: what is live now, not what leaked.
+// A snapshot's live memory: what is live now, not what leaked; or a framework's blocks when its
+// process died (Python's tensors then, as its hooks last saw them: not leaks either).
 void describe_live(report::Finding& f, const Group& g) {
   const ApiInfo& info = api_info(g.api);
-  f.headline = fmt::format("Live: {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
-  f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were live when the snapshot was taken",
-                          g.bytes, family_description(info.family), g.count, info.name);
+  const bool died = g.end == LeakEnd::ProcessDied;
+  f.headline = fmt::format("Live{}: {} byte(s) in {} allocation(s) ({}) allocated from:",
+                           died ? " when the process died" : "", g.bytes, g.count, info.name);
+  f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were live {}", g.bytes,
+                          family_description(info.family), g.count, info.name,
+                          died ? "when the process ended abruptly, as the framework's hooks last wrote them"
+                               : "when the snapshot was taken");
 }
 
 // What the reader needs to fix it: how its life ended, graph memory, the wrong release, address space.
@@ -139,7 +144,8 @@ report::Finding make_finding(const Group& g, const ProcessTrace& trace, StackRes
   add_leak_notes(f, g, stacks);
   add_stacks(f, g, trace, stacks);  // its Python line the last note
   const bool resource = is_resource(info.family);
-  if (g.end == LeakEnd::StillRunning) {
+  const bool framework_block = g.pool && is_framework_pool(trace.pools, g.pool);
+  if (g.end == LeakEnd::StillRunning || (g.end == LeakEnd::ProcessDied && framework_block)) {
     f.kind = report::FindingKind::Live;
     f.severity = report::Severity::Info;
     describe_live(f, g);
@@ -174,8 +180,10 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
     const uint64_t failed_site = failed_release ? failed_release->stack_id : 0;
     const uint64_t pool = is_pool_block(api_info(a.api).family) ? a.pool : 0;
     // A framework's blocks at exit are Python's arrays, judged for growth, not as leaks; in a
-    // snapshot they are what the program holds now, by Python line.
-    if (pool && is_framework_pool(trace.pools, pool) && leak.end != LeakEnd::StillRunning) continue;
+    // snapshot, or when the process died, they are what the program held then, by Python line.
+    if (pool && is_framework_pool(trace.pools, pool) && leak.end != LeakEnd::StillRunning &&
+        leak.end != LeakEnd::ProcessDied)
+      continue;
     auto [it, inserted] = groups.try_emplace(
         {a.stack_id, a.python_stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end), failed_site, pool},
         Group{api, leak.end, a.stack_id, a.python_stack_id, failed_release});
