@@ -351,3 +351,21 @@ TEST_CASE("misses while a cache fills in its first steps, then none for the rest
     CHECK(judge(t.trace(), any_share).size() == (go_on ? 1u : 0u));
   }
 }
+
+TEST_CASE("a pool cut into holes over its work, then missing in one burst at the end: fragmentation") {
+  // The seeds' story, as CuPy's fragment case on the H200: blocks served for a long time, then
+  // three larger requests in a millisecond fit no hole and each takes a new segment.
+  FragmentationOptions any_share;
+  any_share.min_hole_share = 0;
+  SyntheticTrace t = pool_with_holes(0b0101);
+  for (uint64_t step = 0; step < 10; ++step) {
+    t.wait(100'000'000);
+    t.block(Api::cupyPoolMalloc, 2, kFirst, 256 * kKiB, 8).block(Api::cupyPoolFree, 2, kFirst);
+  }
+  for (uint64_t i = 0; i < 3; ++i) {
+    const uint64_t base = kSecond + i * 0x1000000;
+    t.wait(100'000);
+    t.segment(2, base, kMiB).block(Api::cupyPoolMalloc, 2, base, 384 * kKiB, 6).block(Api::cupyPoolMalloc, 2, base + 384 * kKiB, 640 * kKiB, 7);
+  }
+  CHECK(judge(t.trace(), any_share).size() == 1);
+}

@@ -231,7 +231,7 @@ std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, c
     const bool paid = m != observer.misses().end() && m->second.count >= options.min_misses &&
                       static_cast<double>(m->second.grown) >=
                           options.min_grown_share * static_cast<double>(observer.peak_reserved(pool)) &&
-                      static_cast<double>(m->second.last_ns - m->second.first_ns) >=
+                      static_cast<double>(m->second.last_ns - observer.handing_out(pool).first) >=
                           options.min_miss_spread * static_cast<double>(observer.handing_out(pool).second -
                                                                         observer.handing_out(pool).first);
     if (paid && m->second.worst.before.hole_fragmentation() * 100 >= options.threshold_percent) {

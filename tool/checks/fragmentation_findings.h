@@ -38,10 +38,13 @@ struct FragmentationOptions {
   // a pool nearly full that misses in its last few percent is growing, not paying for holes (a
   // ResNet-50's PyTorch cache in its first steps missed 65 times with 6% of it free, on the H200).
   double min_hole_share = 0.2;
-  // And the misses went on: from the first to the last at least this share of the time the pool
-  // handed out blocks (its first block to its last). A cache that misses a few times while it
-  // fills in the first steps and then serves every request has paid once (ResNet-50's PyTorch
-  // cache missed 3 times around 1.5 s and then served 12 s of training, on the H200).
+  // And the misses came after the pool's warm-up: the last one at least this share into the time
+  // the pool handed out blocks (its first block to its last). A cache that misses a few times
+  // while it fills in the first steps and then serves every request has paid once (ResNet-50's
+  // PyTorch cache missed 3 times around 1.5 s and then served 12 s of training, on the H200); a
+  // pool cut into holes and then asked for larger blocks misses late, in one burst or over days.
+  // (Measured from the first miss to the last before, a burst of misses at the end of a quick
+  // program, the seeds' own story, was missed: CuPy's fragment case on the H200.)
   double min_miss_spread = 0.25;
 };
 
