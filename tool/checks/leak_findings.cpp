@@ -49,6 +49,10 @@ std::vector<std::string> end_notes(LeakEnd end) {
   return {};
 }
 
+// A framework's blocks at exit are Python's arrays, judged for growth, not as leaks; in a snapshot,
+// or when the process died, they are what the program held then, by Python line: live.
+bool framework_blocks_live(LeakEnd end) { return end == LeakEnd::StillRunning || end == LeakEnd::ProcessDied; }
+
 // What the memory (or handles) of a group is, in the report's words: a leak of the program's.
 void describe_leak(report::Finding& f, const Group& g, const ProcessTrace& trace) {
   const ApiInfo& info = api_info(g.api);
@@ -145,7 +149,7 @@ report::Finding make_finding(const Group& g, const ProcessTrace& trace, StackRes
   add_stacks(f, g, trace, stacks);  // its Python line the last note
   const bool resource = is_resource(info.family);
   const bool framework_block = g.pool && is_framework_pool(trace.pools, g.pool);
-  if (g.end == LeakEnd::StillRunning || (g.end == LeakEnd::ProcessDied && framework_block)) {
+  if (g.end == LeakEnd::StillRunning || (framework_block && framework_blocks_live(g.end))) {
     f.kind = report::FindingKind::Live;
     f.severity = report::Severity::Info;
     describe_live(f, g);
@@ -179,11 +183,7 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
     if (leak.failed_release >= 0) failed_release = failed_releases.at(static_cast<size_t>(leak.failed_release));
     const uint64_t failed_site = failed_release ? failed_release->stack_id : 0;
     const uint64_t pool = is_pool_block(api_info(a.api).family) ? a.pool : 0;
-    // A framework's blocks at exit are Python's arrays, judged for growth, not as leaks; in a
-    // snapshot, or when the process died, they are what the program held then, by Python line.
-    if (pool && is_framework_pool(trace.pools, pool) && leak.end != LeakEnd::StillRunning &&
-        leak.end != LeakEnd::ProcessDied)
-      continue;
+    if (pool && is_framework_pool(trace.pools, pool) && !framework_blocks_live(leak.end)) continue;
     auto [it, inserted] = groups.try_emplace(
         {a.stack_id, a.python_stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end), failed_site, pool},
         Group{api, leak.end, a.stack_id, a.python_stack_id, failed_release});

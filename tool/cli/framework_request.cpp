@@ -1,54 +1,29 @@
 #include "framework_request.h"
 
-#include <dirent.h>
 #include <signal.h>
 
 #include <cerrno>
 #include <cstdint>
-#include <map>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "python_hooks.h"
-#include "run_dir_layout.h"
+#include "run_dir.h"
 #include "safe_file.h"
 
 namespace cuaudit {
 namespace {
 
-constexpr size_t kMaxHooksFileBytes = 1 << 20;
 constexpr auto kPoll = std::chrono::milliseconds(20);
-
-std::string hooks_path(const std::string& run_dir, uint64_t pid) {
-  return fmt::format("{}/{}{}{}", run_dir, run_dir::PythonHooks.prefix, pid, run_dir::PythonHooks.suffix);
-}
-
-HooksAnswer answer_of(const std::string& run_dir, uint64_t pid) {
-  std::string text, error;
-  if (!read_regular_file(hooks_path(run_dir, pid), kMaxHooksFileBytes, text, error)) return {};
-  return python_hooks_answer(text);
-}
 
 bool running(uint64_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
 
 // The processes of the run directory whose hooks write framework files and that still run.
 std::vector<uint64_t> writing_processes(const std::string& run_dir) {
   std::vector<uint64_t> out;
-  DIR* dir = opendir(run_dir.c_str());
-  if (!dir) return out;
-  const std::string prefix = run_dir::PythonHooks.prefix, suffix = run_dir::PythonHooks.suffix;
-  while (const dirent* e = readdir(dir)) {
-    const std::string name = e->d_name;
-    if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-    if (digits.empty() || digits.size() > 10 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    const uint64_t pid = std::stoull(digits);
-    if (running(pid) && answer_of(run_dir, pid).writes) out.push_back(pid);
-  }
-  closedir(dir);
+  for (uint64_t pid : processes_with(run_dir, run_dir::PythonHooks))
+    if (running(pid) && python_hooks_answer(run_dir, pid).writes) out.push_back(pid);
   return out;
 }
 
@@ -72,7 +47,7 @@ std::vector<std::string> ask_framework_files(const std::string& run_dir, std::ch
     std::this_thread::sleep_for(kPoll);
     std::vector<uint64_t> still;
     for (uint64_t pid : waiting)
-      if (running(pid) && answer_of(run_dir, pid).answered != request) still.push_back(pid);
+      if (running(pid) && python_hooks_answer(run_dir, pid).answered != request) still.push_back(pid);
     waiting.swap(still);
   }
   std::vector<std::string> warnings;

@@ -74,9 +74,18 @@ HooksAnswer python_hooks_answer(const std::string& json_text) {
   return out;
 }
 
+HooksAnswer python_hooks_answer(const std::string& dir, uint64_t pid) {
+  std::string text, error;
+  if (!read_regular_file(python_hooks_path(dir, pid), kMaxHooksFileBytes, text, error)) return {};
+  return python_hooks_answer(text);
+}
+
+std::string python_hooks_path(const std::string& dir, uint64_t pid) {
+  return fmt::format("{}/{}{}{}", dir, run_dir::PythonHooks.prefix, pid, run_dir::PythonHooks.suffix);
+}
+
 void load_python_hooks(const std::string& dir, const ProcessTrace& process, std::vector<std::string>& notes) {
-  const std::string path =
-      fmt::format("{}/{}{}{}", dir, run_dir::PythonHooks.prefix, process.pid, run_dir::PythonHooks.suffix);
+  const std::string path = python_hooks_path(dir, process.pid);
   if (access(path.c_str(), F_OK) != 0) return;  // not a Python process, or one older than this file
   std::string text, error;
   if (!read_regular_file(path, kMaxHooksFileBytes, text, error)) {

@@ -4,12 +4,16 @@
 // finding says whether anything was watching.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "trace_model.h"
 
 namespace cuaudit {
+
+// The hooks file of process `pid` in run directory `dir` (python-hooks-<pid>.json).
+std::string python_hooks_path(const std::string& dir, uint64_t pid);
 
 // The notes of `process`'s hooks file in run directory `dir`, if it has one.
 void load_python_hooks(const std::string& dir, const ProcessTrace& process, std::vector<std::string>& notes);
@@ -24,5 +28,7 @@ struct HooksAnswer {
   std::string answered;
 };
 HooksAnswer python_hooks_answer(const std::string& json_text);
+// The same of process `pid`'s hooks file in `dir`; no answer when it is missing or unreadable.
+HooksAnswer python_hooks_answer(const std::string& dir, uint64_t pid);
 
 }  // namespace cuaudit

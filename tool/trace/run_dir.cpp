@@ -66,6 +66,24 @@ std::vector<std::string> list_traces(const std::string& dir) {
   return traces;
 }
 
+std::vector<uint64_t> processes_with(const std::string& dir, const run_dir::Entry& entry) {
+  std::vector<uint64_t> pids;
+  const std::string prefix = entry.prefix, suffix = entry.suffix;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return pids;
+  while (const dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (digits.size() <= 10 && digits.find_first_not_of("0123456789") == std::string::npos)
+      pids.push_back(std::stoull(digits));
+  }
+  closedir(d);
+  return pids;
+}
+
 namespace {
 // nftw's callback, bottom up (FTW_DEPTH) and without following links (FTW_PHYS): a link is
 // removed, never what it points to.

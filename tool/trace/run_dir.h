@@ -2,6 +2,7 @@
 // it holds is declared once, in common/run_dir_layout.inc.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ bool write_run_info(const std::string& dir, const RunInfo& info, std::string& er
 // Returns nullopt when the file is absent; throws std::runtime_error when it is unreadable.
 std::optional<RunInfo> read_run_info(const std::string& dir);
 std::vector<std::string> list_traces(const std::string& dir);
+// The processes that have a file of per-process `entry` in `dir` (its prefix, a pid, its suffix).
+std::vector<uint64_t> processes_with(const std::string& dir, const run_dir::Entry& entry);
 
 // A temporary run directory, removed whole (whatever the injection, the hooks and the tool wrote
 // in it); links are removed, never followed. False when something could not be removed.
