@@ -70,6 +70,10 @@ check python3 tests/gpu/check_torch_growth.py --cuaudit "$bin/cuaudit" --script 
 say "== PyTorch's blocks while the job runs (cuaudit snapshot PID) and after SIGKILL"
 check python3 tests/gpu/check_torch_live.py --cuaudit "$bin/cuaudit" --keep "$out/torch-live"
 
+say "== A CI timeout's SIGTERM: the CUDA service and the PyTorch job still get their reports"
+check python3 tests/gpu/check_stop_by_timeout.py --cuaudit "$bin/cuaudit" --service "$bin/service_requests" \
+  --keep "$out/stop-by-timeout"
+
 say "== PyTorch defaults: a model moved to the GPU, trained and deleted: no false findings"
 check python3 tests/gpu/check_torch.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_model_deleted.py --log "$log" \
   --keep-json "$out/torch-model-deleted.json"

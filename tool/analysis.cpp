@@ -43,6 +43,21 @@ void apply_run_info(const RunInfo& run, report::Process& p) {
   if (run.signal) p.signal = signal_name(*run.signal);
 }
 
+// What cuaudit did with a stop it received while the program ran (--save and temporary runs alike).
+std::optional<std::string> stop_note(const RunInfo& run) {
+  if (run.killed_after_signal) {
+    return fmt::format(
+        "cuaudit received {} while the program ran and passed it on; when {} came again more than a second later "
+        "it killed the program (SIGKILL): what the traces hold is reported",
+        signal_name(run.forwarded_signal.value_or(*run.killed_after_signal)), signal_name(*run.killed_after_signal));
+  }
+  if (run.forwarded_signal) {
+    return fmt::format("cuaudit received {} while the program ran and passed it on to the program",
+                       signal_name(*run.forwarded_signal));
+  }
+  return std::nullopt;
+}
+
 // "100": the trace's flush interval in ms, what a process that ends abruptly may not have written.
 std::string flush_interval_text(const ProcessTrace& trace) {
   return trace.flush_interval_ms ? std::to_string(trace.flush_interval_ms) : std::string("100");
@@ -365,6 +380,9 @@ void run_notes(RunState& state, const AnalysisOptions& options, report::Report& 
     report.notes.push_back(
         "a snapshot: read while the program may still be running; what a running process holds is reported as "
         "live, not as leaked");
+  }
+  if (state.run) {
+    if (auto note = stop_note(*state.run)) report.notes.push_back(*note);
   }
   if (state.filtered_out) {
     report.notes.push_back(fmt::format(

@@ -13,7 +13,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
+#include <ctime>
 
 #include <fmt/format.h>
 
@@ -168,27 +168,38 @@ void set_child_environment(const LaunchRequest& request) {
   }
 }
 
-// Waits for the program's end; with --snapshot-interval, in steps, calling back at each interval.
+// Passes on a stop cuaudit received: first the hooks write their files (the program may die of it
+// before it could), then the program gets the signal.
+void pass_on_stop(const LaunchRequest& request) {
+  if (!request.signals) return;
+  if (const std::optional<int> sig = request.signals->take_pending()) {
+    if (request.before_passing_on) request.before_passing_on();
+    request.signals->pass_on(*sig);
+  }
+}
+
+// Waits for the program's end, in steps: a stop cuaudit received is passed on, and with
+// --snapshot-interval the callback runs at each interval.
 int wait_for(pid_t pid, const LaunchRequest& request) {
   int status = 0;
-  if (!request.while_running_interval_ms || !request.while_running) {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return status;
-  }
+  const bool snapshots = request.while_running_interval_ms && request.while_running;
   const auto interval = std::chrono::milliseconds(request.while_running_interval_ms);
   auto next = std::chrono::steady_clock::now() + interval;
   for (;;) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid || (done < 0 && errno != EINTR)) break;
+    pass_on_stop(request);
     const auto now = std::chrono::steady_clock::now();
-    if (now >= next) {
+    if (snapshots && now >= next) {
       request.while_running(static_cast<uint64_t>(pid));
       next = std::max(next + interval, std::chrono::steady_clock::now());
       continue;
     }
-    std::this_thread::sleep_for(
-        std::min<std::chrono::steady_clock::duration>(next - now, std::chrono::milliseconds(50)));
+    // A signal cuts the pause short (nanosleep, no SA_RESTART): a stop is passed on at once.
+    auto pause = std::chrono::nanoseconds(std::chrono::milliseconds(20));
+    if (snapshots) pause = std::min<std::chrono::nanoseconds>(pause, next - now);
+    const timespec ts{0, static_cast<long>(pause.count())};
+    nanosleep(&ts, nullptr);
   }
   return status;
 }
@@ -205,26 +216,14 @@ RunInfo run_program(const LaunchRequest& request) {
     throw LaunchError(kExitToolFailure, fmt::format("cannot create a pipe: {}", strerror(errno)));
   }
 
-  // While the program runs, terminal interrupts are its to handle; cuaudit waits and reports.
-  struct sigaction ignore {
-  }, old_int{}, old_quit{};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
-
   std::vector<char*> argv;
   for (const auto& arg : request.argv) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
 
   const pid_t pid = fork();
-  if (pid < 0) {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGQUIT, &old_quit, nullptr);
-    throw LaunchError(kExitToolFailure, fmt::format("cannot fork: {}", strerror(errno)));
-  }
+  if (pid < 0) throw LaunchError(kExitToolFailure, fmt::format("cannot fork: {}", strerror(errno)));
   if (pid == 0) {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGQUIT, &old_quit, nullptr);
+    if (request.signals) request.signals->restore_in_child();
     set_child_environment(request);
     execv(request.program_path.c_str(), argv.data());
     const int err = errno;
@@ -232,14 +231,20 @@ RunInfo run_program(const LaunchRequest& request) {
     (void)ignored;
     _exit(kExitNotExecutable);
   }
+  if (request.signals) request.signals->forward_to(pid);
   close(report_pipe[1]);
   int exec_errno = 0;
-  const ssize_t got = read(report_pipe[0], &exec_errno, sizeof exec_errno);
+  ssize_t got;
+  while ((got = read(report_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
   close(report_pipe[0]);
 
   const int status = wait_for(pid, request);
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (request.signals) {
+    request.signals->program_ended();
+    info.forwarded_signal = request.signals->forwarded();
+    info.killed_after_signal = request.signals->killed_after();
+  }
 
   if (got == static_cast<ssize_t>(sizeof exec_errno)) {
     throw LaunchError(exec_errno == ENOENT ? kExitNotFound : kExitNotExecutable,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "run_dir.h"
+#include "signal_forwarding.h"
 
 namespace cuaudit {
 
@@ -43,6 +44,11 @@ struct LaunchRequest {
   // --snapshot-interval: called every this many ms while the program runs, with its pid (0: never).
   unsigned while_running_interval_ms = 0;
   std::function<void(uint64_t pid)> while_running;
+  // Passes a stop (SIGTERM, ...) sent to cuaudit on to the program; none: the signals do what they
+  // did before.
+  SignalForwarding* signals = nullptr;
+  // Before a stop is passed on: the Python hooks write PyTorch's and JAX's files.
+  std::function<void()> before_passing_on;
 };
 
 // libcuaudit-preload.so beside the injection library, or empty when it is not there.
@@ -52,8 +58,8 @@ std::string find_preload_library(const std::string& injection_path);
 // or empty when they are not there.
 std::string find_python_hooks(const std::string& injection_path);
 
-// Runs the program to completion. Ctrl-C reaches the program, not cuaudit, so the report still
-// comes out. Returns how it ended.
+// Runs the program to completion. A stop sent to cuaudit reaches the program (request.signals), so
+// the report still comes out. Returns how it ended.
 RunInfo run_program(const LaunchRequest& request);
 
 }  // namespace cuaudit

@@ -27,6 +27,7 @@
 #include "safe_file.h"
 #include "sarif_report.h"
 #include "suppressions.h"
+#include "signal_forwarding.h"
 #include "text_report.h"
 #include "trace_event_report.h"
 
@@ -183,6 +184,8 @@ std::string prepare_run_dir(Options& o, bool& temporary) {
 // Before a snapshot reads the run directory: PyTorch's and JAX's files as of now, not as of the
 // hooks' last periodic write (a PyTorch history of 100,000 events took 0.75 s to write on the H200).
 constexpr auto kFrameworkAnswerLimit = std::chrono::seconds(10);
+// Before a stop is passed on, a shorter wait: what stops a job grants a grace period (Docker 10 s).
+constexpr auto kFrameworkStopLimit = std::chrono::seconds(3);
 
 void refresh_framework_files(const std::string& run_dir) {
   for (const std::string& warning : ask_framework_files(run_dir, kFrameworkAnswerLimit))
@@ -271,6 +274,13 @@ int run_command(Options o) {
   request.check_launch_params = o.run.check_launch_params;
   request.track_resources = o.run.track_resources;
   if (o.run.python_hooks) request.python_hooks_dir = find_python_hooks(injection);
+  SignalForwarding signals(run_dir);  // a CI timeout's SIGTERM still gets its report
+  request.signals = &signals;
+  // A job stopped through cuaudit (a container's SIGTERM reaches only PID 1) keeps its tensors by line.
+  request.before_passing_on = [&run_dir] {
+    for (const std::string& warning : ask_framework_files(run_dir, kFrameworkStopLimit))
+      std::cerr << "cuaudit: warning: " << warning << '\n';
+  };
   size_t snapshots = 0;
   if (o.run.snapshot_interval_ms) {
     request.while_running_interval_ms = o.run.snapshot_interval_ms;
@@ -377,6 +387,7 @@ int report_command(Options o) {
 
 int main(int argc, char** argv) {
   using namespace cuaudit;
+  keep_writing_on_broken_pipe();  // the report files come out even when stderr's reader is gone
   Options options;
   if (auto done = parse_command_line(argc, argv, options)) return *done;
   if (options.analysis.print_builtin_suppressions) {

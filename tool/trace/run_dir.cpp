@@ -19,13 +19,29 @@
 #include <nlohmann/json.hpp>
 
 namespace cuaudit {
+namespace {
+
+nlohmann::json optional_json(const std::optional<int>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+// Fields added after the first version of run.json: absent or null when nothing happened.
+std::optional<int> optional_int(const nlohmann::json& doc, const char* field) {
+  const auto it = doc.find(field);
+  if (it == doc.end() || it->is_null()) return std::nullopt;
+  return it->get<int>();
+}
+
+}  // namespace
 
 bool write_run_info(const std::string& dir, const RunInfo& info, std::string& error) {
   nlohmann::json doc = {{"schema", "cuaudit.run.v1"},
                         {"command", info.command},
                         {"pid", info.pid},
-                        {"exit_code", info.exit_code ? nlohmann::json(*info.exit_code) : nlohmann::json(nullptr)},
-                        {"signal", info.signal ? nlohmann::json(*info.signal) : nlohmann::json(nullptr)},
+                        {"exit_code", optional_json(info.exit_code)},
+                        {"signal", optional_json(info.signal)},
+                        {"forwarded_signal", optional_json(info.forwarded_signal)},
+                        {"killed_after_signal", optional_json(info.killed_after_signal)},
                         {"cuaudit_version", info.cuaudit_version}};
   const std::string path = dir + "/" + kRunInfoFile;
   return replace_file(path, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", error);
@@ -44,6 +60,8 @@ std::optional<RunInfo> read_run_info(const std::string& dir) {
     info.pid = doc.at("pid").get<uint64_t>();
     if (!doc.at("exit_code").is_null()) info.exit_code = doc.at("exit_code").get<int>();
     if (!doc.at("signal").is_null()) info.signal = doc.at("signal").get<int>();
+    info.forwarded_signal = optional_int(doc, "forwarded_signal");
+    info.killed_after_signal = optional_int(doc, "killed_after_signal");
     info.cuaudit_version = doc.value("cuaudit_version", "");
     return info;
   } catch (const std::exception& e) {

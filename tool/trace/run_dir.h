@@ -16,6 +16,10 @@ struct RunInfo {
   uint64_t pid = 0;
   std::optional<int> exit_code;
   std::optional<int> signal;
+  // A stop cuaudit received and passed on to the program (SIGTERM from a CI timeout, ...), and the
+  // one after which it killed the program that did not end.
+  std::optional<int> forwarded_signal;
+  std::optional<int> killed_after_signal;
   std::string cuaudit_version;
 };
 
