@@ -184,8 +184,9 @@ std::string prepare_run_dir(Options& o, bool& temporary) {
 // Before a snapshot reads the run directory: PyTorch's and JAX's files as of now, not as of the
 // hooks' last periodic write (a PyTorch history of 100,000 events took 0.75 s to write on the H200).
 constexpr auto kFrameworkAnswerLimit = std::chrono::seconds(10);
-// Before a stop is passed on, a shorter wait: what stops a job grants a grace period (Docker 10 s).
-constexpr auto kFrameworkStopLimit = std::chrono::seconds(3);
+// Before a stop is passed on, a shorter wait: what stops a job grants a grace period (Docker's is
+// 10 s), and PyTorch's first memory snapshot in a process took up to 6 s on the H200.
+constexpr auto kFrameworkStopLimit = std::chrono::seconds(8);
 
 void refresh_framework_files(const std::string& run_dir) {
   for (const std::string& warning : ask_framework_files(run_dir, kFrameworkAnswerLimit))
