@@ -2,16 +2,28 @@
 
 #include <fmt/format.h>
 
+#include "text_helpers.h"
+
 namespace cuaudit::report {
 namespace {
 
 // Collapsed stacks separate frames with ';' and the count with the last ' ': neither may appear
 // inside a frame, and a C++ signature has both ("f(int, char)").
 std::string frame_name(const Frame& f) {
-  std::string name = f.function.empty() ? (f.module.empty() ? std::string("??") : f.module) : f.function;
-  for (char& c : name) {
-    if (c == ';') c = ':';
-    if (c == ' ' || c == '\n' || c == '\t') c = '_';
+  const std::string raw = valid_utf8(f.function.empty() ? (f.module.empty() ? std::string("??") : f.module) : f.function);
+  // Flame-graph tools read lines of text: no control character of any kind survives.
+  std::string name;
+  for (size_t i = 0; i < raw.size();) {
+    uint32_t cp = 0;
+    const size_t len = utf8_sequence(raw, i, cp);
+    if (cp == ';') {
+      name += ':';
+    } else if (cp == ' ' || is_terminal_control(cp)) {
+      name += '_';
+    } else {
+      name.append(raw, i, len);
+    }
+    i += len;
   }
   return name;
 }

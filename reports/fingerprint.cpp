@@ -10,7 +10,16 @@ std::string finding_fingerprint(const Finding& f) {
   std::string key = fmt::format("{}|{}|{}|", finding_kind_key(f.kind), f.api, f.result);
   // Launch findings: which kernel parameter (two bad arguments of one launch are two findings).
   if (f.parameter) key += fmt::format("{}#{}|", f.parameter->kernel, f.parameter->index);
-  for (const Frame& frame : f.stack) key += frame.function + "@" + basename_of(frame.file) + ";";
+  for (const Frame& frame : f.stack) {
+    if (!frame.function.empty() || !frame.file.empty()) {
+      key += frame.function + "@" + basename_of(frame.file) + ";";
+    } else if (!frame.module.empty()) {
+      // No name: the module and the offset in it, stable across runs (a pc is not: ASLR).
+      key += fmt::format("{}+0x{:x};", basename_of(frame.module), frame.module_offset);
+    } else {
+      key += "@;";
+    }
+  }
   return key;
 }
 

@@ -44,8 +44,9 @@ nlohmann::json source_excerpts(const Report& report, const std::string& source_r
   auto want = [&](const std::vector<Frame>& stack) {
     for (const Frame& f : stack) {
       if (f.file.empty() || f.line <= 0) continue;
-      for (int l = f.line - kContextLines; l <= f.line + kContextLines; ++l) {
-        if (l > 0) wanted[f.file].insert(l);
+      // 64-bit: a frame's line comes from the run directory and may be near INT_MAX.
+      for (int64_t l = int64_t{f.line} - kContextLines; l <= int64_t{f.line} + kContextLines; ++l) {
+        if (l > 0 && l <= INT_MAX) wanted[f.file].insert(static_cast<int>(l));
       }
     }
   };

@@ -132,6 +132,7 @@ inline Frame frame_from(const json& frame, const std::string& at) {
   f.line = get_number<int>(frame, "line", at);
   f.module = get_text(frame, "module", at);
   f.pc = get_hex(frame, "pc", at).value_or(0);
+  f.module_offset = get_hex(frame, "module_offset", at).value_or(0);
   return f;
 }
 

@@ -21,6 +21,7 @@ json frame_json(const Frame& f) {
               {"module", text_or_null(f.module)},
               {"pc", fmt::format("0x{:x}", f.pc)}};
   if (!f.mangled.empty()) out["mangled"] = f.mangled;
+  if (f.module_offset) out["module_offset"] = fmt::format("0x{:x}", f.module_offset);
   return out;
 }
 

@@ -139,9 +139,10 @@ Timeline timeline_from(const json& doc) {
     out.peaks.push_back(std::move(p));
   }
   // Reports written before the stacked chart have no "site_series".
-  if (const auto it = timeline.find("site_series"); it != timeline.end()) {
-    for (size_t i = 0; i < it->size(); ++i) {
-      const json& x = (*it)[i];
+  {
+    const json& series = get_array(timeline, "site_series", "timeline");
+    for (size_t i = 0; i < series.size(); ++i) {
+      const json& x = series[i];
       const std::string at = fmt::format("timeline.site_series[{}]", i);
       SiteSeries s;
       s.pid = get_number<uint64_t>(x, "pid", at);
@@ -161,9 +162,10 @@ Timeline timeline_from(const json& doc) {
     }
   }
   // Reports written before the pools' series have no "pool_series".
-  if (const auto it = timeline.find("pool_series"); it != timeline.end()) {
-    for (size_t i = 0; i < it->size(); ++i) {
-      const json& x = (*it)[i];
+  {
+    const json& series = get_array(timeline, "pool_series", "timeline");
+    for (size_t i = 0; i < series.size(); ++i) {
+      const json& x = series[i];
       const std::string at = fmt::format("timeline.pool_series[{}]", i);
       PoolSeries p;
       p.pid = get_number<uint64_t>(x, "pid", at);
@@ -189,9 +191,7 @@ Timeline timeline_from(const json& doc) {
   return out;
 }
 
-}  // namespace
-
-Report report_from_json(const json& doc) {
+Report report_from_checked_json(const json& doc) {
   if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != kSchema) {
     throw ReportFormatError(fmt::format("not a cuaudit report (schema {})", kSchema));
   }
@@ -239,6 +239,18 @@ Report report_from_json(const json& doc) {
     r.options_from_command_line = get_texts(options, "command_line", "options");
   }
   return r;
+}
+
+}  // namespace
+
+Report report_from_json(const json& doc) {
+  // Every field is read through json_reading.h, which says where a report is wrong; a JSON library
+  // exception that a field's reading did not foresee still becomes that error, never an abort.
+  try {
+    return report_from_checked_json(doc);
+  } catch (const json::exception& e) {
+    throw ReportFormatError(fmt::format("unexpected JSON: {}", e.what()));
+  }
 }
 
 }  // namespace cuaudit::report

@@ -25,8 +25,11 @@ std::string finding_text(const Finding& f) {
 std::string xml_escape(const std::string& raw) {
   const std::string text = valid_utf8(raw);
   std::string out;
-  for (const unsigned char c : text) {
-    switch (c) {
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    uint32_t cp = 0;
+    const size_t len = utf8_sequence(text, i, cp);  // valid: valid_utf8 replaced the rest
+    switch (cp) {
       case '&':
         out += "&amp;";
         break;
@@ -43,12 +46,14 @@ std::string xml_escape(const std::string& raw) {
         out += "&apos;";
         break;
       default:
-        if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-          out += "\xEF\xBF\xBD";  // U+FFFD: XML 1.0 allows no other control character, not even escaped
+        // XML 1.0's Char allows no other control character, not even escaped, nor U+FFFE/U+FFFF.
+        if ((cp < 0x20 && cp != '\n' && cp != '\t' && cp != '\r') || cp == 0xfffe || cp == 0xffff) {
+          out += "\xEF\xBF\xBD";
         } else {
-          out += static_cast<char>(c);
+          out.append(text, i, len);
         }
     }
+    i += len;
   }
   return out;
 }

@@ -18,6 +18,9 @@ struct Frame {
   std::string file;      // empty when unknown
   int line = 0;          // 0 when unknown
   std::string module;
+  // The return address's offset in `module` (0: unknown): stable from run to run, it tells two
+  // frames without symbols apart (a stripped library, one absent where the report is made).
+  uint64_t module_offset = 0;
 };
 
 enum class Severity { Error, Warning, Info };

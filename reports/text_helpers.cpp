@@ -18,25 +18,31 @@ std::string basename_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+size_t utf8_sequence(const std::string& text, size_t i, uint32_t& cp) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  const unsigned char c = p[i];
+  const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+  bool ok = len > 0 && i + len <= n;
+  for (size_t k = 1; ok && k < len; ++k) ok = (p[i + k] & 0xc0) == 0x80;
+  if (!ok) return 0;
+  cp = len == 1   ? c
+       : len == 2 ? ((c & 0x1fu) << 6) | (p[i + 1] & 0x3fu)
+       : len == 3 ? ((c & 0x0fu) << 12) | ((p[i + 1] & 0x3fu) << 6) | (p[i + 2] & 0x3fu)
+                  : ((c & 0x07u) << 18) | ((p[i + 1] & 0x3fu) << 12) | ((p[i + 2] & 0x3fu) << 6) | (p[i + 3] & 0x3fu);
+  // No overlong forms, surrogates or code points past U+10FFFF.
+  ok = len == 1 || (len == 2 && cp >= 0x80) || (len == 3 && cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff)) ||
+       (len == 4 && cp >= 0x10000 && cp <= 0x10ffff);
+  return ok ? len : 0;
+}
+
 std::string valid_utf8(const std::string& text) {
   std::string out;
   out.reserve(text.size());
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t n = text.size();
-  for (size_t i = 0; i < n;) {
-    const unsigned char c = p[i];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    bool ok = len > 0 && i + len <= n;
-    for (size_t k = 1; ok && k < len; ++k) ok = (p[i + k] & 0xc0) == 0x80;
-    if (ok && len > 1) {  // no overlong forms, surrogates or code points past U+10FFFF
-      const uint32_t cp = len == 2   ? ((c & 0x1fu) << 6) | (p[i + 1] & 0x3fu)
-                          : len == 3 ? ((c & 0x0fu) << 12) | ((p[i + 1] & 0x3fu) << 6) | (p[i + 2] & 0x3fu)
-                                     : ((c & 0x07u) << 18) | ((p[i + 1] & 0x3fu) << 12) | ((p[i + 2] & 0x3fu) << 6) |
-                                           (p[i + 3] & 0x3fu);
-      ok = (len == 2 && cp >= 0x80) || (len == 3 && cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff)) ||
-           (len == 4 && cp >= 0x10000 && cp <= 0x10ffff);
-    }
-    if (!ok) {
+  for (size_t i = 0; i < text.size();) {
+    uint32_t cp = 0;
+    const size_t len = utf8_sequence(text, i, cp);
+    if (!len) {
       out += "\xEF\xBF\xBD";
       ++i;
       continue;
@@ -45,6 +51,13 @@ std::string valid_utf8(const std::string& text) {
     i += len;
   }
   return out;
+}
+
+bool is_terminal_control(uint32_t cp) {
+  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) ||  // C0, DEL, C1 (U+009B is CSI on some terminals)
+         (cp >= 0x202a && cp <= 0x202e) ||             // bidi embeddings and overrides
+         (cp >= 0x2066 && cp <= 0x2069) ||             // bidi isolates
+         cp == 0x200e || cp == 0x200f || cp == 0x061c;  // direction marks
 }
 
 }  // namespace cuaudit::report

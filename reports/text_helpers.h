@@ -1,6 +1,8 @@
 // Small text helpers the renderers share.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,5 +17,13 @@ std::string basename_of(const std::string& path);
 // `text` with every byte that is not part of a valid UTF-8 sequence replaced by U+FFFD (text from
 // the target may be in any encoding; XML and JSON consumers need UTF-8).
 std::string valid_utf8(const std::string& text);
+
+// The length of the valid UTF-8 sequence at text[i] (1-4) and its code point; 0 when the byte
+// there starts none.
+size_t utf8_sequence(const std::string& text, size_t i, uint32_t& cp);
+
+// A code point that would steer a terminal or reorder what it shows: C0 and C1 controls, DEL, and
+// bidirectional controls (U+202E would show a name backwards: "Trojan Source").
+bool is_terminal_control(uint32_t cp);
 
 }  // namespace cuaudit::report

@@ -161,3 +161,34 @@ TEST_CASE("the fingerprint ignores addresses, lines and pids, and its hash is FN
   CHECK(stable_hash("a") == 0xaf63dc4c8601ec8cull);
   CHECK(stable_hash("foobar") == 0x85944171f73967e8ull);
 }
+
+TEST_CASE("a report whose arrays are numbers or objects is refused with ReportFormatError, never a JSON exception") {
+  for (const char* text : {R"({"schema":"cuaudit.report.v1","timeline":{"site_series":5}})",
+                           R"({"schema":"cuaudit.report.v1","timeline":{"pool_series":{"a":1}}})",
+                           R"({"schema":"cuaudit.report.v1","timeline":{"site_series":[5]}})"}) {
+    CAPTURE(text);
+    CHECK_THROWS_AS(report_from_json(nlohmann::json::parse(text)), ReportFormatError);
+  }
+}
+
+TEST_CASE("frames without symbols are told apart by their module and offset, not all the same") {
+  Finding a;
+  a.kind = FindingKind::Leak;
+  a.api = "cudaMalloc";
+  Frame unnamed;
+  unnamed.module = "/opt/lib/libstripped.so";
+  unnamed.module_offset = 0x1234;
+  unnamed.pc = 0x7f0000001234;
+  a.stack = {unnamed};
+  Finding b = a;
+  b.stack[0].pc = 0x7f1111111234;  // another run: another load address, the same code
+  b.stack[0].module = "/other/place/libstripped.so";
+  CHECK(finding_fingerprint(a) == finding_fingerprint(b));
+  CHECK(finding_fingerprint(a) == "leak|cudaMalloc||libstripped.so+0x1234;");
+  b.stack[0].module_offset = 0x5678;  // another allocation site in the same library
+  CHECK(finding_fingerprint(a) != finding_fingerprint(b));
+  // The offset goes through JSON (diff and merge read reports).
+  Report r;
+  r.findings = {a};
+  CHECK(report_from_json(report_to_json(r)).findings[0].stack[0].module_offset == 0x1234);
+}

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collapsed_report.h"
 #include "json_report.h"
 #include "junit_report.h"
 #include "pool_text.h"
@@ -135,6 +136,28 @@ TEST_CASE("JUnit escapes what comes from the target: kernel names, paths, messag
   const std::string xml = render_junit(r);
   CHECK(xml.find("Leak in fill&lt;int4&gt; &amp; co") != std::string::npos);
   CHECK(xml.find("failures=\"1\"") != std::string::npos);
+}
+
+TEST_CASE("JUnit: U+FFFE and U+FFFF, which XML 1.0 excludes, become U+FFFD") {
+  CHECK(xml_escape("x\xEF\xBF\xBE y\xEF\xBF\xBF") == "x\xEF\xBF\xBD y\xEF\xBF\xBD");
+  CHECK(xml_escape("\xEF\xBF\xBD ok \xE2\x82\xAC") == "\xEF\xBF\xBD ok \xE2\x82\xAC");
+}
+
+TEST_CASE("text report: invalid UTF-8, C1 controls and bidi overrides from the target are shown escaped") {
+  Report r = sample();
+  r.findings[0].stack[0].function = "a\xff b\xC2\x9B[2J c\xE2\x80\xAE d\x1b e caf\xC3\xA9";
+  const std::string text = render_text(r, TextOptions{});
+  CHECK(text.find("a\\xff b\\u{009b}[2J c\\u{202e} d\\x1b e caf\xC3\xA9") != std::string::npos);
+  CHECK(text.find("\xC2\x9B") == std::string::npos);
+  CHECK(text.find("\xE2\x80\xAE") == std::string::npos);
+}
+
+TEST_CASE("collapsed stacks: no control character and no invalid UTF-8 reaches a line") {
+  Report r = sample();
+  r.findings[0].stack[0].function = "f\r\v\f\x01g;h i\xff\xC2\x9Bj";
+  const std::string out = render_collapsed(r);
+  CHECK(out.find("f____g:h_i\xEF\xBF\xBD_j") != std::string::npos);
+  for (const char c : out) CHECK((c == '\n' || static_cast<unsigned char>(c) >= 0x20));
 }
 
 TEST_CASE("JUnit names stay the same from run to run: no pid, one test case per finding") {

@@ -92,10 +92,30 @@ TEST_CASE("a generated rule suppresses the finding it was generated from") {
   report::Finding f = finding("leak", "process_batch(float const*, int, int)", "demo.cu");
   Suppressions s;
   const std::string rule = suggest_suppression(f);
-  CHECK(rule == "leak:^process_batch(float const*, int, int)$");
+  CHECK(rule == "leak:^process_batch(float const\\*, int, int)$");
   s.add({report::FindingKind::Leak, rule.substr(5), "", "generated", 1});
   std::vector<report::Finding> findings = {f, finding("leak", "process_batch_other()", "demo.cu")};
   s.apply(findings);
   CHECK(findings[0].suppressed);
   CHECK_FALSE(findings[1].suppressed);
+}
+
+TEST_CASE("a generated rule is no broader than its finding: `*`, `#` and `\\` in names are escaped") {
+  for (const char* name : {"Matrix::operator*(Matrix const&)", "upload#v2", "path\\to", "^odd$", "x*"}) {
+    CAPTURE(name);
+    const report::Finding f = finding("leak", name, "demo.cu");
+    const std::string rule = suggest_suppression(f);
+    Suppressions s;
+    s.load_text(rule + "  # a comment after the rule\n", "generated");
+    std::string longer = std::string(name) + "_more";
+    std::vector<report::Finding> findings = {f, finding("leak", longer, "demo.cu"),
+                                             finding("leak", "Matrix::operator", "demo.cu")};
+    s.apply(findings);
+    CHECK(findings[0].suppressed);
+    CHECK_FALSE(findings[1].suppressed);
+    CHECK_FALSE(findings[2].suppressed);
+  }
+  CHECK(matches_suppression_pattern("a\\*b", "a*b"));
+  CHECK_FALSE(matches_suppression_pattern("a\\*b", "axxb"));
+  CHECK(matches_suppression_pattern("a*b", "axxb"));
 }

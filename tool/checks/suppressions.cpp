@@ -15,14 +15,30 @@
 namespace cuaudit {
 namespace {
 
-// Does `pattern` (with `*` wildcards, no anchors) match all of `text`?
-bool glob_matches(std::string_view pattern, std::string_view text) {
+// A pattern's characters, `\` escapes read: a literal character, or kAnyRun for an unescaped `*`.
+constexpr int kAnyRun = -1;
+
+std::vector<int> pattern_units(std::string_view pattern) {
+  std::vector<int> units;
+  units.reserve(pattern.size());
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '\\' && i + 1 < pattern.size()) {
+      units.push_back(static_cast<unsigned char>(pattern[++i]));
+    } else {
+      units.push_back(pattern[i] == '*' ? kAnyRun : static_cast<unsigned char>(pattern[i]));
+    }
+  }
+  return units;
+}
+
+// Does `pattern` (wildcards, no anchors) match all of `text`?
+bool glob_matches(const std::vector<int>& pattern, std::string_view text) {
   size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
   while (t < text.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
+    if (p < pattern.size() && pattern[p] == kAnyRun) {
       star = p++;
       resume = t;
-    } else if (p < pattern.size() && pattern[p] == text[t]) {
+    } else if (p < pattern.size() && pattern[p] == static_cast<unsigned char>(text[t])) {
       ++p, ++t;
     } else if (star != std::string_view::npos) {
       p = star + 1;
@@ -31,8 +47,23 @@ bool glob_matches(std::string_view pattern, std::string_view text) {
       return false;
     }
   }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
+  while (p < pattern.size() && pattern[p] == kAnyRun) ++p;
   return p == pattern.size();
+}
+
+// Is text[i] escaped (an odd number of backslashes before it)?
+bool escaped(std::string_view text, size_t i) {
+  size_t backslashes = 0;
+  while (i > backslashes && text[i - backslashes - 1] == '\\') ++backslashes;
+  return backslashes % 2 == 1;
+}
+
+// The line without its comment: from the first `#` that is not escaped.
+std::string_view without_comment(std::string_view line) {
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '#' && !escaped(line, i)) return line.substr(0, i);
+  }
+  return line;
 }
 
 std::string trim(std::string_view s) {
@@ -75,11 +106,11 @@ std::string SuppressionRule::text() const {
 bool matches_suppression_pattern(std::string_view pattern, std::string_view text) {
   if (pattern.empty() || text.empty()) return false;
   const bool anchored_start = pattern.front() == '^';
-  const bool anchored_end = pattern.size() > 1 && pattern.back() == '$';
-  std::string glob(
+  const bool anchored_end = pattern.size() > 1 && pattern.back() == '$' && !escaped(pattern, pattern.size() - 1);
+  std::vector<int> glob = pattern_units(
       pattern.substr(anchored_start ? 1 : 0, pattern.size() - (anchored_start ? 1 : 0) - (anchored_end ? 1 : 0)));
-  if (!anchored_start) glob.insert(glob.begin(), '*');
-  if (!anchored_end) glob.push_back('*');
+  if (!anchored_start) glob.insert(glob.begin(), kAnyRun);
+  if (!anchored_end) glob.push_back(kAnyRun);
   return glob_matches(glob, text);
 }
 
@@ -101,7 +132,7 @@ void Suppressions::load_text(const std::string& text, const std::string& origin,
   std::istringstream in(text);
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
-    const std::string rule = trim(line.substr(0, line.find('#')));
+    const std::string rule = trim(without_comment(line));
     if (rule.empty()) continue;
     const auto colon = rule.find(':');
     const std::string kind = colon == std::string::npos ? std::string() : trim(rule.substr(0, colon));
@@ -162,10 +193,25 @@ std::optional<std::string> Suppressions::holder_of(report::FindingKind kind, con
   return std::nullopt;
 }
 
+std::string escape_suppression_pattern(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (c == '\\' || c == '*' || c == '#') out += '\\';
+    out += c;
+  }
+  if (!out.empty() && out.back() == '$') out.insert(out.size() - 1, 1, '\\');  // not an anchor
+  if (!out.empty() && out.front() == '^') out.insert(out.begin(), '\\');
+  return out;
+}
+
 std::string suggest_suppression(const report::Finding& f) {
+  // The names go in escaped: `operator*` must not become a wildcard, nor `#` a comment.
   for (const report::Frame& frame : f.stack) {
-    if (!frame.function.empty()) return fmt::format("{}:^{}$", report::finding_kind_key(f.kind), frame.function);
-    if (!frame.file.empty()) return fmt::format("{}:{}", report::finding_kind_key(f.kind), frame.file);
+    if (!frame.function.empty())
+      return fmt::format("{}:^{}$", report::finding_kind_key(f.kind), escape_suppression_pattern(frame.function));
+    if (!frame.file.empty())
+      return fmt::format("{}:{}", report::finding_kind_key(f.kind), escape_suppression_pattern(frame.file));
   }
   return fmt::format("{}:{}", report::finding_kind_key(f.kind), f.api);
 }

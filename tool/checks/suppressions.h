@@ -65,6 +65,10 @@ class Suppressions {
 // A rule that would suppress `finding`: its kind and the first user frame's function, or file.
 std::string suggest_suppression(const report::Finding& finding);
 
+// `text` as a pattern that matches it literally: `\`, `*` and `#` escaped with `\` (and a leading
+// `^` or trailing `$`, which would anchor).
+std::string escape_suppression_pattern(std::string_view text);
+
 // cuaudit's built-in held_by_allocator rules, as shipped (tool/checks/builtin_allocators.supp).
 const char* builtin_allocator_rules();
 

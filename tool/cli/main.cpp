@@ -48,13 +48,28 @@ int exit_status(const Options& o, const report::Report& a, const std::optional<R
   return run->exit_code.value_or(0);
 }
 
-// --source-root, or the working directory, with links resolved: SARIF paths are relative to it and
-// HTML excerpts come only from files under it.
+// --source-root, or the working directory, with links resolved: SARIF paths are relative to it.
 std::string resolved_source_root(const Options& o) {
   char cwd[PATH_MAX];
   std::string root = o.out.source_root.empty() ? (getcwd(cwd, sizeof cwd) ? cwd : "") : o.out.source_root;
   if (char resolved[PATH_MAX]; !root.empty() && realpath(root.c_str(), resolved)) root = resolved;
   return root;
+}
+
+// Where the HTML page may take source lines from: --source-root, or the working directory for a run
+// recorded now (its frames were read by this cuaudit from the program's own files). A run
+// directory or a report read from elsewhere may name any file (a key, /etc/shadow): none without an
+// explicit --source-root.
+std::string html_source_root(const Options& o) {
+  if (o.out.source_root.empty() && o.command != Command::Run) return {};
+  return resolved_source_root(o);
+}
+
+void say_when_html_has_no_sources(const Options& o) {
+  if (!o.out.html_file.empty() && html_source_root(o).empty()) {
+    std::cerr << "cuaudit: the HTML page shows no source lines: give --source-root DIR to show lines of the files "
+                 "under DIR (a recorded run may name any file)\n";
+  }
 }
 
 // The report says which options were in effect, and where they came from.
@@ -74,7 +89,10 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid, cons
   const std::string root = resolved_source_root(o);
   if (!o.out.sarif_file.empty()) write_file_or_fail(expand_output_path(o.out.sarif_file, pid), report::render_sarif(a, root));
   if (!o.out.junit_file.empty()) write_file_or_fail(expand_output_path(o.out.junit_file, pid), report::render_junit(a));
-  if (!o.out.html_file.empty()) write_file_or_fail(expand_output_path(o.out.html_file, pid), report::render_html(a, root));
+  if (!o.out.html_file.empty()) {
+    write_file_or_fail(expand_output_path(o.out.html_file, pid), report::render_html(a, html_source_root(o)));
+    say_when_html_has_no_sources(o);
+  }
   if (!o.out.perfetto_file.empty())
     write_file_or_fail(expand_output_path(o.out.perfetto_file, pid), report::render_trace_events(a));
   if (!o.out.collapsed_file.empty())
@@ -220,7 +238,7 @@ void write_snapshot(const Options& o, const AnalysisOptions& analysis, const std
   }
   if (!o.out.html_file.empty()) {
     const std::string html = numbered_path(expand_output_path(o.out.html_file, pid), tag);
-    if (!write_whole_file(html, report::render_html(r, resolved_source_root(o)), error))
+    if (!write_whole_file(html, report::render_html(r, html_source_root(o)), error))
       std::cerr << "cuaudit: warning: " << error << '\n';
   }
   if (number == 1) {
@@ -326,7 +344,8 @@ int merge_command(const Options& o) {
     fail(kExitToolFailure, e.what());
   }
   write_outputs(o, merged, 0, report::render_merged_text(merged));
-  return o.out.error_exitcode && merged.summary.error_findings > 0 ? *o.out.error_exitcode : 0;
+  if (o.out.error_exitcode && merged.summary.error_findings > 0) return *o.out.error_exitcode;
+  return merged.incomplete ? kExitIncomplete : 0;
 }
 
 int diff_command(const Options& o) {
@@ -340,7 +359,13 @@ int diff_command(const Options& o) {
   apply_baseline(o.analysis.baseline_file, before, after);
   std::cerr << report::render_baseline_diff(after);
   // After the baseline is applied, the summary's errors are the new ones.
-  return o.out.error_exitcode && after.summary.error_findings > 0 ? *o.out.error_exitcode : 0;
+  if (o.out.error_exitcode && after.summary.error_findings > 0) return *o.out.error_exitcode;
+  if (before.incomplete || after.incomplete) {
+    std::cerr << "cuaudit: " << (after.incomplete ? o.run_dir : o.analysis.baseline_file)
+              << " is an incomplete report: the comparison covers what it holds\n";
+    return kExitIncomplete;
+  }
+  return 0;
 }
 
 // `cuaudit snapshot PID`: the run directory of the program running under cuaudit.

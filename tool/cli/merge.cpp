@@ -69,6 +69,11 @@ report::Report merge_reports(const std::vector<report::Report>& reports, const s
       same.pids.push_back(f.pid);
     }
     for (const std::string& note : reports[rank].notes) merged.notes.push_back(fmt::format("rank {}: {}", rank, note));
+    if (reports[rank].incomplete) {
+      merged.incomplete = true;  // a rank's damage is the merged report's: never a clean merge
+      merged.notes.push_back(fmt::format("rank {} ({}): its report is incomplete (see its notes)", rank,
+                                         rank < names.size() ? names[rank] : std::string("?")));
+    }
     const report::Timeline& t = reports[rank].timeline;
     merged.timeline.samples.insert(merged.timeline.samples.end(), t.samples.begin(), t.samples.end());
     merged.timeline.peaks.insert(merged.timeline.peaks.end(), t.peaks.begin(), t.peaks.end());

@@ -35,8 +35,9 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, T& target, const
 const std::map<std::string, bool> kYesNo = {{"yes", true}, {"no", false}};
 
 constexpr const char* kSourceRootHelp =
-    "SARIF locations are relative to DIR; HTML shows source lines only from files under it (default: the working "
-    "directory)";
+    "SARIF locations are relative to DIR (default: the working directory); HTML shows source lines only from files "
+    "under it (default: the working directory for `cuaudit run`, none for a recorded run or report, which may name any "
+    "file)";
 
 // An option that may be given again and again, each time with one value (--suppressions A
 // --suppressions B); never swallowing the program that follows it.
@@ -44,13 +45,17 @@ void add_repeatable(CLI::App& app, const std::string& name, std::vector<std::str
   app.add_option(name, target, help)->take_all()->allow_extra_args(false);
 }
 
+// An exit status is 8 bits: 256 would exit 0 (the gate passing with errors), -1 would be 255.
+void add_error_exitcode(CLI::App& app, Options& o, const char* help) {
+  app.add_option("--error-exitcode", o.out.error_exitcode, help)->check(CLI::Range(1, 255));
+}
+
 void add_output_options(CLI::App& app, Options& o) {
   add_choice(
       app, "--leak-check", o.out.leak_check,
       {{"full", report::LeakDetail::Full}, {"summary", report::LeakDetail::Summary}, {"no", report::LeakDetail::None}},
       "full: every leak with its allocation stack; summary: totals only; no: do not check leaks", "full");
-  app.add_option("--error-exitcode", o.out.error_exitcode,
-                 "exit with N when unsuppressed findings of severity error exist (the CI gate)");
+  add_error_exitcode(app, o, "exit with N when unsuppressed findings of severity error exist (the CI gate)");
   app.add_option("--log-file", o.out.log_file, "write the text report to FILE instead of stderr (%p: pid, %q{ENV}, %%)");
   app.add_option("--json", o.out.json_file, "write the JSON report (schema cuaudit.report.v1) to FILE");
   app.add_option("--sarif", o.out.sarif_file, "write SARIF 2.1.0 (for code scanning) to FILE");
@@ -205,8 +210,9 @@ constexpr const char* kMergeFooter =
     "incomplete; 125 when a report cannot be read; 2 for a bad command line. See docs/EXIT_CODES.md.";
 
 constexpr const char* kDiffFooter =
-    "Exit status: 0, or --error-exitcode N when the new report has errors the old one did not; 125 when a\n"
-    "report cannot be read; 2 for a bad command line. See docs/EXIT_CODES.md.";
+    "Exit status: 0, or --error-exitcode N when the new report has errors the old one did not; 123 when\n"
+    "either report is incomplete; 125 when a report cannot be read; 2 for a bad command line.\n"
+    "See docs/EXIT_CODES.md.";
 
 // CLI11 2.1 prints "Usage: NAME [OPTIONS]"; cuaudit's usage names the program and the commands.
 class UsageFormatter : public CLI::Formatter {
@@ -288,7 +294,7 @@ Command command_of(int argc, char** argv) {
 void add_command_options(CLI::App& app, Command command, Options& o) {
   switch (command) {
     case Command::Diff:
-      app.add_option("--error-exitcode", o.out.error_exitcode, "exit with N when the new report has new errors");
+      add_error_exitcode(app, o, "exit with N when the new report has new errors");
       app.add_option("old", o.analysis.baseline_file, "the earlier JSON report (or --output directory)")->required();
       app.add_option("new", o.run_dir, "the later JSON report (or --output directory)")->required();
       return;
@@ -299,7 +305,7 @@ void add_command_options(CLI::App& app, Command command, Options& o) {
       app.add_option("--html", o.out.html_file, "write the merged report as a self-contained HTML page to FILE");
       app.add_option("--source-root", o.out.source_root, kSourceRootHelp);
       app.add_option("--log-file", o.out.log_file, "write the text summary to FILE instead of stderr");
-      app.add_option("--error-exitcode", o.out.error_exitcode, "exit with N when the merged report has errors");
+      add_error_exitcode(app, o, "exit with N when the merged report has errors");
       app.add_option("inputs", o.merge_inputs, "JSON reports, or directories written by --output, in rank order")
           ->required();
       return;

@@ -95,6 +95,7 @@ std::vector<report::Frame> Symbolizer::symbolize(uint64_t return_address, const 
   base.pc = return_address;
   if (!module) return {base};
   base.module = module->path;
+  base.module_offset = return_address - module->load_bias;
 
   // A return address points after the call; the call itself is one byte before.
   const uint64_t offset = return_address - 1 - module->load_bias;
