@@ -2,8 +2,8 @@
 // at scale without a GPU (issue 13): EVENTS allocation and release events over THREADS threads, of
 // which LIVE allocations are still live at exit, made from STACKS distinct call stacks.
 //
-// Usage: make_trace DIR [EVENTS] [LIVE] [STACKS] [THREADS] [SHAPE]
-//   (defaults 10,000,000 / 1,000,000 / 100,000 / 64 / warmup). Writes DIR/trace-4242.cutrace.
+// Usage: make_trace DIR [EVENTS] [LIVE] [STACKS] [THREADS] [SHAPE] [PID]
+//   (defaults 10,000,000 / 1,000,000 / 100,000 / 64 / warmup / 4242). Writes DIR/trace-PID.cutrace.
 //
 // SHAPE says when the live allocations are made:
 //   warmup   all first, then allocate/release pairs fill up the events (a steady program);
@@ -33,7 +33,7 @@ namespace {
 using namespace cuaudit;
 using namespace cuaudit::trace;
 
-constexpr uint64_t kPid = 4242;
+constexpr uint64_t kDefaultPid = 4242;
 constexpr uint64_t kModuleStart = 0x400000, kModuleEnd = 0x800000;
 constexpr size_t kChunkBytes = 64 * 1024;
 
@@ -89,7 +89,7 @@ uint64_t arg(int argc, char** argv, int i, uint64_t fallback) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: make_trace DIR [EVENTS] [LIVE] [STACKS] [THREADS]\n");
+    std::fprintf(stderr, "usage: make_trace DIR [EVENTS] [LIVE] [STACKS] [THREADS] [SHAPE] [PID]\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
                  static_cast<unsigned long long>(events));
     return 2;
   }
-  const std::string path = dir + "/trace-4242.cutrace";
+  const uint64_t pid = arg(argc, argv, 7, kDefaultPid);  // many processes: one trace each
+  const std::string path = dir + "/trace-" + std::to_string(pid) + ".cutrace";
   FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) {
     std::fprintf(stderr, "make_trace: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
@@ -117,14 +118,14 @@ int main(int argc, char** argv) {
   std::memcpy(fh.magic, kFileMagic, sizeof fh.magic);
   fh.version = kTraceVersion;
   fh.header_size = sizeof fh;
-  fh.pid = kPid;
+  fh.pid = pid;
   std::fwrite(&fh, sizeof fh, 1, f);
 
   Writer w(f, threads);
   uint64_t seq = 1, now = 1'000'000'000;
   const char cmdline[] = "./service\0";
   ProcessInfoRecord info{};
-  info.pid = kPid;
+  info.pid = pid;
   info.parent_pid = 1;
   info.start_monotonic_ns = now;
   info.start_realtime_ns = 1'700'000'000'000'000'000ull;

@@ -91,15 +91,158 @@ def html_sources(r):
           "exit %d %s" % (proc.returncode, proc.stderr.decode()[-800:]))
 
 
+def report_json(r, d, *extra):
+    out = os.path.join(r.tmp, "report-%d.json" % r.count)
+    r.count += 1
+    proc = run([r.cu, "report", d, "--json", out, "--log-file", os.devnull] + list(extra))
+    doc = json.load(open(out)) if os.path.exists(out) else None
+    return proc, doc
+
+
+def fingerprints(r):
+    """E4: frames without symbols are told apart by module and offset: a baseline of one leak
+    site does not hide the others."""
+    d = r.with_symbols({"function": None, "file": None, "line": None})
+    _, every = report_json(r, d)
+    leaks = [f for f in every["findings"] if f["kind"] == "leak"] if every else []
+    check("E4: the unsymbolized golden run has several leak sites", len(leaks) >= 2, every and every["findings"])
+    if len(leaks) < 2:
+        return
+    one = dict(every, findings=[leaks[0]])
+    one_path = os.path.join(r.tmp, "one.json")
+    all_path = os.path.join(r.tmp, "all.json")
+    json.dump(one, open(one_path, "w"))
+    json.dump(every, open(all_path, "w"))
+    proc = run([r.cu, "diff", one_path, all_path, "--error-exitcode", "9"])
+    check("E4: diff of one unsymbolized site against all calls the others new (exit 9)", proc.returncode == 9,
+          "exit %d %s" % (proc.returncode, proc.stderr.decode()[-600:]))
+    merged = os.path.join(r.tmp, "merged.json")
+    run([r.cu, "merge", all_path, all_path, "--json", merged])
+    doc = json.load(open(merged))
+    check("E4: merge keeps unsymbolized sites apart", len(doc["findings"]) == len(every["findings"]),
+          "%d findings, the report had %d" % (len(doc["findings"]), len(every["findings"])))
+
+
+def duplicates(r):
+    """E6: a chunk written twice is read once; a second trace of one process is not read."""
+    d = r.copy()
+    _, intact = report_json(r, d)
+    d = r.copy()
+    trace = r.trace(d)
+    data = open(trace, "rb").read()
+    pos, length = chunks(data)[-1]
+    open(trace, "ab").write(data[pos:pos + length])
+    proc, doc = report_json(r, d)
+    same = doc and [(f["kind"], f["bytes"]) for f in doc["findings"]] == [(f["kind"], f["bytes"]) for f in intact["findings"]]
+    check("E6: the last chunk appended again: the same findings", bool(same), doc and doc["findings"])
+    check("E6: ... said, and the report incomplete (123)",
+          proc.returncode == 123 and doc["incomplete"] and any("byte for byte" in n for n in doc["notes"] +
+                                                                 [n for p in doc["processes"] for n in p["notes"]]),
+          "exit %d, notes %s" % (proc.returncode, doc and doc["notes"]))
+    d = r.copy()
+    shutil.copy(r.trace(d), os.path.join(d, "trace-9999.cutrace"))
+    proc, doc = report_json(r, d)
+    check("E6: a copy of a trace under another pid's name does not double the leaks",
+          doc and doc["summary"]["leaked_bytes"] == intact["summary"]["leaked_bytes"],
+          doc and doc["summary"])
+    check("E6: ... said, and the report incomplete (123)",
+          proc.returncode == 123 and any("second trace of process" in n for n in doc["notes"]), doc and doc["notes"])
+
+
+def cut_traces(r):
+    """E8: a trace cut at a chunk boundary, or holding only its header, is damage."""
+    d = r.copy()
+    trace = r.trace(d)
+    data = open(trace, "rb").read()
+    pos, _ = chunks(data)[len(chunks(data)) // 2]
+    open(trace, "wb").write(data[:pos])
+    proc, doc = report_json(r, d)
+    check("E8: cut at a chunk boundary although run.json says it exited: incomplete (123)",
+          proc.returncode == 123 and doc["incomplete"], "exit %d" % proc.returncode)
+    d = r.copy()
+    open(os.path.join(d, "trace-8.cutrace"), "wb").write(data[:24])
+    proc, doc = report_json(r, d)
+    check("E8: a header-only trace beside the real one: incomplete (123)", proc.returncode == 123,
+          "exit %d %s" % (proc.returncode, doc and doc["notes"]))
+
+
+def exit_codes(r):
+    """E7, E9: --error-exitcode stays in 1-255; merge and diff keep an input's incompleteness."""
+    d = r.copy()
+    for value in ("256", "0", "-1", "512"):
+        proc = run([r.cu, "report", d, "--error-exitcode", value])
+        check("E7: --error-exitcode %s is refused (2)" % value, proc.returncode == 2, proc.stderr.decode()[-300:])
+    trace = r.trace(d)
+    size = os.path.getsize(trace)
+    os.truncate(trace, size - 100)
+    proc, doc = report_json(r, d)
+    incomplete = os.path.join(r.tmp, "incomplete.json")
+    json.dump(doc, open(incomplete, "w"))
+    merged = os.path.join(r.tmp, "merged-incomplete.json")
+    proc = run([r.cu, "merge", incomplete, "--json", merged])
+    check("E9: merge of an incomplete rank: exit 123 and incomplete",
+          proc.returncode == 123 and json.load(open(merged))["incomplete"], "exit %d" % proc.returncode)
+    proc = run([r.cu, "diff", incomplete, incomplete])
+    check("E9: diff of an incomplete report: exit 123", proc.returncode == 123, "exit %d" % proc.returncode)
+    bad = os.path.join(r.tmp, "site-series.json")
+    open(bad, "w").write('{"schema":"cuaudit.report.v1","timeline":{"site_series":5}}')
+    proc = run([r.cu, "merge", bad])
+    check("E18: a report whose site_series is a number: 125 naming the file and field",
+          proc.returncode == 125 and b"site-series.json" in proc.stderr and b"site_series" in proc.stderr,
+          proc.stderr.decode())
+
+
+def hostile_text(r):
+    """E12, E15: noncharacters and terminal controls from a run never reach the outputs raw."""
+    d = r.with_symbols({"function": "x\ufffe\uffff \u202egnp.exe \u009b[2J"})
+    xml = os.path.join(r.tmp, "r.xml")
+    txt = os.path.join(r.tmp, "r.txt")
+    proc = run([r.cu, "report", d, "--junit", xml, "--log-file", txt])
+    try:
+        import xml.dom.minidom
+        xml.dom.minidom.parse(os.path.join(r.tmp, "r.xml"))
+        valid = True
+    except Exception as e:  # noqa: BLE001 - any parse error is the failure
+        valid = str(e)
+    check("E12: JUnit with U+FFFE/U+FFFF in names is valid XML", valid is True, valid)
+    text = open(txt, "rb").read()
+    check("E15: the text report escapes bidi overrides and C1 controls",
+          "\u202e".encode() not in text and "\u009b".encode() not in text and b"\\u{202e}" in text,
+          text[-600:])
+
+
+def many_processes(r, make_trace):
+    """E11: a run of 1,100 processes is read whole under ulimit -n 1024."""
+    d = os.path.join(r.tmp, "many")
+    os.makedirs(d)
+    for i in range(1100):
+        subprocess.run([make_trace, d, "20", "2", "2", "1", "warmup", str(20000 + i)], check=True,
+                       stdout=subprocess.DEVNULL)
+    proc = subprocess.run(["bash", "-c", 'ulimit -n 1024 && exec "$0" report "$1" --json "$2" --log-file /dev/null',
+                           r.cu, d, os.path.join(r.tmp, "many.json")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    doc = json.load(open(os.path.join(r.tmp, "many.json"))) if os.path.exists(os.path.join(r.tmp, "many.json")) else {}
+    check("E11: 1,100 traces under ulimit -n 1024: every process read, nothing lost",
+          proc.returncode == 0 and len(doc.get("processes", [])) == 1100 and not doc.get("incomplete"),
+          "exit %d, %d processes, %s" % (proc.returncode, len(doc.get("processes", [])), proc.stderr.decode()[-500:]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuaudit", required=True)
     ap.add_argument("--golden", required=True)
+    ap.add_argument("--make-trace", help="bench_make_trace, for the many-process case")
     opts = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="cuaudit-received-")
     try:
         r = Runs(os.path.abspath(opts.cuaudit), os.path.abspath(opts.golden), tmp)
         html_sources(r)
+        fingerprints(r)
+        duplicates(r)
+        cut_traces(r)
+        exit_codes(r)
+        hostile_text(r)
+        if opts.make_trace:
+            many_processes(r, os.path.abspath(opts.make_trace))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d passed, %d failed" % (len(passes), len(failures)))

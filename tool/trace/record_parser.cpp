@@ -262,6 +262,7 @@ class RecordParser::Builder {
   }
 
   bool parse(const ExitCallRecord& r, Tail) {
+    out_.exit_called = true;
     add_event(EventKind::ExitCall, r.seq, r.time_ns, kNoStack, 0, ExitFact{r.status, static_cast<ExitHow>(r.how)});
     return true;
   }

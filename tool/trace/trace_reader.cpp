@@ -2,6 +2,7 @@
 
 #include "safe_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <iterator>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -50,6 +52,9 @@ class TraceBytes {
   virtual size_t size() const = 0;
   // `n` bytes at `offset` (within size()), valid until the next call.
   virtual const char* read(size_t offset, size_t n) = 0;
+  // Not read for a while: a file's descriptor is closed until the next read, so that a run of
+  // thousands of processes does not hold one per trace (ulimit -n is often 1024).
+  virtual void rest() {}
 };
 
 namespace {
@@ -66,17 +71,26 @@ class MemoryBytes : public TraceBytes {
 
 class FileBytes : public TraceBytes {
  public:
-  explicit FileBytes(const std::string& path) {
+  explicit FileBytes(const std::string& path) : path_(path) {
     std::string error;
     // Regular files only: a trace replaced by a FIFO or a link to /dev/zero must not hang the report.
     if (!open_regular_file(path, fd_, size_, error)) throw TraceError(error);
+    struct stat st;
+    if (fstat(fd_, &st) == 0) device_ = st.st_dev, inode_ = st.st_ino;
   }
-  ~FileBytes() override { ::close(fd_); }
+  ~FileBytes() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
   size_t size() const override { return size_; }
+  void rest() override {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
   const char* read(size_t offset, size_t n) override {
     buffer_.resize(n);
     size_t done = 0;
-    while (done < n) {
+    reopen();
+    while (fd_ >= 0 && done < n) {
       const ssize_t got = pread(fd_, buffer_.data() + done, n - done, static_cast<off_t>(offset + done));
       if (got < 0 && errno == EINTR) continue;
       if (got <= 0) break;  // the file shrank: what is missing reads as zeros, and fails its checksum
@@ -87,6 +101,22 @@ class FileBytes : public TraceBytes {
   }
 
  private:
+  // The same file as when it was indexed, or none (its reads are zeros, which fail to parse).
+  void reopen() {
+    if (fd_ >= 0) return;
+    std::string error;
+    size_t size = 0;
+    if (!open_regular_file(path_, fd_, size, error)) {
+      fd_ = -1;
+      return;
+    }
+    struct stat st;
+    if (fstat(fd_, &st) != 0 || st.st_dev != device_ || st.st_ino != inode_) rest();
+  }
+
+  std::string path_;
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
   int fd_ = -1;
   size_t size_ = 0;
   std::string buffer_;
@@ -106,6 +136,7 @@ struct TraceFile::Chunk {
 
 TraceFile::TraceFile(std::unique_ptr<TraceBytes> bytes, const std::string& name) : bytes_(std::move(bytes)) {
   index(name);
+  bytes_->rest();
 }
 TraceFile::~TraceFile() = default;
 TraceFile::TraceFile(TraceFile&&) noexcept = default;
@@ -119,7 +150,10 @@ TraceFile TraceFile::from_bytes(std::string bytes, const std::string& name) {
 
 // What went wrong while indexing, said once at the end.
 struct TraceFile::IndexCounts {
-  size_t bad_records = 0, damaged_chunks = 0, damaged_bytes = 0;
+  size_t bad_records = 0, damaged_chunks = 0, damaged_bytes = 0, repeated_chunks = 0;
+  // Every complete chunk by its content's hash: where it starts. A chunk written twice (a copy
+  // tool's retry, a crafted file) passes its checksum and would be read twice.
+  std::unordered_multimap<uint64_t, size_t> seen;
 };
 
 namespace {
@@ -179,6 +213,11 @@ void TraceFile::index(const std::string& name) {
   out.events.shrink_to_fit();
   if (counts.bad_records)
     out.problems.push_back(fmt::format("{} chunk(s) held a malformed record and were cut short", counts.bad_records));
+  if (counts.repeated_chunks) {
+    out.problems.push_back(fmt::format(
+        "{} chunk(s) repeat an earlier chunk byte for byte (the file was copied or written twice); each was read once",
+        counts.repeated_chunks));
+  }
   if (counts.damaged_chunks) {
     out.problems.push_back(
         fmt::format("{} chunk(s) ({} bytes) failed their checksum (the file was damaged after it "
@@ -225,6 +264,11 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
     parser.lose_chunk(chunk.tid);
     return end;
   }
+  if (!truncated && repeats_earlier_chunk(pos, sizeof chunk + chunk.payload_bytes, counts)) {
+    ++counts.repeated_chunks;
+    return end;
+  }
+  data = bytes.read(payload, end - payload);  // the comparison may have read elsewhere
   Chunk info;
   info.begin = payload;
   info.tid = chunk.tid;
@@ -248,6 +292,7 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
     r += rh.size;
   }
   info.end = payload + r;
+  record_count_ += complete;
   if (!out.events.empty()) {  // counted, not kept: the merge reads them again (pass 2)
     info.first_seq = UINT64_MAX;
     for (const Event& e : out.events) info.first_seq = std::min(info.first_seq, e.seq);
@@ -264,6 +309,20 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
     return size;
   }
   return payload + chunk.payload_bytes;
+}
+
+bool TraceFile::repeats_earlier_chunk(size_t pos, size_t length, IndexCounts& counts) {
+  TraceBytes& bytes = *bytes_;
+  const uint64_t key = content_hash64(bytes.read(pos, length), length);
+  const auto [first, last] = counts.seen.equal_range(key);
+  if (first != last) {
+    const std::string here(bytes.read(pos, length), length);
+    for (auto it = first; it != last; ++it) {
+      if (memcmp(bytes.read(it->second, length), here.data(), length) == 0) return true;
+    }
+  }
+  counts.seen.emplace(key, pos);
+  return false;
 }
 
 // Pass 2: the chunks' events merged by sequence number. A chunk is decoded when the merge reaches
@@ -367,6 +426,7 @@ void TraceFile::play(const std::function<void(const Event&)>& sink, const std::v
     }
   }
   merge.before(nullptr, sink);
+  bytes_->rest();
 }
 
 // Allocations made from Python get the id of the stack recorded with them.

@@ -39,6 +39,8 @@ class TraceFile {
   const ProcessTrace& metadata() const { return metadata_; }
   ProcessTrace& metadata() { return metadata_; }
   size_t event_count() const { return event_count_; }
+  // Every complete record read (events or not): 0 for a trace that holds only its header.
+  size_t record_count() const { return record_count_; }
   // Every event in sequence order (ties in file order), each complete (Python stacks attached).
   // `timed` (in time order: a framework's history, recorded by its own clock) is merged in by
   // time (TimedMerge): each of its events goes just before the first event of the file that came
@@ -55,12 +57,15 @@ class TraceFile {
   // Indexes the chunk at `pos`: returns where the next one starts, or the file's size when the
   // reading ends there (a cut or damaged file, said in the problems).
   size_t index_chunk(size_t pos, RecordParser& parser, uint32_t version, IndexCounts& counts);
+  // Is the chunk of `length` bytes (header included) at `pos` the same bytes as an earlier one?
+  bool repeats_earlier_chunk(size_t pos, size_t length, IndexCounts& counts);
   void attach_python_stacks(std::vector<Event>& events) const;
 
   std::unique_ptr<TraceBytes> bytes_;
   ProcessTrace metadata_;
   std::vector<Chunk> chunks_;  // chunks holding events, by their first seq
   size_t event_count_ = 0;
+  size_t record_count_ = 0;
   // The record types that made events in the first pass: the second parses only those (learned,
   // not listed, so a new event record cannot be forgotten there).
   std::vector<bool> event_types_ = std::vector<bool>(size_t{1} << 16, false);
