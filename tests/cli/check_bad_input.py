@@ -83,6 +83,19 @@ def main():
                "does not exist")
         expect("no CUDA: nothing tracked is not a clean result", run([cu, "true"]), 122, "nothing could be tracked")
         expect("--require-cuda-init no keeps the program's status", run([cu, "--require-cuda-init", "no", "false"]), 1)
+        expect("an empty program name is a bad command line", run([cu, ""]), 2, "no program given")
+        # As a shell: a non-executable file earlier in PATH is passed over; a script without #! runs in sh.
+        first, second = os.path.join(tmp, "p1"), os.path.join(tmp, "p2")
+        os.makedirs(first)
+        os.makedirs(second)
+        open(os.path.join(first, "cuaudit-test-tool"), "w").write("#!/bin/sh\nexit 5\n")
+        open(os.path.join(second, "cuaudit-test-tool"), "w").write("exit 7\n")  # no #!: sh runs it
+        os.chmod(os.path.join(second, "cuaudit-test-tool"), 0o755)
+        env = dict(os.environ, PATH="%s:%s:%s" % (first, second, os.environ.get("PATH", "")))
+        expect("PATH: a non-executable file is passed over and a script without #! runs in sh",
+               run([cu, "--require-cuda-init", "no", "cuaudit-test-tool"], env=env), 7)
+        env = dict(os.environ, PATH="%s:%s" % (first, os.environ.get("PATH", "")))
+        expect("PATH: only a non-executable file: 126", run([cu, "cuaudit-test-tool"], env=env), 126, "not executable")
         expect("report on a missing directory", run([cu, "report", os.path.join(tmp, "nope")]), 125,
                "is not a directory")
         foreign = os.path.join(tmp, "foreign")

@@ -59,31 +59,36 @@ void check_loadable(const std::string& path) {
 }  // namespace
 
 std::string resolve_program(const std::string& name) {
-  if (name.empty()) throw LaunchError(kExitNotFound, "no program given");
-  auto check = [](const std::string& path) -> bool {
-    if (!is_regular_file(path)) return false;
-    if (access(path.c_str(), X_OK) != 0) {
-      throw LaunchError(kExitNotExecutable, fmt::format("{}: permission denied (not executable)", path));
-    }
-    return true;
-  };
+  if (name.empty()) throw LaunchError(kExitUsage, "no program given (the program's name is empty)");
   if (name.find('/') != std::string::npos) {
     struct stat st;
     if (stat(name.c_str(), &st) != 0) throw LaunchError(kExitNotFound, fmt::format("{}: no such file", name));
     if (S_ISDIR(st.st_mode)) throw LaunchError(kExitNotExecutable, fmt::format("{}: is a directory", name));
-    check(name);
+    if (access(name.c_str(), X_OK) != 0) {
+      throw LaunchError(kExitNotExecutable, fmt::format("{}: permission denied (not executable)", name));
+    }
     return name;
   }
+  // As a shell searches: the first executable regular file in PATH; a file there that is not
+  // executable is passed over, and named only when nothing further on is executable (126).
   const char* path_env = getenv("PATH");
   std::string paths = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  std::string not_executable;
   size_t start = 0;
   while (start <= paths.size()) {
     size_t end = paths.find(':', start);
     if (end == std::string::npos) end = paths.size();
     std::string dir = paths.substr(start, end - start);
     if (dir.empty()) dir = ".";
-    if (check(dir + "/" + name)) return dir + "/" + name;
+    const std::string candidate = dir + "/" + name;
+    if (is_regular_file(candidate)) {
+      if (access(candidate.c_str(), X_OK) == 0) return candidate;
+      if (not_executable.empty()) not_executable = candidate;
+    }
     start = end + 1;
+  }
+  if (!not_executable.empty()) {
+    throw LaunchError(kExitNotExecutable, fmt::format("{}: permission denied (not executable)", not_executable));
   }
   throw LaunchError(kExitNotFound, fmt::format("{}: command not found", name));
 }
@@ -226,6 +231,13 @@ RunInfo run_program(const LaunchRequest& request) {
     if (request.signals) request.signals->restore_in_child();
     set_child_environment(request);
     execv(request.program_path.c_str(), argv.data());
+    if (errno == ENOEXEC) {
+      // An executable text file without `#!`: as shells (and execvp) do, /bin/sh runs it.
+      std::vector<char*> shell = {const_cast<char*>("sh"), const_cast<char*>(request.program_path.c_str())};
+      shell.insert(shell.end(), argv.begin() + 1, argv.end());
+      execv("/bin/sh", shell.data());
+      errno = ENOEXEC;
+    }
     const int err = errno;
     ssize_t ignored = write(report_pipe[1], &err, sizeof err);
     (void)ignored;
