@@ -47,8 +47,13 @@ trace::ModuleCodeStatus save(const char* dir, uint64_t hash, const void* image, 
            saved == trace::ModuleCodeStatus::SavedFatbin ? "fatbin" : "cubin");
   if (access(path, F_OK) == 0) return saved;
   if (mkdir(folder, 0700) != 0 && errno != EEXIST) return trace::ModuleCodeStatus::WriteFailed;
+  // Our own directory, not a link someone planted to make us write elsewhere.
+  struct stat st;
+  if (lstat(folder, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+    return trace::ModuleCodeStatus::WriteFailed;
   snprintf(temporary, sizeof temporary, "%s.%ld.tmp", path, static_cast<long>(getpid()));
-  const int fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // A new file of our own: a file or link someone planted under that name is never written through.
+  const int fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return trace::ModuleCodeStatus::WriteFailed;
   const bool written = write_all(fd, static_cast<const unsigned char*>(image), bytes);
   close(fd);

@@ -1,9 +1,12 @@
 #include "analysis.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <unistd.h>
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <set>
@@ -266,6 +269,12 @@ void index_run(RunState& state, const std::string& dir, const AnalysisOptions& o
     report.notes.push_back(fmt::format("{}; how the program ended is taken from its trace alone", e.what()));
     report.incomplete = true;
   }
+  // A directory that cannot be listed is not a run without CUDA: say what stops the reading.
+  if (DIR* listing = opendir(dir.c_str())) {
+    closedir(listing);
+  } else {
+    throw std::runtime_error(fmt::format("cannot list the run directory {}: {}", dir, strerror(errno)));
+  }
   state.traces = list_traces(dir);
   if (state.traces.empty() && !state.run && !report.incomplete) {
     throw std::runtime_error(
@@ -395,6 +404,7 @@ ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enri
   out.shared_memory = shared.use();
   report.processes.push_back(describe_process(trace, state.run, options.snapshot, bounds.last_ns(trace), result));
   for (std::string& note : enriched.notes) report.processes.back().notes.push_back(std::move(note));
+  report.incomplete |= trace.side_file_damaged;
   if (!trace.tracked) return out;
 
   if (!trace.samples.empty()) timeline.finish(stacks);

@@ -188,9 +188,17 @@ def write_run_file(directory, entry, doc, quiet=False):
     prefix, suffix = entry
     path = os.path.join(directory, "%s%d%s" % (prefix, os.getpid(), suffix))
     try:
-        with open(path + ".tmp", "w") as f:
-            json.dump(doc, f, separators=(",", ":"))
-        os.replace(path + ".tmp", path)
+        # A new file of our own (O_EXCL, O_NOFOLLOW), renamed over the old: a file or link planted
+        # where the file goes is replaced, never written through.
+        temporary = "%s.%s.tmp" % (path, os.urandom(6).hex())
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(doc, f, separators=(",", ":"))
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
     except OSError as error:
         if not quiet:
             warn("cannot write " + path, error)

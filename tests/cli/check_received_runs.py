@@ -226,6 +226,68 @@ def many_processes(r, make_trace):
           "exit %d, %d processes, %s" % (proc.returncode, len(doc.get("processes", [])), proc.stderr.decode()[-500:]))
 
 
+def side_files(r):
+    """E17: run.json's schema and numbers are checked, a damaged framework file is damage, reading
+    a run leaves its caches as they were, and a directory that cannot be listed says so."""
+    d = r.copy()
+    path = os.path.join(d, "run.json")
+    doc = json.load(open(path))
+    json.dump(dict(doc, schema="cuaudit.run.v2"), open(path, "w"))
+    proc, report = report_json(r, d)
+    check("E17: run.json of another schema: damaged (123), said", proc.returncode == 123 and report and
+          any("cuaudit.run.v1" in n for n in report["notes"]), report and report["notes"])
+    json.dump(dict(doc, exit_code=99999999999), open(path, "w"))
+    proc, report = report_json(r, d)
+    check("E17: run.json with exit_code 99999999999: damaged (123), not wrapped", proc.returncode == 123,
+          "exit %d" % proc.returncode)
+
+    d = r.copy()
+    open(os.path.join(d, "torch-blocks-1427.json"), "w").write('{"schema": "cuaudit.torch-blocks.v2", "live": [')
+    proc, report = report_json(r, d)
+    check("E17: a damaged PyTorch blocks file: incomplete (123)", proc.returncode == 123 and report["incomplete"],
+          "exit %d, notes %s" % (proc.returncode, report and [n for p in report["processes"] for n in p["notes"]]))
+
+    d = r.copy()
+    run([r.cu, "report", d, "--log-file", os.devnull])
+    caches = [os.path.join(d, f) for f in ("symbols.json", "call_sites.json") if os.path.exists(os.path.join(d, f))]
+    before = [os.stat(f).st_mtime_ns for f in caches]
+    ino = [os.stat(f).st_ino for f in caches]
+    run([r.cu, "report", d, "--log-file", os.devnull])
+    check("E17: a second report leaves the caches untouched (%d)" % len(caches),
+          bool(caches) and before == [os.stat(f).st_mtime_ns for f in caches] and ino == [os.stat(f).st_ino for f in caches])
+
+    if os.geteuid() != 0:  # root lists any directory
+        d = r.copy()
+        os.chmod(d, 0o311)
+        proc = run([r.cu, "report", d])
+        os.chmod(d, 0o755)
+        check("E17: a run directory that cannot be listed: 125, saying so", proc.returncode == 125 and
+              b"cannot list" in proc.stderr, proc.stderr.decode())
+
+
+def planted_links(r):
+    """E13: snapshots are not written through a planted link; --save refuses a directory others can write."""
+    work = os.path.join(r.tmp, "snapshots")
+    os.makedirs(work)
+    victim = os.path.join(r.tmp, "victim")
+    open(victim, "w").write("precious\n")
+    os.symlink(victim, os.path.join(work, "cuaudit-snapshot-1.json"))
+    trace = r.trace(r.golden)
+    script = 'cp "%s" "$CUAUDIT_TRACE_DIR"/ && sleep 3' % trace
+    proc = run([r.cu, "--require-cuda-init", "no", "--snapshot-interval", "1s", "--log-file", os.devnull,
+                "sh", "-c", script], cwd=work)
+    written = os.path.join(work, "cuaudit-snapshot-1.json")
+    check("E13: --snapshot-interval replaces a planted link instead of writing through it",
+          open(victim).read() == "precious\n" and os.path.isfile(written) and not os.path.islink(written),
+          "exit %d, %s" % (proc.returncode, proc.stderr.decode()[-500:]))
+    shared = os.path.join(r.tmp, "shared")
+    os.makedirs(shared)
+    os.chmod(shared, 0o777)
+    proc = run([r.cu, "--require-cuda-init", "no", "--save", shared, "true"])
+    check("E13: --save into a directory others can write is refused (125)",
+          proc.returncode == 125 and b"writable by others" in proc.stderr, proc.stderr.decode())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuaudit", required=True)
@@ -241,6 +303,8 @@ def main():
         cut_traces(r)
         exit_codes(r)
         hostile_text(r)
+        side_files(r)
+        planted_links(r)
         if opts.make_trace:
             many_processes(r, os.path.abspath(opts.make_trace))
     finally:

@@ -187,6 +187,22 @@ std::string prepare_run_dir(Options& o, bool& temporary) {
   if (mkdir(o.run.save_dir.c_str(), 0700) != 0 && errno != EEXIST) {  // the run is private: command lines, paths
     fail(kExitToolFailure, fmt::format("cannot create --save directory {}: {}", o.run.save_dir, strerror(errno)));
   }
+  // An existing directory must be the user's own and writable by nobody else: whoever else can
+  // write there could plant links where the injection, the hooks and cuaudit write.
+  struct stat st;
+  if (stat(o.run.save_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    fail(kExitToolFailure, fmt::format("--save {} is not a directory", o.run.save_dir));
+  }
+  if (st.st_uid != geteuid()) {
+    fail(kExitToolFailure, fmt::format("--save directory {} belongs to another user (uid {}); give a directory of "
+                                       "your own",
+                                       o.run.save_dir, st.st_uid));
+  }
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    fail(kExitToolFailure, fmt::format("--save directory {} is writable by others (mode {:o}); give a new "
+                                       "directory, or make it yours alone (chmod go-w)",
+                                       o.run.save_dir, st.st_mode & 07777));
+  }
   if (!list_traces(o.run.save_dir).empty() || access((o.run.save_dir + "/" + kRunInfoFile).c_str(), F_OK) == 0) {
     fail(kExitToolFailure, fmt::format("--save directory {} already holds a recorded run; give an empty or new "
                                        "directory",
@@ -232,13 +248,15 @@ void write_snapshot(const Options& o, const AnalysisOptions& analysis, const std
                            : !temporary         ? fmt::format("{}/{}.json", run_dir, tag)
                                                 : fmt::format("cuaudit-{}.json", tag);
   std::string error;
-  if (!write_whole_file(json, report::render_json(r), error)) {
+  // By rename: a link planted where a snapshot goes (the working directory) is replaced, never
+  // written through.
+  if (!replace_file(json, report::render_json(r), error)) {
     std::cerr << "cuaudit: warning: " << error << '\n';
     return;
   }
   if (!o.out.html_file.empty()) {
     const std::string html = numbered_path(expand_output_path(o.out.html_file, pid), tag);
-    if (!write_whole_file(html, report::render_html(r, html_source_root(o)), error))
+    if (!replace_file(html, report::render_html(r, html_source_root(o)), error))
       std::cerr << "cuaudit: warning: " << error << '\n';
   }
   if (number == 1) {

@@ -170,21 +170,41 @@ bool KernelRequirements::find_nvdisasm() {
 // toolkit's cuobjdump, which also undoes the compression recent toolkits apply.
 std::vector<std::string> KernelRequirements::extract(const std::string& fatbin) {
   const std::string dir = fatbin.substr(0, fatbin.size() - std::string(".fatbin").size()) + ".elf";
+  const std::string folder = dir.substr(0, dir.rfind('/'));
+  // A run directory received from elsewhere may hold links where cuobjdump would write: only
+  // real directories are used, never what a link points to.
   struct stat st;
-  if (stat(dir.c_str(), &st) != 0) {
+  if (lstat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    failed_[fatbin] = fmt::format("{} is not a directory (a link?): the fat binary's cubins are not taken out", folder);
+    return {};
+  }
+  if (lstat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    failed_[fatbin] = fmt::format("{} is not a directory (a link?): its cubins are not read", dir);
+    return {};
+  }
+  if (lstat(dir.c_str(), &st) != 0) {
     if (!find_nvdisasm()) return {};
     const std::string cuobjdump = find_toolkit_program("cuobjdump", nvdisasm_);
     if (cuobjdump.empty()) {
       failed_[fatbin] = fmt::format("no cuobjdump beside {} to take the cubins out of the fat binary", nvdisasm_);
       return {};
     }
-    const std::string partial = dir + ".partial";
-    std::string ignored, error;
-    if (mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) return {};
-    if (!capture_output({cuobjdump, "-xelf", "all", fatbin}, ignored, error, partial) ||
-        rename(partial.c_str(), dir.c_str()) != 0) {
-      failed_[fatbin] = error.empty() ? fmt::format("cannot keep the cubins of {}", fatbin) : error;
+    // A fresh private directory (mkdtemp), renamed into place when cuobjdump is done.
+    std::string partial = dir + ".partial-XXXXXX";
+    if (!mkdtemp(partial.data())) {
+      failed_[fatbin] = fmt::format("cannot create {}: {}", partial, strerror(errno));
       return {};
+    }
+    std::string ignored, error;
+    const bool extracted = capture_output({cuobjdump, "-xelf", "all", fatbin}, ignored, error, partial);
+    if (!extracted || rename(partial.c_str(), dir.c_str()) != 0) {
+      remove_run_dir(partial);  // links in it are removed, never followed
+      if (extracted && lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+        // Another report of this run took them out meanwhile: its copy is read.
+      } else {
+        failed_[fatbin] = error.empty() ? fmt::format("cannot keep the cubins of {}", fatbin) : error;
+        return {};
+      }
     }
   }
   std::vector<std::string> cubins;

@@ -254,12 +254,14 @@ std::optional<FrameworkHistory> load_framework_history(const FrameworkFile& file
   // As any file of a run directory received from elsewhere: a regular file, of a bounded size.
   if (!read_regular_file(path, kMaxFrameworkFileBytes, text, error)) {
     notes.push_back(fmt::format("{}: {}'s blocks are not judged", error, file.framework));
+    process.side_file_damaged = true;
     return std::nullopt;
   }
   try {
     return framework_history(file, text, process, notes);
   } catch (const std::exception& e) {
     notes.push_back(fmt::format("{} could not be read ({}): {}'s blocks are not judged", path, e.what(), file.framework));
+    process.side_file_damaged = true;
     return std::nullopt;
   }
 }

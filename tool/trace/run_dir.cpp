@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -21,21 +22,28 @@
 namespace cuaudit {
 namespace {
 
+constexpr const char* kRunInfoSchema = "cuaudit.run.v1";
+
 nlohmann::json optional_json(const std::optional<int>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
-// Fields added after the first version of run.json: absent or null when nothing happened.
-std::optional<int> optional_int(const nlohmann::json& doc, const char* field) {
+// An exit status or signal number: null, or an integer that fits (99999999999 is damage, not a
+// status to wrap).
+std::optional<int> status_field(const nlohmann::json& doc, const char* field, bool required) {
   const auto it = doc.find(field);
+  if (it == doc.end() && required) throw std::runtime_error(fmt::format("no \"{}\"", field));
   if (it == doc.end() || it->is_null()) return std::nullopt;
-  return it->get<int>();
+  if (!it->is_number_integer() || it->get<int64_t>() < INT_MIN || it->get<int64_t>() > INT_MAX ||
+      (it->is_number_unsigned() && it->get<uint64_t>() > INT_MAX))
+    throw std::runtime_error(fmt::format("\"{}\" is not an exit status or signal number", field));
+  return static_cast<int>(it->get<int64_t>());
 }
 
 }  // namespace
 
 bool write_run_info(const std::string& dir, const RunInfo& info, std::string& error) {
-  nlohmann::json doc = {{"schema", "cuaudit.run.v1"},
+  nlohmann::json doc = {{"schema", kRunInfoSchema},
                         {"command", info.command},
                         {"pid", info.pid},
                         {"exit_code", optional_json(info.exit_code)},
@@ -55,13 +63,16 @@ std::optional<RunInfo> read_run_info(const std::string& dir) {
   if (!read_regular_file(path, 16 << 20, text, error)) throw std::runtime_error(error);
   try {
     const auto doc = nlohmann::json::parse(text);
+    if (!doc.is_object() || doc.value("schema", "") != kRunInfoSchema) {
+      throw std::runtime_error(fmt::format("not of schema {}", kRunInfoSchema));
+    }
     RunInfo info;
     info.command = doc.at("command").get<std::vector<std::string>>();
     info.pid = doc.at("pid").get<uint64_t>();
-    if (!doc.at("exit_code").is_null()) info.exit_code = doc.at("exit_code").get<int>();
-    if (!doc.at("signal").is_null()) info.signal = doc.at("signal").get<int>();
-    info.forwarded_signal = optional_int(doc, "forwarded_signal");
-    info.killed_after_signal = optional_int(doc, "killed_after_signal");
+    info.exit_code = status_field(doc, "exit_code", true);
+    info.signal = status_field(doc, "signal", true);
+    info.forwarded_signal = status_field(doc, "forwarded_signal", false);
+    info.killed_after_signal = status_field(doc, "killed_after_signal", false);
     info.cuaudit_version = doc.value("cuaudit_version", "");
     return info;
   } catch (const std::exception& e) {

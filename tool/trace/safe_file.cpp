@@ -70,7 +70,20 @@ bool read_regular_file(const std::string& path, size_t max_bytes, std::string& o
   return true;
 }
 
+namespace {
+// Is `path` a regular file (not a link) holding exactly `contents`?
+bool holds_exactly(const std::string& path, const std::string& contents) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) != contents.size())
+    return false;
+  std::string text, error;
+  return read_regular_file(path, contents.size(), text, error) && text == contents;
+}
+}  // namespace
+
 bool replace_file(const std::string& path, const std::string& contents, std::string& error) {
+  // Unchanged, it is left alone: reading a run (cuaudit report) must not rewrite its caches.
+  if (holds_exactly(path, contents)) return true;
   std::string temporary = path + ".XXXXXX";
   const int fd = mkstemp(temporary.data());  // a new file of our own: O_EXCL, never a planted link
   if (fd < 0) {

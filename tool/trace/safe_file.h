@@ -18,6 +18,7 @@ bool read_regular_file(const std::string& path, size_t max_bytes, std::string& o
 bool open_regular_file(const std::string& path, int& fd, size_t& size, std::string& error);
 
 // Replaces the file at `path` with `contents`: written to a new file beside it, then renamed over it.
+// A regular file that already holds exactly `contents` is left untouched (its time stamps too).
 bool replace_file(const std::string& path, const std::string& contents, std::string& error);
 
 // Writes `contents` to `path` (created or truncated) and checks every step, close included.

@@ -293,6 +293,9 @@ struct ProcessTrace {
   std::vector<std::string> notices;                                          // from the injection
   bool tracked = true;                // false when the injection could not subscribe
   bool reached_exit = false;          // a ProcessEnd record was seen
+  // A framework's file of this process (torch-blocks-<pid>.json, ...) could not be read: its
+  // verdicts are lost, so the report is incomplete.
+  bool side_file_damaged = false;
   bool exit_called = false;           // an ExitCall record was seen (_exit, quick_exit, exit from a handler)
   uint32_t flush_interval_ms = 0;     // 0: unknown (a trace from before it was recorded)
   std::vector<std::string> problems;  // damage found while reading (truncation, ...)
