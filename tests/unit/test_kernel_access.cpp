@@ -4,6 +4,9 @@
 // for it on the H200), the judgement, the cache beside the trace, and what the report says when
 // the toolkit or the code is missing.
 #include <doctest/doctest.h>
+
+#include <dirent.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -229,6 +232,59 @@ TEST_CASE("a fat binary's cubins are taken out once, by cuobjdump beside nvdisas
   struct stat st;
   CHECK(stat((fatbin.substr(0, fatbin.size() - 7) + ".elf/app.1.sm_90.cubin").c_str(), &st) == 0);
   CHECK(code_notes(code).empty());
+}
+
+TEST_CASE("fat-binary extraction never writes where a planted link points") {
+  char outside_path[] = "/tmp/cuaudit-outside-XXXXXX";
+  REQUIRE(mkdtemp(outside_path) != nullptr);
+  const std::string outside = outside_path;
+  const std::string extract = std::string("cp '") + CUAUDIT_TEST_FIXTURES + "/sass-sm90-kernels.cubin' app.1.sm_90.cubin";
+  auto outside_empty = [&] {
+    DIR* d = opendir(outside.c_str());
+    REQUIRE(d != nullptr);
+    size_t n = 0;
+    while (const dirent* e = readdir(d)) n += std::string(e->d_name) != "." && std::string(e->d_name) != "..";
+    closedir(d);
+    return n == 0;
+  };
+  SUBCASE("a link where the extracted directory goes") {
+    RunWithCode run;
+    const std::string fatbin = run.as_fatbin(extract);
+    const std::string elf = fatbin.substr(0, fatbin.size() - 7) + ".elf";
+    REQUIRE(symlink(outside.c_str(), elf.c_str()) == 0);
+    KernelRequirements code(run.dir, run.fake_nvdisasm());
+    CHECK_FALSE(code.judge(run.trace, event(low_bits(1, 0, 0x7f0000000004))));
+    CHECK(outside_empty());
+    CHECK(code_notes(code).back().find("not a directory (a link?)") != std::string::npos);
+  }
+  SUBCASE("a planted .partial link, as the old fixed name was") {
+    RunWithCode run;
+    const std::string fatbin = run.as_fatbin(extract);
+    const std::string elf = fatbin.substr(0, fatbin.size() - 7) + ".elf";
+    REQUIRE(symlink(outside.c_str(), (elf + ".partial").c_str()) == 0);
+    KernelRequirements code(run.dir, run.fake_nvdisasm());
+    CHECK(code.judge(run.trace, event(low_bits(1, 0, 0x7f0000000004))));  // extracted in a directory of its own
+    CHECK(outside_empty());
+    struct stat st;
+    CHECK((lstat(elf.c_str(), &st) == 0 && S_ISDIR(st.st_mode)));
+  }
+  SUBCASE("kernel-code itself a link") {
+    RunWithCode run;
+    const std::string fatbin = run.as_fatbin(extract);
+    const std::string folder = run.dir + "/" + kKernelCodeDir;
+    const std::string moved = run.dir + "/real-kernel-code";
+    REQUIRE(rename(folder.c_str(), moved.c_str()) == 0);
+    REQUIRE(symlink(moved.c_str(), folder.c_str()) == 0);
+    KernelRequirements code(run.dir, run.fake_nvdisasm());
+    CHECK_FALSE(code.judge(run.trace, event(low_bits(1, 0, 0x7f0000000004))));
+    DIR* d = opendir(moved.c_str());
+    REQUIRE(d != nullptr);
+    size_t elf_dirs = 0;
+    while (const dirent* e = readdir(d)) elf_dirs += std::string(e->d_name).find(".elf") != std::string::npos;
+    closedir(d);
+    CHECK(elf_dirs == 0);
+  }
+  rmdir(outside.c_str());
 }
 
 TEST_CASE("a fat binary cuobjdump cannot open is said, with what cuobjdump said") {
