@@ -2,7 +2,9 @@
 # Everything that needs a GPU, in one go: the CUDA test programs with their expected findings,
 # a recorded demo run (kept as the golden trace), a PyTorch smoke test, coexistence with
 # compute-sanitizer, and the benchmark. Runs from the repository root on the GPU machine.
-# Usage: [BENCH_REPS=N] scripts/run-gpu-tests.sh BIN_DIR OUT_DIR   (BENCH_REPS=0: no benchmarks)
+# Usage: [BENCH_REPS=N] [GPU_TESTS_PART=1|2] scripts/run-gpu-tests.sh BIN_DIR OUT_DIR
+#   (BENCH_REPS=0: no benchmarks; GPU_TESTS_PART: one half, for a device whose commands are limited
+#   to 10 minutes: 1 is everything before the real-framework runs, 2 those and the rest)
 set -uo pipefail
 bin=${1:?usage: scripts/run-gpu-tests.sh BIN_DIR OUT_DIR}
 out=${2:?usage: scripts/run-gpu-tests.sh BIN_DIR OUT_DIR}
@@ -29,6 +31,10 @@ check() {
 say "== machine"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee -a "$log"
 
+# Is this half of the tests to run (GPU_TESTS_PART unset: both)?
+in_part() { [[ -z ${GPU_TESTS_PART:-} || ${GPU_TESTS_PART} == "$1" ]]; }
+
+if in_part 1; then
 say "== CUDA test programs"
 for program in "$bin"/gpu_*; do
   name=$(basename "$program")
@@ -99,6 +105,9 @@ rm -rf "$out/fragmenting-pool-run"
 "$bin/cuaudit" --save "$out/fragmenting-pool-run" --html "$out/fragmentation/fragmenting_pool.html" \
   --json "$out/fragmentation/fragmenting_pool.json" "$bin/gpu_fragmenting_pool" 2>&1 | tee -a "$log" | tail -n 25
 
+fi  # part 1
+
+if in_part 2; then
 say "== real framework code nobody here wrote, natively and under cuaudit: ResNet-50, GPT-2 (transformers), Lightning, torch.compile, CuPy, JAX, numba-cuda's own tests; each model again with a planted leak"
 check python3 tests/gpu/check_real_frameworks.py --cuaudit "$bin/cuaudit" --keep "$out/real-frameworks" --jobs 8
 
@@ -255,12 +264,15 @@ fi
 say "== --check-api-results: discarded results of successful calls, recorded in the target"
 "$bin/cuaudit" --check-api-results "$bin/gpu_handled_errors_O2" 2>&1 | tail -n 30 | tee -a "$log"
 
+fi  # part 2
+
 # Recorded runs travel back as one file each (the device returns a limited number of files, each
 # of limited size: the small kernel-code runs apart from the others).
-(cd "$out" && tar -czf kernel-code-runs.tar.gz kernel-access-run declared-run && rm -rf kernel-access-run declared-run)
-(cd "$out" && tar -czf recorded-runs.tar.gz timeline-run demo-run launch-run growth-*-run fragmenting-pool-run &&
-  rm -rf timeline-run demo-run launch-run growth-*-run fragmenting-pool-run)
-(cd "$out" && tar -czf fragmentation.tar.gz fragmentation && rm -rf fragmentation)
+(cd "$out" && [[ -d kernel-access-run ]] && tar -czf kernel-code-runs.tar.gz kernel-access-run declared-run &&
+  rm -rf kernel-access-run declared-run)
+(cd "$out" && [[ -d demo-run ]] && tar -czf recorded-runs.tar.gz timeline-run demo-run launch-run growth-*-run \
+  fragmenting-pool-run && rm -rf timeline-run demo-run launch-run growth-*-run fragmenting-pool-run)
+(cd "$out" && [[ -d fragmentation ]] && tar -czf fragmentation.tar.gz fragmentation && rm -rf fragmentation)
 
 say "== GPU tests: $passed passed, $failed failed, $skipped skipped"
 exit $((failed > 0))

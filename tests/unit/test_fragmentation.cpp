@@ -94,6 +94,27 @@ TEST_CASE("no fragmentation: a full pool that grows, a request bigger than all t
   CHECK(judge(elsewhere.trace()).empty());
 }
 
+TEST_CASE("free memory spread over segments each smaller than the request is not a miss (PyTorch's warm-up)") {
+  // Four 1 MiB segments, each with 768 KiB free in one hole: 3 MiB free in all, but a 1.5 MiB
+  // request fits in no segment however its holes lay: the pool must grow (ResNet-50 on the H200:
+  // 650 MiB free in 84 segments, 73.5 MiB asked).
+  SyntheticTrace t;
+  t.pool(2, "", MemorySource::TorchCaching);
+  for (uint64_t i = 0; i < 4; ++i) {
+    t.segment(2, kFirst + i * 0x1000000, kMiB).block(Api::torchBlockAlloc, 2, kFirst + i * 0x1000000, 256 * kKiB, 5);
+  }
+  const uint64_t third = 0x30000000;
+  t.segment(2, third, 2 * kMiB).block(Api::torchBlockAlloc, 2, third, 1536 * kKiB, 6);
+  CHECK(judge(t.trace()).empty());
+  // The same request with one 2 MiB segment half free in two holes: that is a miss.
+  SyntheticTrace cut;
+  cut.pool(2, "", MemorySource::TorchCaching).segment(2, kFirst, 2 * kMiB);
+  cut.block(Api::torchBlockAlloc, 2, kFirst + 512 * kKiB, 512 * kKiB, 5)
+      .block(Api::torchBlockAlloc, 2, kFirst + 1536 * kKiB, 512 * kKiB, 5);
+  cut.segment(2, third, 2 * kMiB).block(Api::torchBlockAlloc, 2, third, 768 * kKiB, 6);
+  CHECK(judge(cut.trace()).size() == 1);
+}
+
 TEST_CASE("what a framework's rounding leaves after each block is not a hole to miss in") {
   // 2000 blocks of 512 - 100 bytes asked, each at a 512-byte step: 200,000 bytes of slack and no
   // hole; a 64 KiB request then needs a new segment, rightly.

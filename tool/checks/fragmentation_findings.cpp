@@ -38,6 +38,12 @@ void FragmentationObserver::on_pool_growing(const PoolSegmentFact& segment, cons
   Growing& g = growing_[segment.pool];
   g.segment = segment;
   g.before = before;
+  g.segment_free.clear();
+  for (const SegmentLayout& s : pools.layout(segment.pool)) {
+    uint64_t used = 0;
+    for (const MemoryEvent* b : s.blocks) used += b->bytes;
+    g.segment_free.emplace_back(s.bytes, s.bytes > used ? s.bytes - used : 0);
+  }
   g.snapshot.reset();
   // The pool is pictured only when this could become its worst moment.
   const auto known = misses_.find(segment.pool);
@@ -61,6 +67,11 @@ void FragmentationObserver::on_live(const MemoryEvent& block) {
   if (g.before.hole_bytes() < block.bytes || g.before.largest_free >= block.bytes) return;
   if (static_cast<double>(g.before.hole_bytes()) < options_.min_hole_share * static_cast<double>(g.before.reserved))
     return;
+  // Holes that could have served it are those in segments at least as large as the request: free
+  // bytes in smaller segments would not have held it even unfragmented.
+  uint64_t room = 0;
+  for (const auto& [bytes, free] : g.segment_free) room += bytes >= block.bytes ? free : 0;
+  if (room < block.bytes) return;
   PoolMisses& m = misses_[block.pool];
   if (!m.count) m.first_ns = block.time_ns;
   m.last_ns = block.time_ns;

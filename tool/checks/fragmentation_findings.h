@@ -106,6 +106,9 @@ class FragmentationObserver : public ReplayObserver {
   struct Growing {
     PoolSegmentFact segment;
     PoolUsage before;
+    // Each segment's size and its free bytes, before it grew: a request larger than every segment
+    // (PyTorch's segments are separate cudaMallocs, never joined) could not fit however few holes.
+    std::vector<std::pair<uint64_t, uint64_t>> segment_free;
     std::optional<PoolSnapshot> snapshot;
   };
   bool under_pressure(uint32_t pool, const PoolUsage& u) const;
