@@ -9,17 +9,37 @@ runs=${1:-2000}
 export PATH="$PATH:/usr/local/cuda/bin"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUAUDIT_FUZZ=ON \
   -DCUAUDIT_BUILD_TESTS=OFF >/dev/null
-cmake --build build-fuzz --target fuzz_trace_reader fuzz_report_json fuzz_suppressions fuzz_baseline >/dev/null
+cmake --build build-fuzz --target fuzz_trace_reader fuzz_report_json fuzz_suppressions fuzz_baseline fuzz_run_dir >/dev/null
 seeds=build-fuzz/seeds
-rm -rf "$seeds" && mkdir -p "$seeds"/{trace_reader,report_json,suppressions,baseline}
+rm -rf "$seeds" && mkdir -p "$seeds"/{trace_reader,report_json,suppressions,baseline,run_dir}
 cp tests/golden/*/trace-*.cutrace tests/golden/*/*/trace-*.cutrace "$seeds/trace_reader/" 2>/dev/null || true
 for f in tests/fuzz/seeds/*.json tests/fixtures/*.json; do
   [ -f "$f" ] && cp "$f" "$seeds/report_json/" && cp "$f" "$seeds/baseline/"
 done
 cp tool/checks/builtin_allocators.supp "$seeds/suppressions/"
 printf 'leak:^step(int)$\nmismatched_free:*\nheld_by_allocator:Pool:pool_\n' >"$seeds/suppressions/user.supp"
+# Whole run directories: each golden run's files joined as fuzz_run_dir.cpp reads them (its first
+# trace twice over: a parent and a copy), and the review's damaged directories.
+python3 - "$seeds/run_dir" tests/golden <<'PY'
+import os, sys
+out, golden = sys.argv[1], sys.argv[2]
+sep = b"\n--cuaudit-file--\n"
+names = ["run.json", "symbols.json", "call_sites.json", "kernel-access.json"]
+for run in sorted(os.listdir(golden)):
+    d = os.path.join(golden, run)
+    traces = sorted(f for f in os.listdir(d) if f.endswith(".cutrace")) if os.path.isdir(d) else []
+    if not traces:
+        continue
+    read = lambda f: open(os.path.join(d, f), "rb").read() if os.path.isfile(os.path.join(d, f)) else b""
+    first = read(traces[0])
+    second = read(traces[1]) if len(traces) > 1 else first
+    torch = next((f for f in os.listdir(d) if f.startswith("torch-blocks-")), None)
+    parts = [first, second] + [read(n) for n in names] + [read(torch) if torch else b"", b""]
+    open(os.path.join(out, run), "wb").write(sep.join(parts))
+    open(os.path.join(out, run + "-header-only"), "wb").write(sep.join([first[:24], b""] + parts[2:]))
+PY
 status=0
-for harness in trace_reader report_json suppressions baseline; do
+for harness in trace_reader report_json suppressions baseline run_dir; do
   corpus=build-fuzz/corpus/$harness
   mkdir -p "$corpus"
   start=$(date +%s)

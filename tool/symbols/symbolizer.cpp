@@ -12,6 +12,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -78,13 +80,31 @@ std::string demangle(const char* name) {
 Symbolizer::Symbolizer() = default;
 Symbolizer::~Symbolizer() = default;  // libbacktrace states cannot be freed; they live until exit
 
+namespace {
+// libbacktrace never frees a state (it has no call for it): one per module file for the whole
+// process, shared by every Symbolizer, so that each --snapshot-interval analysis does not read a
+// module's debug information again and keep another copy (tens of MB for libc and libstdc++).
+// Keyed by the file's identity as well as its path: a file replaced on disk is read anew.
+backtrace_state* shared_backtrace_state(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return nullptr;
+  const std::string key = fmt::format("{}\n{}:{}:{}:{}", path, st.st_dev, st.st_ino, st.st_size, st.st_mtime);
+  static std::mutex mutex;
+  static std::map<std::string, backtrace_state*> states;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, fresh] = states.try_emplace(key, nullptr);
+  if (fresh) it->second = backtrace_create_state(path.c_str(), 1, ignore_error, nullptr);
+  return it->second;
+}
+}  // namespace
+
 Symbolizer::ModuleState* Symbolizer::module_state(const ModuleInfo& module) {
   auto& slot = states_[module.path];
   if (slot) return slot.get();
   slot = std::make_unique<ModuleState>();
   slot->why_unavailable = module_file_problem(module);
   if (slot->why_unavailable.empty()) {
-    slot->state = backtrace_create_state(module.path.c_str(), 0, ignore_error, nullptr);
+    slot->state = shared_backtrace_state(module.path);
     if (is_position_independent_elf(module.path)) slot->lookup_base = own_main_program_base();
   }
   return slot.get();

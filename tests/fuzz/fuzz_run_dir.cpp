@@ -1,0 +1,55 @@
+// libFuzzer harness: any bytes as a whole run directory (several traces, run.json, the caches, a
+// PyTorch blocks file), as `cuaudit report DIR` reads one received from elsewhere. The input is
+// cut at each "\n--cuaudit-file--\n" into the directory's files, in the order of kFiles; the
+// analysis and every renderer must never crash, hang or touch memory they should not. A refused
+// directory is a std::runtime_error with a message.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include "analysis.h"
+#include "html_report.h"
+#include "json_report.h"
+#include "junit_report.h"
+#include "run_dir.h"
+#include "text_report.h"
+
+namespace {
+
+constexpr std::string_view kSeparator = "\n--cuaudit-file--\n";
+// The files a run directory holds, in the order the input gives them (pid 1 and 2: a parent and a
+// child, or one process's trace and a copy of it).
+constexpr const char* kFiles[] = {"trace-1.cutrace", "trace-2.cutrace", "run.json",           "symbols.json",
+                                  "call_sites.json", "kernel-access.json", "torch-blocks-1.json", "python-hooks-1.json"};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  char pattern[] = "/tmp/cuaudit-fuzz-run-XXXXXX";
+  if (!mkdtemp(pattern)) return 0;
+  const std::string dir = pattern;
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  size_t start = 0;
+  for (const char* name : kFiles) {
+    if (start > input.size()) break;
+    const size_t end = std::min(input.find(kSeparator, start), input.size());
+    std::ofstream(dir + "/" + name, std::ios::binary).write(input.data() + start, static_cast<std::streamsize>(end - start));
+    start = end + kSeparator.size();
+  }
+  try {
+    cuaudit::AnalysisOptions options;
+    const cuaudit::report::Report report = cuaudit::analyze_run_dir(dir, options);
+    (void)cuaudit::report::render_json(report);
+    (void)cuaudit::report::render_text(report, cuaudit::report::TextOptions{});
+    (void)cuaudit::report::render_junit(report);
+    (void)cuaudit::report::render_html(report, "");
+  } catch (const std::runtime_error&) {
+  }
+  cuaudit::remove_run_dir(dir);
+  return 0;
+}
