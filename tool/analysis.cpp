@@ -242,7 +242,9 @@ void note_missing_records(const TraceFile& file, ProcessTrace& trace, const std:
         "the trace holds nothing but its header: it was cut right after it was opened (the process was killed at "
         "once) or damaged");
   }
-  if (!snapshot && run && run->pid == trace.pid && run->exit_code && !trace.reached_exit && !trace.exit_called) {
+  // (A process the injection could not subscribe in stops recording at once: no end record.)
+  if (!snapshot && trace.tracked && run && run->pid == trace.pid && run->exit_code && !trace.reached_exit &&
+      !trace.exit_called) {
     trace.problems.push_back(fmt::format(
         "the launcher saw the process exit with status {}, which always writes an end record, but its trace has none: "
         "the trace was cut (at a chunk boundary) or damaged after it was written; what came after its last complete "

@@ -3,6 +3,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include <stdlib.h>
+
+#include <fstream>
+
+#include "analysis.h"
+#include "run_dir.h"
 #include "trace_format.h"
 #include "trace_reader.h"
 
@@ -355,4 +361,48 @@ TEST_CASE(
   CHECK(t.events[0].launch_param().problem == LaunchProblem::NotAccessible);
   CHECK(t.events[0].launch_param().word);
   CHECK(t.problems.size() == 1);
+}
+
+namespace {
+std::string notice_record(NoticeCode code, const std::string& text) {
+  NoticeRecord n{};
+  n.code = static_cast<uint32_t>(code);
+  n.text_bytes = static_cast<uint32_t>(text.size());
+  const size_t bytes = padded_record_size(sizeof n + text.size());
+  n.header = header_for<NoticeRecord>(bytes);
+  std::string out;
+  put(out, n);
+  out += text;
+  out.resize(bytes, '\0');
+  return out;
+}
+
+// A run directory of one trace (pid 77) whose process the launcher saw exit with status 0.
+std::string run_dir_with(const std::string& trace_bytes) {
+  char path[] = "/tmp/cuaudit-end-record-XXXXXX";
+  REQUIRE(mkdtemp(path) != nullptr);
+  std::ofstream(std::string(path) + "/trace-77.cutrace", std::ios::binary) << trace_bytes;
+  RunInfo run;
+  run.command = {"./app"};
+  run.pid = 77;
+  run.exit_code = 0;
+  std::string error;
+  REQUIRE(write_run_info(path, run, error));
+  return path;
+}
+}  // namespace
+
+TEST_CASE("a process that exited without an end record: cut (incomplete), unless cuaudit never subscribed") {
+  // Events but no end record, although the launcher saw exit status 0: the trace was cut.
+  const std::string cut = run_dir_with(header() + chunk(alloc_record(1, 0x10)));
+  const report::Report damaged = analyze_run_dir(cut, AnalysisOptions{});
+  CHECK(damaged.incomplete);
+  remove_run_dir(cut);
+  // Another CUPTI tool held the subscriber: the injection wrote its notice and stopped at once.
+  const std::string unsubscribed =
+      run_dir_with(header() + chunk(notice_record(NoticeCode::SubscribeFailed, "CUPTI error 39")));
+  const report::Report r = analyze_run_dir(unsubscribed, AnalysisOptions{});
+  CHECK_FALSE(r.incomplete);
+  CHECK(r.nothing_tracked);
+  remove_run_dir(unsubscribed);
 }
