@@ -150,9 +150,9 @@ def main():
         timeout = shutil.which("timeout")
         if timeout:
             # timeout(1) signals cuaudit and then its own process group: the same stop twice.
-            case.start(prefix=[timeout, "-s", "TERM", "2"])
+            case.start(prefix=[timeout, "-s", "TERM", "5"])
             case.finish()
-            case.expect("timeout -s TERM 2 cuaudit ...", 124, "cuaudit received SIGTERM")
+            case.expect("timeout -s TERM 5 cuaudit ...", 124, "cuaudit received SIGTERM")
 
         case = Case(cu, golden, tmp, "nohup")
         if case.start(hup_ignored=True):
