@@ -40,6 +40,8 @@ def main():
         print("%d passed, %d failed" % (len(passes), len(failures)))
         return 1 if failures else 0
     with tempfile.TemporaryDirectory() as tmp:
+        # A copy: a report may write caches into the run it reads, never into the checkout's goldens.
+        golden = shutil.copytree(golden, os.path.join(tmp, "golden-run"))
         expect("program not found", run([cu, "./no-such-program"]), 127, "no such file")
         expect("command not in PATH", run([cu, "no-such-command-xyz"]), 127, "command not found")
         script = os.path.join(tmp, "not-executable.sh")
