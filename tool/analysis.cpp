@@ -326,6 +326,10 @@ void index_run(RunState& state, const std::string& dir, const AnalysisOptions& o
     const ProcessTrace& b = y.metadata();
     const bool a_root = run && a.pid == run->pid, b_root = run && b.pid == run->pid;
     if (a_root != b_root) return a_root;
+    // No start time (a forked child that could not describe itself: its first event was a crash):
+    // after the processes that have one, which started before it.
+    const bool a_known = a.start_realtime_ns != 0, b_known = b.start_realtime_ns != 0;
+    if (a_known != b_known) return a_known;
     return a.start_realtime_ns < b.start_realtime_ns;
   });
 }

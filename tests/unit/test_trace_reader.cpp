@@ -406,3 +406,25 @@ TEST_CASE("a process that exited without an end record: cut (incomplete), unless
   CHECK(r.nothing_tracked);
   remove_run_dir(unsubscribed);
 }
+
+TEST_CASE("a forked child that could not describe itself (no start time) comes after the processes that have one") {
+  char path[] = "/tmp/cuaudit-order-XXXXXX";
+  REQUIRE(mkdtemp(path) != nullptr);
+  const std::string dir = path;
+  ProcessInfoRecord info{};
+  info.header = header_for<ProcessInfoRecord>(sizeof info);
+  info.pid = 77;
+  info.parent_pid = 1;
+  info.start_realtime_ns = 1'700'000'000'000'000'000ull;
+  std::string described;
+  put(described, info);
+  std::string child = header();
+  child.replace(16, 8, std::string("\x05\0\0\0\0\0\0\0", 8));  // FileHeader::pid = 5, named trace-5
+  std::ofstream(dir + "/trace-77.cutrace", std::ios::binary) << header() + chunk(described + alloc_record(1, 0x10));
+  std::ofstream(dir + "/trace-5.cutrace", std::ios::binary) << child + chunk(alloc_record(1, 0x20));
+  const report::Report r = analyze_run_dir(dir, AnalysisOptions{});
+  REQUIRE(r.processes.size() == 2);
+  CHECK(r.processes[0].pid == 77);
+  CHECK(r.processes[1].pid == 5);
+  remove_run_dir(dir);
+}
