@@ -1,0 +1,70 @@
+#include "run_integrity.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace cuaudit {
+
+// The pid in a trace's file name (trace-<pid>.cutrace), if it has one.
+std::optional<uint64_t> pid_in_name(const std::string& path) {
+  const std::string name = path.substr(path.rfind('/') + 1);
+  const std::string prefix = run_dir::Trace.prefix, suffix = run_dir::Trace.suffix;
+  if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  if (digits.empty() || digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoull(digits);
+}
+
+// Two traces of one process (a copy or a link of a trace: the same pid and start time; a pid
+// reused over a long run starts later) would count everything it did twice: one is read, the one
+// whose name is its pid. A trace named for another pid than its header's is damage too. Both are
+// said, and the report is incomplete.
+void drop_repeated_processes(std::vector<TraceFile>& loaded, report::Report& report) {
+  std::stable_partition(loaded.begin(), loaded.end(), [](const TraceFile& f) {
+    return pid_in_name(f.metadata().file) == f.metadata().pid;
+  });
+  std::map<std::pair<uint64_t, uint64_t>, std::string> first_of;
+  for (auto it = loaded.begin(); it != loaded.end();) {
+    const ProcessTrace& t = it->metadata();
+    if (const auto [first, fresh] = first_of.emplace(std::make_pair(t.pid, t.start_realtime_ns), t.file); !fresh) {
+      report.notes.push_back(fmt::format("{} is a second trace of process {} (a copy or a link of {}); it was not read",
+                                         t.file, t.pid, first->second));
+      report.incomplete = true;
+      it = loaded.erase(it);
+      continue;
+    }
+    if (const std::optional<uint64_t> named = pid_in_name(t.file); named && *named != t.pid) {
+      it->metadata().problems.push_back(fmt::format(
+          "the file is named for process {} but holds the trace of process {} (renamed or copied)", *named, t.pid));
+    }
+    ++it;
+  }
+}
+
+// Damage that only the whole trace shows: no process record at all, or no end record although the
+// launcher saw the process exit (exit processing always writes one; _exit an exit-call record).
+void note_missing_records(const TraceFile& file, ProcessTrace& trace, const std::optional<RunInfo>& run,
+                          bool snapshot) {
+  // (A forked child whose first event is a crash has records but no process record: it could not
+  // describe itself from the signal handler.)
+  if (file.record_count() == 0 && !snapshot) {
+    trace.problems.push_back(
+        "the trace holds nothing but its header: it was cut right after it was opened (the process was killed at "
+        "once) or damaged");
+  }
+  // (A process the injection could not subscribe in stops recording at once: no end record.)
+  if (!snapshot && trace.tracked && run && run->pid == trace.pid && run->exit_code && !trace.reached_exit &&
+      !trace.exit_called) {
+    trace.problems.push_back(fmt::format(
+        "the launcher saw the process exit with status {}, which always writes an end record, but its trace has none: "
+        "the trace was cut (at a chunk boundary) or damaged after it was written; what came after its last complete "
+        "chunk is missing",
+        *run->exit_code));
+  }
+}
+
+}  // namespace cuaudit
