@@ -3,11 +3,16 @@
 # `out.detach().clone()`; cuaudit's blocks file showed them at the `compiled(x)` line instead).
 # Prints, for the kept tensors, the frames PyTorch recorded for their blocks, and how many
 # allocation events in its trace name each line of this file.
+# Usage: probe_compile_frames.py [hooks]   (hooks: the settings cuaudit's hooks record with)
 import collections
+import sys
 
 import torch
 
-torch.cuda.memory._record_memory_history(max_entries=100000)
+if sys.argv[1:] == ["hooks"]:
+    torch.cuda.memory._record_memory_history(enabled="all", context="alloc", stacks="python", max_entries=100000)
+else:
+    torch.cuda.memory._record_memory_history(max_entries=100000)
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 256)).cuda()
 compiled = torch.compile(model)
