@@ -118,7 +118,7 @@ SyntheticTrace& SyntheticTrace::destroy_context(uint32_t context) {
 SyntheticTrace& SyntheticTrace::sample(uint64_t used_bytes, int32_t device, uint64_t launches) {
   constexpr uint64_t kTotal = 80ull << 30;
   const uint64_t seq = seq_++;
-  trace_.samples.push_back({seq, seq * 1'000'000 + waited_ns_, device, kTotal - used_bytes, kTotal, launches});
+  trace_.samples.push_back({seq, seq * 1000 + waited_ns_, device, kTotal - used_bytes, kTotal, launches});
   return *this;
 }
 

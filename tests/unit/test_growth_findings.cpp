@@ -159,6 +159,26 @@ TEST_CASE("allocations without their own launch count take it from the memory sa
   REQUIRE(growth(t.trace()).size() == 1);
 }
 
+TEST_CASE("allocations between two samples take launches spread over the time between them (a fast loop)") {
+  // The H200's torch.compile run: 30 kept outputs from PyTorch's history (no count of their own),
+  // a sample every ~10 ms holding 64-128 launches; with the count of the sample before, the first
+  // six read as launch 0 and the loop as memory kept from the start (no growth).
+  SyntheticTrace t;
+  t.python_stack(8, kLoss);
+  t.sample(0, 0, 0);
+  const uint64_t groups[] = {6, 5, 5, 5, 6, 3};
+  const uint64_t launches_after[] = {128, 192, 320, 448, 576, 640};
+  uint64_t key = 0x1000000;
+  for (size_t g = 0; g < 6; ++g) {
+    for (uint64_t k = 0; k < groups[g]; ++k, key += 0x1000000) t.wait(2 * kMs).alloc(Api::cudaMalloc, key, kMiB, 5);
+    t.wait(kMs).sample(0, 0, launches_after[g]);
+  }
+  t.end();
+  const auto findings = growth(t.trace());
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].count == 30);
+}
+
 TEST_CASE("what the last step made and the next would replace is not growth, however many allocations") {
   SyntheticTrace t;
   t.python_stack(7, kForward);

@@ -8,7 +8,8 @@
 // work after its first one, they span a quarter of the work since the line's first allocation
 // (released or not: how long the process ran before the loop does not count), and they were made all along: in at least half of the
 // stretches from the first of them to the end (kGrowthStretches), not in the first step and the
-// last. Work is counted in kernel launches (interpreter start-up and shutdown launch nothing); a
+// last. Work is counted in kernel launches (interpreter start-up and shutdown launch nothing;
+// between two memory samples, an allocation without its own count is placed by time); a
 // trace without launch counts uses time instead.
 //
 // PyTorch's caching allocator calls cudaMalloc only for new segments, from whichever line (or
