@@ -187,8 +187,9 @@ std::string prepare_run_dir(Options& o, bool& temporary) {
   if (mkdir(o.run.save_dir.c_str(), 0700) != 0 && errno != EEXIST) {  // the run is private: command lines, paths
     fail(kExitToolFailure, fmt::format("cannot create --save directory {}: {}", o.run.save_dir, strerror(errno)));
   }
-  // An existing directory must be the user's own and writable by nobody else: whoever else can
-  // write there could plant links where the injection, the hooks and cuaudit write.
+  // An existing directory must be the user's own and not writable by everyone: whoever else can
+  // write there could plant links where the injection, the hooks and cuaudit write. (Group-writable
+  // is accepted: with a umask of 002, a user's own directories are.)
   struct stat st;
   if (stat(o.run.save_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     fail(kExitToolFailure, fmt::format("--save {} is not a directory", o.run.save_dir));
@@ -198,9 +199,9 @@ std::string prepare_run_dir(Options& o, bool& temporary) {
                                        "your own",
                                        o.run.save_dir, st.st_uid));
   }
-  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+  if (st.st_mode & S_IWOTH) {
     fail(kExitToolFailure, fmt::format("--save directory {} is writable by others (mode {:o}); give a new "
-                                       "directory, or make it yours alone (chmod go-w)",
+                                       "directory, or make it yours alone (chmod o-w)",
                                        o.run.save_dir, st.st_mode & 07777));
   }
   if (!list_traces(o.run.save_dir).empty() || access((o.run.save_dir + "/" + kRunInfoFile).c_str(), F_OK) == 0) {
