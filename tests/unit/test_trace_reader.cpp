@@ -52,6 +52,19 @@ std::string chunk(const std::string& payload) {
   return out + payload;
 }
 
+std::string notice_record(NoticeCode code, const std::string& text) {
+  NoticeRecord n{};
+  n.code = static_cast<uint32_t>(code);
+  n.text_bytes = static_cast<uint32_t>(text.size());
+  const size_t bytes = padded_record_size(sizeof n + text.size());
+  n.header = header_for<NoticeRecord>(bytes);
+  std::string out;
+  put(out, n);
+  out += text;
+  out.resize(bytes, '\0');
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("a foreign file is refused with a clear message") {
@@ -251,16 +264,8 @@ TEST_CASE("a flipped byte is a damaged chunk, reported, traces of version 1 have
 }
 
 TEST_CASE("records the injection had to drop are damage: said, and the report is incomplete") {
-  const std::string text = "3 record(s) could not be written (no trace buffer or a failed write)";
-  NoticeRecord n{};
-  n.code = static_cast<uint32_t>(NoticeCode::DroppedEvents);
-  n.text_bytes = static_cast<uint32_t>(text.size());
-  const size_t bytes = padded_record_size(sizeof n + text.size());
-  n.header = header_for<NoticeRecord>(bytes);
-  std::string notice;
-  put(notice, n);
-  notice += text;
-  notice.resize(bytes, '\0');
+  const std::string notice = notice_record(
+      NoticeCode::DroppedEvents, "3 record(s) could not be written (no trace buffer or a failed write)");
   const auto t = parse_trace(header() + chunk(notice), "t.cutrace");
   REQUIRE(t.problems.size() == 1);
   CHECK(t.problems[0].find("3 record(s) could not be written") == 0);
@@ -364,19 +369,6 @@ TEST_CASE(
 }
 
 namespace {
-std::string notice_record(NoticeCode code, const std::string& text) {
-  NoticeRecord n{};
-  n.code = static_cast<uint32_t>(code);
-  n.text_bytes = static_cast<uint32_t>(text.size());
-  const size_t bytes = padded_record_size(sizeof n + text.size());
-  n.header = header_for<NoticeRecord>(bytes);
-  std::string out;
-  put(out, n);
-  out += text;
-  out.resize(bytes, '\0');
-  return out;
-}
-
 // A run directory of one trace (pid 77) whose process the launcher saw exit with status 0.
 std::string run_dir_with(const std::string& trace_bytes) {
   char path[] = "/tmp/cuaudit-end-record-XXXXXX";

@@ -95,19 +95,22 @@ std::vector<std::string> list_traces(const std::string& dir) {
   return traces;
 }
 
+std::optional<uint64_t> pid_in_entry_name(const std::string& name, const run_dir::Entry& entry) {
+  const std::string prefix = entry.prefix, suffix = entry.suffix;
+  if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::nullopt;
+  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  if (digits.size() > 10 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stoull(digits);
+}
+
 std::vector<uint64_t> processes_with(const std::string& dir, const run_dir::Entry& entry) {
   std::vector<uint64_t> pids;
-  const std::string prefix = entry.prefix, suffix = entry.suffix;
   DIR* d = opendir(dir.c_str());
   if (!d) return pids;
   while (const dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-    if (digits.size() <= 10 && digits.find_first_not_of("0123456789") == std::string::npos)
-      pids.push_back(std::stoull(digits));
+    if (const std::optional<uint64_t> pid = pid_in_entry_name(e->d_name, entry)) pids.push_back(*pid);
   }
   closedir(d);
   return pids;

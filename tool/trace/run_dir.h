@@ -33,6 +33,8 @@ bool write_run_info(const std::string& dir, const RunInfo& info, std::string& er
 // Returns nullopt when the file is absent; throws std::runtime_error when it is unreadable.
 std::optional<RunInfo> read_run_info(const std::string& dir);
 std::vector<std::string> list_traces(const std::string& dir);
+// The pid in a file name of per-process `entry` (its prefix, a pid, its suffix), if it is one.
+std::optional<uint64_t> pid_in_entry_name(const std::string& name, const run_dir::Entry& entry);
 // The processes that have a file of per-process `entry` in `dir` (its prefix, a pid, its suffix).
 std::vector<uint64_t> processes_with(const std::string& dir, const run_dir::Entry& entry);
 

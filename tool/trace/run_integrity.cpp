@@ -7,17 +7,11 @@
 #include <fmt/format.h>
 
 namespace cuaudit {
-
-// The pid in a trace's file name (trace-<pid>.cutrace), if it has one.
-std::optional<uint64_t> pid_in_name(const std::string& path) {
-  const std::string name = path.substr(path.rfind('/') + 1);
-  const std::string prefix = run_dir::Trace.prefix, suffix = run_dir::Trace.suffix;
-  if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
-  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-  if (digits.empty() || digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  return std::stoull(digits);
+namespace {
+std::optional<uint64_t> pid_in_file_name(const std::string& path) {
+  return pid_in_entry_name(path.substr(path.rfind('/') + 1), run_dir::Trace);
 }
+}  // namespace
 
 // Two traces of one process (a copy or a link of a trace: the same pid and start time; a pid
 // reused over a long run starts later) would count everything it did twice: one is read, the one
@@ -25,7 +19,7 @@ std::optional<uint64_t> pid_in_name(const std::string& path) {
 // said, and the report is incomplete.
 void drop_repeated_processes(std::vector<TraceFile>& loaded, report::Report& report) {
   std::stable_partition(loaded.begin(), loaded.end(), [](const TraceFile& f) {
-    return pid_in_name(f.metadata().file) == f.metadata().pid;
+    return pid_in_file_name(f.metadata().file) == f.metadata().pid;
   });
   std::map<std::pair<uint64_t, uint64_t>, std::string> first_of;
   for (auto it = loaded.begin(); it != loaded.end();) {
@@ -37,7 +31,7 @@ void drop_repeated_processes(std::vector<TraceFile>& loaded, report::Report& rep
       it = loaded.erase(it);
       continue;
     }
-    if (const std::optional<uint64_t> named = pid_in_name(t.file); named && *named != t.pid) {
+    if (const std::optional<uint64_t> named = pid_in_file_name(t.file); named && *named != t.pid) {
       it->metadata().problems.push_back(fmt::format(
           "the file is named for process {} but holds the trace of process {} (renamed or copied)", *named, t.pid));
     }

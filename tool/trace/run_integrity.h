@@ -15,9 +15,6 @@
 
 namespace cuaudit {
 
-// The pid in a trace's file name (trace-<pid>.cutrace), if it has one.
-std::optional<uint64_t> pid_in_name(const std::string& path);
-
 // Keeps one trace of each process (same pid and start time; a pid reused later is another process),
 // the one whose name is its pid; notes the others in `report`.
 void drop_repeated_processes(std::vector<TraceFile>& loaded, report::Report& report);

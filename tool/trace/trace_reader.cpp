@@ -264,11 +264,11 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
     parser.lose_chunk(chunk.tid);
     return end;
   }
-  if (!truncated && repeats_earlier_chunk(pos, sizeof chunk + chunk.payload_bytes, counts)) {
+  if (!truncated && repeats_earlier_chunk(pos, chunk, data, counts)) {
     ++counts.repeated_chunks;
     return end;
   }
-  data = bytes.read(payload, end - payload);  // the comparison may have read elsewhere
+  data = bytes.read(payload, end - payload);  // a comparison may have read elsewhere
   Chunk info;
   info.begin = payload;
   info.tid = chunk.tid;
@@ -311,14 +311,16 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
   return payload + chunk.payload_bytes;
 }
 
-bool TraceFile::repeats_earlier_chunk(size_t pos, size_t length, IndexCounts& counts) {
-  TraceBytes& bytes = *bytes_;
-  const uint64_t key = content_hash64(bytes.read(pos, length), length);
+bool TraceFile::repeats_earlier_chunk(size_t pos, const ChunkHeader& chunk, const char* payload,
+                                      IndexCounts& counts) {
+  // The payload read already, and what of the header is not derived from it (the checksum is).
+  const uint64_t key = content_hash64(payload, chunk.payload_bytes) ^ (uint64_t{chunk.tid} << 32 | chunk.payload_bytes);
   const auto [first, last] = counts.seen.equal_range(key);
-  if (first != last) {
-    const std::string here(bytes.read(pos, length), length);
+  if (first != last) {  // rare: the whole chunks compared, reading the earlier ones again
+    const size_t length = sizeof chunk + chunk.payload_bytes;
+    const std::string here(bytes_->read(pos, length), length);
     for (auto it = first; it != last; ++it) {
-      if (memcmp(bytes.read(it->second, length), here.data(), length) == 0) return true;
+      if (memcmp(bytes_->read(it->second, length), here.data(), length) == 0) return true;
     }
   }
   counts.seen.emplace(key, pos);

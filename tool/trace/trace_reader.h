@@ -57,8 +57,8 @@ class TraceFile {
   // Indexes the chunk at `pos`: returns where the next one starts, or the file's size when the
   // reading ends there (a cut or damaged file, said in the problems).
   size_t index_chunk(size_t pos, RecordParser& parser, uint32_t version, IndexCounts& counts);
-  // Is the chunk of `length` bytes (header included) at `pos` the same bytes as an earlier one?
-  bool repeats_earlier_chunk(size_t pos, size_t length, IndexCounts& counts);
+  // Is the chunk at `pos` (its header and its payload, read already) the same bytes as an earlier one?
+  bool repeats_earlier_chunk(size_t pos, const trace::ChunkHeader& chunk, const char* payload, IndexCounts& counts);
   void attach_python_stacks(std::vector<Event>& events) const;
 
   std::unique_ptr<TraceBytes> bytes_;
