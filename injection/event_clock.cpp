@@ -1,5 +1,9 @@
 #include "event_clock.h"
 
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <atomic>
 
 namespace cuaudit::inject {
@@ -51,5 +55,30 @@ bool in_handed_out_range(uint64_t value) noexcept {
   return value >= g_lowest_address.load(std::memory_order_relaxed) &&
          value < g_highest_end.load(std::memory_order_relaxed);
 }
+
+uint64_t monotonic_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t realtime_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+namespace {
+thread_local uint32_t tls_tid = 0;  // reset in a forked child, whose only thread has a new id
+}
+
+uint32_t current_tid_signal_safe() noexcept { return static_cast<uint32_t>(syscall(SYS_gettid)); }
+
+uint32_t current_tid() noexcept {
+  if (tls_tid == 0) tls_tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return tls_tid;
+}
+
+void forget_current_tid() noexcept { tls_tid = 0; }
 
 }  // namespace cuaudit::inject

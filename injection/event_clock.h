@@ -1,7 +1,7 @@
 // The injection's clocks, shared by every recorder: the process-wide event order, the count of
 // kernel launches (the clock of the program's work) and the allocation and release epochs that
-// tell the launch checks when a cached answer about a pointer may have gone stale. Lock-free;
-// knows nothing of CUDA or the trace.
+// tell the launch checks when a cached answer about a pointer may have gone stale; the events'
+// clocks and thread ids. Lock-free; knows nothing of CUDA or the trace.
 #pragma once
 
 #include <cstdint>
@@ -28,5 +28,17 @@ void note_release() noexcept;
 // the launch checks take no word of a kernel's parameters outside it for a pointer.
 void note_handed_out(uint64_t start, uint64_t bytes) noexcept;
 bool in_handed_out_range(uint64_t value) noexcept;
+
+// The time of an event (monotonic: order and durations; realtime: beside other programs' clocks,
+// such as PyTorch's history) and the calling thread's id.
+uint64_t monotonic_ns() noexcept;
+uint64_t realtime_ns() noexcept;
+uint32_t current_tid() noexcept;
+// In a forked child: its only thread has a new id, the one current_tid() kept is the parent's.
+void forget_current_tid() noexcept;
+// The same without touching thread-local storage: for signal handlers and exit paths. A
+// thread_local of a dlopen'ed library is allocated at its first use on a thread, with malloc, which
+// deadlocks in a handler that interrupted malloc.
+uint32_t current_tid_signal_safe() noexcept;
 
 }  // namespace cuaudit::inject

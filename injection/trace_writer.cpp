@@ -187,29 +187,6 @@ void* flusher_main(void*) {
 
 }  // namespace
 
-uint64_t monotonic_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-uint64_t realtime_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-namespace {
-thread_local uint32_t tls_tid = 0;  // reset in a forked child, whose only thread has a new id
-}
-
-uint32_t current_tid_signal_safe() noexcept { return static_cast<uint32_t>(syscall(SYS_gettid)); }
-
-uint32_t current_tid() noexcept {
-  if (tls_tid == 0) tls_tid = static_cast<uint32_t>(syscall(SYS_gettid));
-  return tls_tid;
-}
-
 TraceWriter& trace_writer() noexcept {
   static TraceWriter* w = new TraceWriter();  // immortal
   return *w;
@@ -441,7 +418,7 @@ void TraceWriter::restart_in_child(void (*on_open)()) noexcept {
     b->busy.clear(std::memory_order_release);
     if (b != tls_buffer) b->owned.store(false, std::memory_order_release);
   }
-  tls_tid = 0;
+  forget_current_tid();
   if (tls_buffer) tls_buffer->tid = current_tid();
   s.write_through.store(false, std::memory_order_relaxed);
   s.on_open = on_open;

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "event_clock.h"  // monotonic_ns, realtime_ns, current_tid: the recorders take them with the writer
 #include "trace_format.h"
 
 namespace cuaudit::inject {
@@ -92,14 +93,5 @@ TraceWriter& trace_writer() noexcept;
 // with the thread's buffer held and the record half copied, as a signal arriving there would.
 void set_inside_append_hook(void (*hook)()) noexcept;
 #endif
-
-// Small helpers shared by the recorders.
-uint64_t monotonic_ns() noexcept;
-uint64_t realtime_ns() noexcept;
-uint32_t current_tid() noexcept;
-// The same without touching thread-local storage: for signal handlers and exit paths. A
-// thread_local of a dlopen'ed library is allocated at its first use on a thread, with malloc, which
-// deadlocks in a handler that interrupted malloc.
-uint32_t current_tid_signal_safe() noexcept;
 
 }  // namespace cuaudit::inject

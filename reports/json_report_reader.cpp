@@ -94,10 +94,8 @@ Process process_from(const json& j, const std::string& where) {
   return p;
 }
 
-Timeline timeline_from(const json& doc) {
-  Timeline out;
-  const json& timeline = member(doc, "timeline", "report");
-  if (timeline.is_null()) return out;
+std::vector<TimelineSample> samples_from(const json& timeline) {
+  std::vector<TimelineSample> out;
   const json& samples = get_array(timeline, "samples", "timeline");
   for (size_t i = 0; i < samples.size(); ++i) {
     const std::string at = fmt::format("timeline.samples[{}]", i);
@@ -114,8 +112,13 @@ Timeline timeline_from(const json& doc) {
     s.pool_reserved_high = get_optional_number<uint64_t>(samples[i], "pool_reserved_high", at);
     s.pool_used_high = get_optional_number<uint64_t>(samples[i], "pool_used_high", at);
     s.blocks = get_optional_number<uint64_t>(samples[i], "blocks", at);
-    out.samples.push_back(std::move(s));
+    out.push_back(std::move(s));
   }
+  return out;
+}
+
+std::vector<DevicePeak> peaks_from(const json& timeline) {
+  std::vector<DevicePeak> out;
   const json& peaks = get_array(timeline, "peaks", "timeline");
   for (size_t i = 0; i < peaks.size(); ++i) {
     const std::string at = fmt::format("timeline.peaks[{}]", i);
@@ -136,58 +139,75 @@ Timeline timeline_from(const json& doc) {
       site.stack = stack_from(sites[k], "stack", site_at);
       p.sites.push_back(std::move(site));
     }
-    out.peaks.push_back(std::move(p));
+    out.push_back(std::move(p));
   }
-  // Reports written before the stacked chart have no "site_series".
-  {
-    const json& series = get_array(timeline, "site_series", "timeline");
-    for (size_t i = 0; i < series.size(); ++i) {
-      const json& x = series[i];
-      const std::string at = fmt::format("timeline.site_series[{}]", i);
-      SiteSeries s;
-      s.pid = get_number<uint64_t>(x, "pid", at);
-      s.device = get_number<int>(x, "device", at);
-      s.t = get_numbers<double>(x, "t", at);
-      s.other = get_numbers<uint64_t>(x, "other", at);
-      const json& sites = get_array(x, "sites", at);
-      for (size_t k = 0; k < sites.size(); ++k) {
-        const std::string site_at = fmt::format("{}.sites[{}]", at, k);
-        SeriesSite site;
-        site.api = get_text(sites[k], "api", site_at);
-        site.bytes = get_numbers<uint64_t>(sites[k], "bytes", site_at);
-        site.stack = stack_from(sites[k], "stack", site_at);
-        s.sites.push_back(std::move(site));
-      }
-      out.site_series.push_back(std::move(s));
+  return out;
+}
+
+// Reports written before the stacked chart have no "site_series".
+std::vector<SiteSeries> site_series_from(const json& timeline) {
+  std::vector<SiteSeries> out;
+  const json& series = get_array(timeline, "site_series", "timeline");
+  for (size_t i = 0; i < series.size(); ++i) {
+    const json& x = series[i];
+    const std::string at = fmt::format("timeline.site_series[{}]", i);
+    SiteSeries s;
+    s.pid = get_number<uint64_t>(x, "pid", at);
+    s.device = get_number<int>(x, "device", at);
+    s.t = get_numbers<double>(x, "t", at);
+    s.other = get_numbers<uint64_t>(x, "other", at);
+    const json& sites = get_array(x, "sites", at);
+    for (size_t k = 0; k < sites.size(); ++k) {
+      const std::string site_at = fmt::format("{}.sites[{}]", at, k);
+      SeriesSite site;
+      site.api = get_text(sites[k], "api", site_at);
+      site.bytes = get_numbers<uint64_t>(sites[k], "bytes", site_at);
+      site.stack = stack_from(sites[k], "stack", site_at);
+      s.sites.push_back(std::move(site));
     }
+    out.push_back(std::move(s));
   }
-  // Reports written before the pools' series have no "pool_series".
-  {
-    const json& series = get_array(timeline, "pool_series", "timeline");
-    for (size_t i = 0; i < series.size(); ++i) {
-      const json& x = series[i];
-      const std::string at = fmt::format("timeline.pool_series[{}]", i);
-      PoolSeries p;
-      p.pid = get_number<uint64_t>(x, "pid", at);
-      p.pool = get_text(x, "pool", at);
-      p.t = get_numbers<double>(x, "t", at);
-      auto column = [&](const char* name, std::vector<uint64_t>& into) {
-        into = get_numbers<uint64_t>(x, name, at);
-        if (into.size() != p.t.size()) bad(at + "." + name, "expected as many values as times");
-      };
-      column("reserved", p.reserved);
-      column("used", p.used);
-      column("free", p.free);
-      column("largest_free", p.largest_free);
-      // Reports written before the holes column count every free byte as a hole.
-      if (x.contains("holes")) {
-        column("holes", p.holes);
-      } else {
-        p.holes = p.free;
-      }
-      out.pool_series.push_back(std::move(p));
+  return out;
+}
+
+// Reports written before the pools' series have no "pool_series".
+std::vector<PoolSeries> pool_series_from(const json& timeline) {
+  std::vector<PoolSeries> out;
+  const json& series = get_array(timeline, "pool_series", "timeline");
+  for (size_t i = 0; i < series.size(); ++i) {
+    const json& x = series[i];
+    const std::string at = fmt::format("timeline.pool_series[{}]", i);
+    PoolSeries p;
+    p.pid = get_number<uint64_t>(x, "pid", at);
+    p.pool = get_text(x, "pool", at);
+    p.t = get_numbers<double>(x, "t", at);
+    auto column = [&](const char* name, std::vector<uint64_t>& into) {
+      into = get_numbers<uint64_t>(x, name, at);
+      if (into.size() != p.t.size()) bad(at + "." + name, "expected as many values as times");
+    };
+    column("reserved", p.reserved);
+    column("used", p.used);
+    column("free", p.free);
+    column("largest_free", p.largest_free);
+    // Reports written before the holes column count every free byte as a hole.
+    if (x.contains("holes")) {
+      column("holes", p.holes);
+    } else {
+      p.holes = p.free;
     }
+    out.push_back(std::move(p));
   }
+  return out;
+}
+
+Timeline timeline_from(const json& doc) {
+  Timeline out;
+  const json& timeline = member(doc, "timeline", "report");
+  if (timeline.is_null()) return out;
+  out.samples = samples_from(timeline);
+  out.peaks = peaks_from(timeline);
+  out.site_series = site_series_from(timeline);
+  out.pool_series = pool_series_from(timeline);
   return out;
 }
 

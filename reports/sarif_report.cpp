@@ -1,5 +1,7 @@
 #include "sarif_report.h"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -52,6 +54,62 @@ json sarif_stack(const std::string& message, const std::vector<Frame>& stack, co
   return {{"message", {{"text", message}}}, {"frames", frames}};
 }
 
+// One finding as a SARIF result (none for a note without a place in the code: code scanning shows
+// results at a place, a note with none would only be noise there).
+std::optional<json> sarif_result(const Report& report, const Finding& f, const std::string& source_root) {
+  const Frame* at = first_source_frame(f.stack);
+  if (!at && f.severity == Severity::Info) return std::nullopt;
+  const std::string text = f.message.empty() ? f.headline : f.message;
+  json result = {
+      {"ruleId", finding_kind_key(f.kind)},
+      {"ruleIndex", static_cast<size_t>(f.kind)},
+      {"level", level(f.severity)},
+      {"message", {{"text", text}}},
+      {"locations", at ? json::array({{{"physicalLocation", physical_location(*at, source_root)}}}) : json::array()},
+      {"partialFingerprints",
+       {{"cuauditFingerprint/v2", fmt::format("{:016x}", stable_hash(finding_fingerprint(f)))}}}};
+  json stacks = json::array();
+  json related = json::array();
+  if (!f.stack.empty()) stacks.push_back(sarif_stack(f.headline.empty() ? text : f.headline, f.stack, source_root));
+  for (const RelatedStack& r : f.related) {
+    stacks.push_back(sarif_stack(r.title, r.stack, source_root));
+    if (const Frame* where = first_source_frame(r.stack)) {
+      related.push_back({{"id", related.size() + 1},
+                         {"message", {{"text", r.title}}},
+                         {"physicalLocation", physical_location(*where, source_root)}});
+    }
+  }
+  if (!stacks.empty()) result["stacks"] = stacks;
+  if (!related.empty()) result["relatedLocations"] = related;
+  if (f.suppressed) result["suppressions"] = json::array({{{"kind", "external"}}});
+  if (f.device) {
+    json device = {{"ordinal", *f.device}};
+    for (const Process& p : report.processes) {
+      for (const DeviceDescription& d : p.devices) {
+        if (p.pid == f.pid && d.ordinal == *f.device && !d.name.empty()) device["name"] = d.name;
+      }
+    }
+    result["properties"] = {{"device", device}};
+  }
+  return result;
+}
+
+// The program's run: its command line and how it ended, and whether the analysis saw all of it.
+json sarif_invocation(const Report& report) {
+  const Process& root = report.processes.front();
+  json invocation = {{"executionSuccessful", !report.nothing_tracked && !report.incomplete}};
+  if (!root.command.empty()) {
+    invocation["commandLine"] = join_words(root.command);
+    invocation["arguments"] = root.command;
+  }
+  if (root.exit_code) invocation["exitCode"] = *root.exit_code;
+  if (root.signal) invocation["exitSignalName"] = *root.signal;
+  json notifications = json::array();
+  for (const std::string& note : report.notes) notifications.push_back({{"message", {{"text", note}}}, {"level", "note"}});
+  if (!notifications.empty()) invocation["toolExecutionNotifications"] = notifications;
+  return invocation;
+}
+
 }  // namespace
 
 std::string render_sarif(const Report& report, const std::string& source_root) {
@@ -67,65 +125,14 @@ std::string render_sarif(const Report& report, const std::string& source_root) {
   }
   json results = json::array();
   for (const Finding& f : report.findings) {
-    const Frame* at = first_source_frame(f.stack);
-    // Code scanning shows a result at a place in the code: a note with none (a handled error of
-    // CUDA's own, memory a framework holds) would only be noise there.
-    if (!at && f.severity == Severity::Info) continue;
-    const std::string text = f.message.empty() ? f.headline : f.message;
-    json result = {
-        {"ruleId", finding_kind_key(f.kind)},
-        {"ruleIndex", static_cast<size_t>(f.kind)},
-        {"level", level(f.severity)},
-        {"message", {{"text", text}}},
-        {"locations", at ? json::array({{{"physicalLocation", physical_location(*at, source_root)}}}) : json::array()},
-        {"partialFingerprints",
-         {{"cuauditFingerprint/v2", fmt::format("{:016x}", stable_hash(finding_fingerprint(f)))}}}};
-    json stacks = json::array();
-    json related = json::array();
-    if (!f.stack.empty()) stacks.push_back(sarif_stack(f.headline.empty() ? text : f.headline, f.stack, source_root));
-    for (const RelatedStack& r : f.related) {
-      stacks.push_back(sarif_stack(r.title, r.stack, source_root));
-      if (const Frame* where = first_source_frame(r.stack)) {
-        related.push_back({{"id", related.size() + 1},
-                           {"message", {{"text", r.title}}},
-                           {"physicalLocation", physical_location(*where, source_root)}});
-      }
-    }
-    if (!stacks.empty()) result["stacks"] = stacks;
-    if (!related.empty()) result["relatedLocations"] = related;
-    if (f.suppressed) result["suppressions"] = json::array({{{"kind", "external"}}});
-    if (f.device) {
-      json device = {{"ordinal", *f.device}};
-      for (const Process& p : report.processes) {
-        for (const DeviceDescription& d : p.devices) {
-          if (p.pid == f.pid && d.ordinal == *f.device && !d.name.empty()) device["name"] = d.name;
-        }
-      }
-      result["properties"] = {{"device", device}};
-    }
-    results.push_back(std::move(result));
+    if (std::optional<json> result = sarif_result(report, f, source_root)) results.push_back(std::move(*result));
   }
   json run = {{"tool", {{"driver", {{"name", "cuaudit"}, {"version", report.tool_version}, {"rules", rules}}}}},
               {"results", results}};
 #ifdef CUAUDIT_HOMEPAGE_URL
   run["tool"]["driver"]["informationUri"] = CUAUDIT_HOMEPAGE_URL;
 #endif
-  // The program's run: its command line and how it ended, and whether the analysis saw all of it.
-  if (!report.processes.empty()) {
-    const Process& root = report.processes.front();
-    json invocation = {{"executionSuccessful", !report.nothing_tracked && !report.incomplete}};
-    if (!root.command.empty()) {
-      invocation["commandLine"] = join_words(root.command);
-      invocation["arguments"] = root.command;
-    }
-    if (root.exit_code) invocation["exitCode"] = *root.exit_code;
-    if (root.signal) invocation["exitSignalName"] = *root.signal;
-    json notifications = json::array();
-    for (const std::string& note : report.notes)
-      notifications.push_back({{"message", {{"text", note}}}, {"level", "note"}});
-    if (!notifications.empty()) invocation["toolExecutionNotifications"] = notifications;
-    run["invocations"] = json::array({invocation});
-  }
+  if (!report.processes.empty()) run["invocations"] = json::array({sarif_invocation(report)});
   if (!source_root.empty()) {
     const std::string root = source_root.back() == '/' ? source_root : source_root + "/";
     run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", file_uri(root)}}}};

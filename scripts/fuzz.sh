@@ -2,10 +2,14 @@
 # Builds the libFuzzer harnesses (tests/fuzz) with clang into build-fuzz and runs each for RUNS
 # inputs (default 2000: the CI smoke run; the campaign in docs/TESTING.md used 1000000), from seed
 # corpora made of the golden runs. Any crash, hang (-timeout) or sanitizer report fails.
-# Usage: scripts/fuzz.sh [RUNS]
+# Usage: scripts/fuzz.sh [RUNS] [HARNESS...]   (harnesses: trace_reader report_json suppressions
+# baseline run_dir; default all, one after another)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-2000}
+shift $(($# > 0 ? 1 : 0))
+harnesses=("$@")
+[[ ${#harnesses[@]} -eq 0 ]] && harnesses=(trace_reader report_json suppressions baseline run_dir)
 export PATH="$PATH:/usr/local/cuda/bin"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUAUDIT_FUZZ=ON \
   -DCUAUDIT_BUILD_TESTS=OFF >/dev/null
@@ -39,15 +43,18 @@ for run in sorted(os.listdir(golden)):
     open(os.path.join(out, run + "-header-only"), "wb").write(sep.join([first[:24], b""] + parts[2:]))
 PY
 status=0
-for harness in trace_reader report_json suppressions baseline run_dir; do
+for harness in "${harnesses[@]}"; do
   corpus=build-fuzz/corpus/$harness
-  mkdir -p "$corpus"
+  # What a failing input leaves (crash-, oom-, timeout-, slow-unit-<sha1>): under build-fuzz, never in
+  # the checkout, where it would be committed by mistake.
+  artifacts=build-fuzz/artifacts/$harness/
+  mkdir -p "$corpus" "$artifacts"
   start=$(date +%s)
   if build-fuzz/bin/fuzz_$harness -runs="$runs" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
-       -print_final_stats=1 "$corpus" "$seeds/$harness" >"build-fuzz/fuzz_$harness.log" 2>&1; then
+       -artifact_prefix="$artifacts" -print_final_stats=1 "$corpus" "$seeds/$harness" >"build-fuzz/fuzz_$harness.log" 2>&1; then
     echo "fuzz_$harness: $(grep -o 'stat::number_of_executed_units: [0-9]*' "build-fuzz/fuzz_$harness.log" | grep -o '[0-9]*$') inputs, no crash ($(($(date +%s) - start)) s, $(ls "$corpus" | wc -l) in the corpus)"
   else
-    echo "fuzz_$harness: FAILED (build-fuzz/fuzz_$harness.log):"
+    echo "fuzz_$harness: FAILED (build-fuzz/fuzz_$harness.log; the input in $artifacts):"
     tail -n 30 "build-fuzz/fuzz_$harness.log"
     status=1
   fi

@@ -2,7 +2,8 @@
 """JAX under cuaudit, beyond the real workload of check_real_frameworks.py: XLA's out-of-memory
 error (jax_oom.py) is one out_of_memory finding at the line that asked, with XLA's own figures, the
 verdict that the program's arrays filled its allocator and the line that filled it as the top
-holder; and the real workload with XLA's preallocation off (XLA_PYTHON_CLIENT_PREALLOCATE=false)
+holder; a request larger than all XLA may hold (XLA_PYTHON_CLIENT_MEM_FRACTION) has that verdict;
+and the real workload with XLA's preallocation off (XLA_PYTHON_CLIENT_PREALLOCATE=false)
 gives no false finding, and its planted leak is found at its line."""
 import argparse
 import json
@@ -77,6 +78,28 @@ def main():
                 print("  holder:", h["title"], h["stack"][0] if h["stack"] else None)
         others = [f for f in counted(report) if f["kind"] != "out_of_memory"]
         failures += ["jax_oom.py: false finding %s %s" % (f["kind"], f["headline"][:160]) for f in others]
+
+        # A request larger than all XLA may hold (half the device), smaller than the device.
+        env = dict(os.environ, XLA_PYTHON_CLIENT_MEM_FRACTION="0.5")
+        proc, report = run(opts, tmp, "jax-oom-too-large", [sys.executable, opts.oom_script, "--too-large"], env)
+        line = marked_line(opts.oom_script, "toolarge")
+        ooms = [f for f in report["findings"] if f["kind"] == "out_of_memory"]
+        print("jax oom, too large: exit %d; %s" % (proc.returncode, [(f["headline"], f["stack"][0].get("line")
+                                                                     if f["stack"] else None) for f in ooms]))
+        if proc.returncode != 0 or "caught: RESOURCE_EXHAUSTED" not in proc.stdout:
+            failures.append("jax_oom.py --too-large: exit %d, output %r" % (proc.returncode, proc.stdout[-300:]))
+        if len(ooms) != 1:
+            failures.append("jax_oom.py --too-large: %d out_of_memory findings, expected 1" % len(ooms))
+        for f in ooms:
+            o = f.get("out_of_memory") or {}
+            print("  verdict:", o.get("verdict"))
+            if not f["stack"] or f["stack"][0].get("line") != line:
+                failures.append("too large: out_of_memory at line %s, expected %d" % (
+                    f["stack"][0].get("line") if f["stack"] else None, line))
+            if "the request alone is larger than all it may hold" not in o.get("verdict", ""):
+                failures.append("too large: verdict %r" % o.get("verdict"))
+        others = [f for f in counted(report) if f["kind"] != "out_of_memory"]
+        failures += ["jax_oom.py --too-large: false finding %s %s" % (f["kind"], f["headline"][:160]) for f in others]
 
         env = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false")
         leak_line = marked_line(opts.workload, "leak")

@@ -2,12 +2,23 @@
 # then one array larger than what is left is asked for (@request). The program catches XLA's
 # RESOURCE_EXHAUSTED error and exits 0; cuaudit must report one out_of_memory at @request, with
 # XLA's own figures, the verdict that the program's arrays filled the allocator, and @fill as the
-# top holder.
+# top holder. --too-large (run with XLA_PYTHON_CLIENT_MEM_FRACTION=0.5) asks at once for more than
+# XLA may hold but less than the device has (@toolarge): the verdict is that the request alone is
+# larger than all XLA's allocator may hold.
+import sys
+
 import jax
 import jax.numpy as jnp
 
 device = jax.devices()[0]
 limit = device.memory_stats()["bytes_limit"]
+if "--too-large" in sys.argv:
+    try:
+        huge = jnp.zeros((limit * 3 // 2 // 4,), dtype=jnp.float32); huge.block_until_ready()  # @toolarge
+        print("no out-of-memory error")
+    except Exception as error:  # jax.errors.JaxRuntimeError
+        print("caught:", str(error).splitlines()[0][:160])
+    sys.exit(0)
 chunk = 8 << 30
 kept = []
 while device.memory_stats()["bytes_in_use"] + 2 * chunk < limit:

@@ -252,3 +252,34 @@ TEST_CASE("a short loop after a start-up that launched many kernels still grows 
   REQUIRE(findings.size() == 1);
   CHECK(findings[0].count == 30);
 }
+
+TEST_CASE("kept arrays the interpreter frees at shutdown are growth when only allocations saw the last launches") {
+  // numba-cuda's shape: each step launches kernels, then keeps a to_device array; the samples come
+  // every ten steps and at exit, after numba's deferred frees released the kept list.
+  SyntheticTrace t;
+  t.python_stack(7, kForward).python_stack(8, kLoss);
+  for (uint64_t step = 0; step < 40; ++step) {
+    t.alloc_from_python(Api::cudaMalloc, 0x90000000, kMiB, 8).after_launches(step * 5);  // a temporary
+    t.release(Api::cudaFree, 0x90000000);
+    t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (step + 1), 4 * kMiB, 7).after_launches(step * 5 + 5);
+    if (step % 10 == 9) t.sample(0, 0, step * 5 + 5 - 3);  // the launch clock is published in batches
+  }
+  for (uint64_t step = 0; step < 40; ++step) t.release(Api::cudaFree, 0x1000000 * (step + 1));  // shutdown
+  t.sample(0, 0, 200).end();  // the exit's sample sees the last count, after the frees
+  const auto findings = growth(t.trace());
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].count == 40);
+  CHECK(findings[0].stack[0].line == 42);
+}
+
+TEST_CASE("what a program frees after its last launch in its own cleanup is not kept from before the work ended") {
+  // A correct loop: one output per step replaced by the next; the last one freed after the work.
+  SyntheticTrace t;
+  t.python_stack(7, kForward);
+  for (uint64_t step = 0; step < 40; ++step) {
+    t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (step + 1), 4 * kMiB, 7).after_launches(step * 5 + 5);
+    if (step) t.release(Api::cudaFree, 0x1000000 * step);
+  }
+  t.release(Api::cudaFree, 0x1000000 * 40).sample(0, 0, 200).end();
+  CHECK(growth(t.trace()).empty());
+}

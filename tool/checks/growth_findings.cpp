@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -105,15 +106,20 @@ std::map<SiteKey, Site> sites_of(const ProcessTrace& trace, const std::vector<Me
 
 }  // namespace
 
-GrowthObserver::GrowthObserver(const ProcessTrace& trace) : python_(!trace.python_stacks.empty()) {
-  // The end of the work, if the samples saw it: the first sample that saw their last launch count.
-  for (const MemorySample& s : trace.samples) {
-    if (s.launches > sample_launches_) sample_launches_ = s.launches, end_of_work_seq_ = s.seq;
-  }
+GrowthObserver::GrowthObserver(const ProcessTrace& trace) : python_(!trace.python_stacks.empty()) {}
+
+void GrowthObserver::saw_launches(uint64_t launches, uint64_t seq, bool allocation) {
+  // The clock is published in batches (of 64 launches per thread): the last count is seen some
+  // launches before the work ends, so its last allocation marks the end better than its first sight.
+  const bool later = launches > launches_seen_ || (allocation && launches && launches == launches_seen_);
+  if (!later) return;
+  launches_seen_ = launches, end_of_work_seq_ = seq;
+  gone_after_end_of_work_.clear();  // released before this later end
 }
 
 void GrowthObserver::on_live(const MemoryEvent& a) {
   if (!python_) return;
+  saw_launches(a.launches, a.seq, true);
   if (a.python_stack_id) {
     first_by_python_.try_emplace(a.python_stack_id, a);
   } else {
@@ -121,16 +127,34 @@ void GrowthObserver::on_live(const MemoryEvent& a) {
   }
 }
 
+void GrowthObserver::on_gone(const MemoryEvent& a) {
+  if (python_ && launches_seen_ && a.seq <= end_of_work_seq_) gone_after_end_of_work_.push_back(a);
+}
+
+void GrowthObserver::on_sample(const MemorySample& s, const DeviceHoldings&, const LiveVisitor&) {
+  if (python_) saw_launches(s.launches, s.seq, false);
+}
+
+std::vector<MemoryEvent> GrowthObserver::held_at_end_of_work(const std::vector<LeakedAllocation>& at_exit) const {
+  std::vector<MemoryEvent> held;
+  if (!launches_seen_) {
+    for (const LeakedAllocation& leak : at_exit) held.push_back(leak.allocation);
+    return held;
+  }
+  held = gone_after_end_of_work_;
+  // A block whose pool ended with it (an NVTX heap reset after the work) is both gone and a leak.
+  std::unordered_set<uint64_t> gone;
+  for (const MemoryEvent& a : held) gone.insert(a.seq);
+  for (const LeakedAllocation& leak : at_exit) {
+    if (leak.allocation.seq <= end_of_work_seq_ && !gone.count(leak.allocation.seq)) held.push_back(leak.allocation);
+  }
+  return held;
+}
+
 const MemoryEvent& GrowthObserver::first_made(const MemoryEvent& a) const {
   const auto& firsts = a.python_stack_id ? first_by_python_ : first_by_native_;
   const auto it = firsts.find(a.python_stack_id ? a.python_stack_id : a.stack_id);
   return it == firsts.end() ? a : it->second;
-}
-
-void GrowthObserver::on_sample(const MemorySample& s, const DeviceHoldings&, const LiveVisitor& live) {
-  if (python_ && sample_launches_ && s.seq == end_of_work_seq_) {
-    live([&](const MemoryEvent& a) { at_end_of_work_.push_back(a); });
-  }
 }
 
 std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& at_exit,
@@ -237,14 +261,8 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
                                              StackResolver& stacks) {
   if (trace.python_stacks.empty()) return {};  // only a Python line says where growth comes from
   const uint64_t end_ns = bounds.last_ns(trace);
-  const uint64_t end_launches = std::max(observer.sample_launches(), bounds.max_allocation_launches());
-  // Live at the end of the work (the last launch), or at exit when no sample saw the last launch.
-  std::vector<MemoryEvent> held;
-  if (end_launches && observer.sample_launches() == end_launches) {
-    held = observer.at_end_of_work();
-  } else {
-    for (const LeakedAllocation& leak : at_exit) held.push_back(leak.allocation);
-  }
+  const uint64_t end_launches = std::max(observer.launches_seen(), bounds.max_allocation_launches());
+  const std::vector<MemoryEvent> held = observer.held_at_end_of_work(at_exit);  // the sites point into it
   auto sites = sites_of(trace, held, stacks);
   std::vector<report::Finding> findings;
   for (auto& [key, site] : sites) {

@@ -33,23 +33,33 @@ inline constexpr uint64_t kMinGrowthAllocations = 4;
 inline constexpr size_t kGrowthStretches = 8;
 inline constexpr size_t kMinGrowthStretches = 4;
 
-// What the growth check needs of the replay: the allocations live at the end of the work (the first
-// sample that saw the last launch count), in a Python process.
+// What the growth check needs of the replay, in a Python process: what was live at the end of the
+// work, the moment the run's last kernel-launch count was seen: by its last allocation made from
+// Python, else by the first memory sample. What the interpreter frees at shutdown, after the work
+// (numba-cuda's deferred frees, a list released with its module), is still held there.
 class GrowthObserver : public ReplayObserver {
  public:
   explicit GrowthObserver(const ProcessTrace& trace);
   void on_sample(const MemorySample& s, const DeviceHoldings& held, const LiveVisitor& live) override;
   void on_live(const MemoryEvent& a) override;
-  uint64_t sample_launches() const { return sample_launches_; }
-  const std::vector<MemoryEvent>& at_end_of_work() const { return at_end_of_work_; }
+  void on_gone(const MemoryEvent& a) override;
+  // The most kernel launches a sample or an allocation saw (0: the trace counts none).
+  uint64_t launches_seen() const { return launches_seen_; }
+  // Live at the end of the work: of `at_exit` (live when the process ended) those made by then,
+  // and those released after it. All of `at_exit` when the trace counts no launches.
+  std::vector<MemoryEvent> held_at_end_of_work(const std::vector<LeakedAllocation>& at_exit) const;
   // The first allocation ever made from `a`'s stack (its Python stack, else its native one),
   // released or not: where that site's work began.
   const MemoryEvent& first_made(const MemoryEvent& a) const;
 
  private:
+  // A launch count seen at event `seq` (an allocation's, or a sample's): a higher one than before,
+  // or the same one at a later allocation, moves the end of the work there.
+  void saw_launches(uint64_t launches, uint64_t seq, bool allocation);
+
   bool python_;
-  uint64_t sample_launches_ = 0, end_of_work_seq_ = 0;
-  std::vector<MemoryEvent> at_end_of_work_;
+  uint64_t launches_seen_ = 0, end_of_work_seq_ = 0;
+  std::vector<MemoryEvent> gone_after_end_of_work_;  // made before the end of the work, released after it
   std::unordered_map<uint64_t, MemoryEvent> first_by_python_, first_by_native_;
 };
 

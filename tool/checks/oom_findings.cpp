@@ -156,8 +156,15 @@ void add_holders(const ProcessTrace& trace, const std::vector<Holder>& holders, 
   }
 }
 
-report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::string& api, ErrorHandling handling,
-                         uint64_t count, StackResolver& stacks) {
+// What the failure's moment says (the device, the program, the pools, the refusing allocator) and
+// the verdict made of it.
+struct Judged {
+  report::OutOfMemoryState o;
+  OomFacts facts;
+  std::optional<uint64_t> free;  // what the verdict believed free on the device
+};
+
+Judged judge(const ProcessTrace& trace, const Moment& m) {
   const MemoryEvent& e = m.failure;
   const MemorySample* sample = e.device >= 0 ? sample_at(trace, e) : nullptr;
   const DeviceState* state = e.device >= 0 ? state_at(trace, e) : nullptr;
@@ -184,38 +191,25 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
     facts.pool_largest_free = m.holey_pool->usage.largest_free;
   }
   o.verdict = oom_verdict(facts);
-  const std::optional<uint64_t> free = believable_free(facts);
+  return {o, facts, believable_free(facts)};
+}
 
-  report::Finding f;
-  f.kind = report::FindingKind::OutOfMemory;
-  f.severity = handling == ErrorHandling::Unchecked ? report::Severity::Error : report::Severity::Warning;
-  f.api = api;
-  f.bytes = e.bytes;
-  f.count = count;
-  f.pid = trace.pid;
-  if (e.device >= 0) f.device = e.device;
-  // A framework's refusal returned nothing CUDA could name: its error is the framework's.
-  if (!is_block_op(e.api)) f.result = result_name(e.api, e.result);
-  f.at = trace.seconds_since_start(e.time_ns);
-  const std::string times = count > 1 ? fmt::format(" ({} times)", count) : std::string();
-  f.headline =
-      fmt::format("Out of memory: {} of {} failed{}: {}; at:", api, report::human_bytes(e.bytes), times, o.verdict);
-  f.message = fmt::format("{} could not allocate {}: {}", api, report::human_bytes(e.bytes), o.verdict);
-  // A Python program's failure is at its Python line; the framework's own call is related.
-  f.stack = block_stack(trace, e.stack_id, e.python_stack_id, stacks);
-  if (e.python_stack_id && !f.stack.empty() && f.stack.front().module == "python") {
-    f.related.push_back({report::RelatedRole::Allocation, api, fmt::format("the failing {} inside the framework:", api),
-                         stacks.user_stack(e.stack_id)});
-  }
-  f.out_of_memory = o;
+// The notes that explain the verdict: the device's count, the pool's holes and what to do about
+// them, the stream-ordered pool, other processes, how the program handled it, the allocator's word.
+void add_moment_notes(const ProcessTrace& trace, const Moment& m, const Judged& j, ErrorHandling handling,
+                      report::Finding& f) {
+  const MemoryEvent& e = m.failure;
+  const report::OutOfMemoryState& o = j.o;
+  const OomFacts& facts = j.facts;
+  const DeviceState* state = e.device >= 0 ? state_at(trace, e) : nullptr;
   if (o.device_total) {
     f.notes.push_back(fmt::format("device {} at {:.3f} s: {} in all, {} free; the program held {}", e.device, *f.at,
                                   report::human_bytes(*o.device_total), report::human_bytes(*o.device_free),
                                   report::human_bytes(o.program_held)));
-    if (free != o.device_free) {
+    if (j.free != o.device_free) {
       f.notes.push_back(fmt::format("that free count contradicts what the program held on the device ({}): the "
                                     "verdict takes at most {} as free",
-                                    report::human_bytes(facts.resident_held), report::human_bytes(free.value_or(0))));
+                                    report::human_bytes(facts.resident_held), report::human_bytes(j.free.value_or(0))));
     }
   }
   if (m.holey_pool) {
@@ -259,6 +253,36 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
                       "the result (block_until_ready, printing it, converting it to NumPy), which can be after "
                       "the line that asked");
   }
+}
+
+report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::string& api, ErrorHandling handling,
+                         uint64_t count, StackResolver& stacks) {
+  const MemoryEvent& e = m.failure;
+  const Judged j = judge(trace, m);
+  const report::OutOfMemoryState& o = j.o;
+  report::Finding f;
+  f.kind = report::FindingKind::OutOfMemory;
+  f.severity = handling == ErrorHandling::Unchecked ? report::Severity::Error : report::Severity::Warning;
+  f.api = api;
+  f.bytes = e.bytes;
+  f.count = count;
+  f.pid = trace.pid;
+  if (e.device >= 0) f.device = e.device;
+  // A framework's refusal returned nothing CUDA could name: its error is the framework's.
+  if (!is_block_op(e.api)) f.result = result_name(e.api, e.result);
+  f.at = trace.seconds_since_start(e.time_ns);
+  const std::string times = count > 1 ? fmt::format(" ({} times)", count) : std::string();
+  f.headline =
+      fmt::format("Out of memory: {} of {} failed{}: {}; at:", api, report::human_bytes(e.bytes), times, o.verdict);
+  f.message = fmt::format("{} could not allocate {}: {}", api, report::human_bytes(e.bytes), o.verdict);
+  // A Python program's failure is at its Python line; the framework's own call is related.
+  f.stack = block_stack(trace, e.stack_id, e.python_stack_id, stacks);
+  if (e.python_stack_id && !f.stack.empty() && f.stack.front().module == "python") {
+    f.related.push_back({report::RelatedRole::Allocation, api, fmt::format("the failing {} inside the framework:", api),
+                         stacks.user_stack(e.stack_id)});
+  }
+  f.out_of_memory = o;
+  add_moment_notes(trace, m, j, handling, f);
   add_holders(trace, m.holders, stacks, f);
   return f;
 }

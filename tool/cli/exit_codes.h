@@ -2,6 +2,8 @@
 // own status (128 + N when a signal N killed it, as a shell reports it).
 #pragma once
 
+#include <string>
+
 namespace cuaudit {
 
 inline constexpr int kExitUsage = 2;             // bad command line
@@ -10,5 +12,8 @@ inline constexpr int kExitIncomplete = 123;      // part of what was recorded co
 inline constexpr int kExitToolFailure = 125;     // cuaudit itself failed (unwritable output, unreadable trace, ...)
 inline constexpr int kExitNotExecutable = 126;   // as a shell: the program exists but cannot be run
 inline constexpr int kExitNotFound = 127;        // as a shell: no such program
+
+// Says "cuaudit: error: MESSAGE" on stderr and exits with `code`: how every command gives up.
+[[noreturn]] void fail(int code, const std::string& message);
 
 }  // namespace cuaudit

@@ -23,6 +23,7 @@
 #include "options.h"
 #include "output_path.h"
 #include "run_dir.h"
+#include "report_outputs.h"
 #include "running_process.h"
 #include "safe_file.h"
 #include "sarif_report.h"
@@ -34,11 +35,6 @@
 namespace cuaudit {
 namespace {
 
-[[noreturn]] void fail(int code, const std::string& message) {
-  std::cerr << "cuaudit: error: " << message << '\n';
-  std::exit(code);
-}
-
 int exit_status(const Options& o, const report::Report& a, const std::optional<RunInfo>& run) {
   if (a.nothing_tracked && !(o.command == Command::Run && !o.run.require_cuda_init)) return kExitNothingTracked;
   if (o.out.error_exitcode && a.summary.error_findings > 0) return *o.out.error_exitcode;
@@ -48,92 +44,10 @@ int exit_status(const Options& o, const report::Report& a, const std::optional<R
   return run->exit_code.value_or(0);
 }
 
-// --source-root, or the working directory, with links resolved: SARIF paths are relative to it.
-std::string resolved_source_root(const Options& o) {
-  char cwd[PATH_MAX];
-  std::string root = o.out.source_root.empty() ? (getcwd(cwd, sizeof cwd) ? cwd : "") : o.out.source_root;
-  if (char resolved[PATH_MAX]; !root.empty() && realpath(root.c_str(), resolved)) root = resolved;
-  return root;
-}
-
-// Where the HTML page may take source lines from: --source-root, or the working directory for a run
-// recorded now (its frames were read by this cuaudit from the program's own files). A run
-// directory or a report read from elsewhere may name any file (a key, /etc/shadow): none without an
-// explicit --source-root.
-std::string html_source_root(const Options& o) {
-  if (o.out.source_root.empty() && o.command != Command::Run) return {};
-  return resolved_source_root(o);
-}
-
-void say_when_html_has_no_sources(const Options& o) {
-  if (!o.out.html_file.empty() && html_source_root(o).empty()) {
-    std::cerr << "cuaudit: the HTML page shows no source lines: give --source-root DIR to show lines of the files "
-                 "under DIR (a recorded run may name any file)\n";
-  }
-}
-
 // The report says which options were in effect, and where they came from.
 void record_options(const Options& o, report::Report& r) {
   r.options_from_environment = o.options_from_environment;
   r.options_from_command_line = o.options_from_command_line;
-}
-
-// The text report (stderr or --log-file), then every machine-readable format asked for.
-void write_outputs(const Options& o, const report::Report& a, uint64_t pid, const std::string& text) {
-  if (o.out.log_file.empty()) {
-    std::cerr << text;
-  } else {
-    write_file_or_fail(expand_output_path(o.out.log_file, pid), text);
-  }
-  if (!o.out.json_file.empty()) write_file_or_fail(expand_output_path(o.out.json_file, pid), report::render_json(a));
-  const std::string root = resolved_source_root(o);
-  if (!o.out.sarif_file.empty()) write_file_or_fail(expand_output_path(o.out.sarif_file, pid), report::render_sarif(a, root));
-  if (!o.out.junit_file.empty()) write_file_or_fail(expand_output_path(o.out.junit_file, pid), report::render_junit(a));
-  if (!o.out.html_file.empty()) {
-    write_file_or_fail(expand_output_path(o.out.html_file, pid), report::render_html(a, html_source_root(o)));
-    say_when_html_has_no_sources(o);
-  }
-  if (!o.out.perfetto_file.empty())
-    write_file_or_fail(expand_output_path(o.out.perfetto_file, pid), report::render_trace_events(a));
-  if (!o.out.collapsed_file.empty())
-    write_file_or_fail(expand_output_path(o.out.collapsed_file, pid), report::render_collapsed(a));
-}
-
-// Every report file must be writable before any work is done. (--output's report.json is created
-// with its directory.)
-void refuse_unwritable_outputs(const Options& o) {
-  // %q{NAME} is known now (the program inherits this environment): a bad one is refused before the
-  // program runs, not after.
-  for (const std::string* out : {&o.out.log_file, &o.out.json_file, &o.out.sarif_file, &o.out.junit_file, &o.out.html_file,
-                                 &o.out.perfetto_file, &o.out.collapsed_file, &o.run.save_dir}) {
-    try {
-      (void)expand_output_path(*out, 0);
-    } catch (const std::exception& e) {
-      fail(kExitUsage, e.what());
-    }
-  }
-  for (const std::string* out :
-       {&o.out.log_file, &o.out.json_file, &o.out.sarif_file, &o.out.junit_file, &o.out.html_file, &o.out.perfetto_file, &o.out.collapsed_file}) {
-    if (!o.run.output.empty() && out == &o.out.json_file && o.out.json_file == o.run.output + "/report.json") continue;
-    std::string why;
-    if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
-  }
-}
-
-std::string text_report(const Options& o, const report::Report& a) {
-  if (o.out.quiet && !a.nothing_tracked && !a.incomplete &&
-      std::none_of(a.findings.begin(), a.findings.end(),
-                   [](const report::Finding& f) { return !f.suppressed && f.severity != report::Severity::Info; })) {
-    return {};  // -q: nothing worth a line
-  }
-  report::TextOptions text{o.out.leak_check, o.out.print_limit, o.out.gen_suppressions ? suggest_suppression : nullptr};
-  text.fold_frames = o.out.fold_frames;
-  text.demangle = o.out.demangle;
-  // auto: a terminal that is not "dumb", no NO_COLOR (no-color.org), the report not going to a file.
-  const char* term = getenv("TERM");
-  text.colour = o.out.color == "always" || (o.out.color == "auto" && o.out.log_file.empty() && isatty(STDERR_FILENO) &&
-                                        !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0);
-  return report::render_text(a, text);
 }
 
 // The baseline report, read before any program runs; none without --baseline.
@@ -266,6 +180,35 @@ void write_snapshot(const Options& o, const AnalysisOptions& analysis, const std
   }
 }
 
+// Another tool's injection is replaced (CUDA loads one); an NVTX tool's is kept, and says what that costs.
+void warn_about_other_injections(const std::string& injection) {
+  if (const char* other = getenv("CUDA_INJECTION64_PATH"); other && *other && injection != other) {
+    std::cerr << "cuaudit: warning: replacing CUDA_INJECTION64_PATH=" << other << " with cuaudit's injection\n";
+  }
+  if (const char* other = getenv("NVTX_INJECTION64_PATH"); other && *other && injection != other) {
+    std::cerr << "cuaudit: warning: NVTX_INJECTION64_PATH=" << other
+              << " is kept: NVTX-annotated pools describe their blocks to that tool, not to cuaudit\n";
+  }
+}
+
+// What the launcher needs of the command line to start the program under the injection.
+LaunchRequest launch_request(const Options& o, const std::string& program_path, const std::string& injection,
+                             const std::string& run_dir) {
+  LaunchRequest request;
+  request.argv = o.run.program;
+  request.program_path = program_path;
+  request.injection_path = injection;
+  request.preload_path = find_preload_library(injection);
+  request.run_dir = run_dir;
+  request.record_call_sites = o.analysis.check_api_results;
+  request.target_processes = o.run.target_processes;
+  request.sample_interval_ms = o.run.sample_interval_ms;
+  request.check_launch_params = o.run.check_launch_params;
+  request.track_resources = o.run.track_resources;
+  if (o.run.python_hooks) request.python_hooks_dir = find_python_hooks(injection);
+  return request;
+}
+
 int run_command(Options o) {
 #ifdef CUAUDIT_TOOL_ONLY
   fail(kExitToolFailure,
@@ -287,31 +230,14 @@ int run_command(Options o) {
     if (o.out.json_file == o.run.output + "/report.json") o.out.json_file = name + "/report.json";
     o.run.output = o.run.save_dir = name;
   }
-  if (const char* other = getenv("CUDA_INJECTION64_PATH"); other && *other && injection != other) {
-    std::cerr << "cuaudit: warning: replacing CUDA_INJECTION64_PATH=" << other << " with cuaudit's injection\n";
-  }
-  if (const char* other = getenv("NVTX_INJECTION64_PATH"); other && *other && injection != other) {
-    std::cerr << "cuaudit: warning: NVTX_INJECTION64_PATH=" << other
-              << " is kept: NVTX-annotated pools describe their blocks to that tool, not to cuaudit\n";
-  }
+  warn_about_other_injections(injection);
 
   const AnalysisOptions analysis = analysis_options(o);
   const std::optional<report::Report> baseline = load_baseline(o);
   bool temporary = false;
   const std::string run_dir = prepare_run_dir(o, temporary);
   RunInfo run;
-  LaunchRequest request;
-  request.argv = o.run.program;
-  request.program_path = program_path;
-  request.injection_path = injection;
-  request.preload_path = find_preload_library(injection);
-  request.run_dir = run_dir;
-  request.record_call_sites = o.analysis.check_api_results;
-  request.target_processes = o.run.target_processes;
-  request.sample_interval_ms = o.run.sample_interval_ms;
-  request.check_launch_params = o.run.check_launch_params;
-  request.track_resources = o.run.track_resources;
-  if (o.run.python_hooks) request.python_hooks_dir = find_python_hooks(injection);
+  LaunchRequest request = launch_request(o, program_path, injection, run_dir);
   SignalForwarding signals(run_dir);  // a CI timeout's SIGTERM still gets its report
   request.signals = &signals;
   // A job stopped through cuaudit (a container's SIGTERM reaches only PID 1) keeps its tensors by line.

@@ -50,6 +50,9 @@ void add_error_exitcode(CLI::App& app, Options& o, const char* help) {
   app.add_option("--error-exitcode", o.out.error_exitcode, help)->check(CLI::Range(1, 255));
 }
 
+void add_judging_options(CLI::App& app, Options& o);
+
+// Where the reports go and how they look (then what is reported: add_judging_options).
 void add_output_options(CLI::App& app, Options& o) {
   add_choice(
       app, "--leak-check", o.out.leak_check,
@@ -92,6 +95,11 @@ void add_output_options(CLI::App& app, Options& o) {
       ->default_str("auto");
   app.add_flag("-q,--quiet", o.out.quiet,
                "print the text report only when it has errors or warnings, or the run is not clean (as valgrind -q)");
+  add_judging_options(app, o);
+}
+
+// What is reported: suppressions, the baseline, the kernel and process filters, the thresholds.
+void add_judging_options(CLI::App& app, Options& o) {
   add_repeatable(app, "--suppressions", o.analysis.suppression_files,
                  "suppress the findings a rule in FILE matches (KIND:PATTERN per line; repeatable)");
   add_choice(app, "--builtin-suppressions", o.analysis.builtin_suppressions, kYesNo,

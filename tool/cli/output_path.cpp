@@ -76,10 +76,7 @@ bool output_path_writable(const std::string& pattern, std::string& why) {
 
 void write_file_or_fail(const std::string& path, const std::string& contents) {
   std::string error;
-  if (!write_whole_file(path, contents, error)) {
-    std::cerr << "cuaudit: error: " << error << '\n';
-    std::exit(kExitToolFailure);
-  }
+  if (!write_whole_file(path, contents, error)) fail(kExitToolFailure, error);
 }
 
 std::string numbered_path(const std::string& path, const std::string& tag) {

@@ -1,0 +1,106 @@
+#include "report_outputs.h"
+
+#include <unistd.h>
+#include <algorithm>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "collapsed_report.h"
+#include "exit_codes.h"
+#include "html_report.h"
+#include "json_report.h"
+#include "junit_report.h"
+#include "output_path.h"
+#include "sarif_report.h"
+#include "suppressions.h"
+#include "text_report.h"
+#include "trace_event_report.h"
+
+namespace cuaudit {
+
+// --source-root, or the working directory, with links resolved: SARIF paths are relative to it.
+std::string resolved_source_root(const Options& o) {
+  char cwd[PATH_MAX];
+  std::string root = o.out.source_root.empty() ? (getcwd(cwd, sizeof cwd) ? cwd : "") : o.out.source_root;
+  if (char resolved[PATH_MAX]; !root.empty() && realpath(root.c_str(), resolved)) root = resolved;
+  return root;
+}
+
+// Where the HTML page may take source lines from: --source-root, or the working directory for a run
+// recorded now (its frames were read by this cuaudit from the program's own files). A run
+// directory or a report read from elsewhere may name any file (a key, /etc/shadow): none without an
+// explicit --source-root.
+std::string html_source_root(const Options& o) {
+  if (o.out.source_root.empty() && o.command != Command::Run) return {};
+  return resolved_source_root(o);
+}
+
+void say_when_html_has_no_sources(const Options& o) {
+  if (!o.out.html_file.empty() && html_source_root(o).empty()) {
+    std::cerr << "cuaudit: the HTML page shows no source lines: give --source-root DIR to show lines of the files "
+                 "under DIR (a recorded run may name any file)\n";
+  }
+}
+
+// The text report (stderr or --log-file), then every machine-readable format asked for.
+void write_outputs(const Options& o, const report::Report& a, uint64_t pid, const std::string& text) {
+  if (o.out.log_file.empty()) {
+    std::cerr << text;
+  } else {
+    write_file_or_fail(expand_output_path(o.out.log_file, pid), text);
+  }
+  if (!o.out.json_file.empty()) write_file_or_fail(expand_output_path(o.out.json_file, pid), report::render_json(a));
+  const std::string root = resolved_source_root(o);
+  if (!o.out.sarif_file.empty()) write_file_or_fail(expand_output_path(o.out.sarif_file, pid), report::render_sarif(a, root));
+  if (!o.out.junit_file.empty()) write_file_or_fail(expand_output_path(o.out.junit_file, pid), report::render_junit(a));
+  if (!o.out.html_file.empty()) {
+    write_file_or_fail(expand_output_path(o.out.html_file, pid), report::render_html(a, html_source_root(o)));
+    say_when_html_has_no_sources(o);
+  }
+  if (!o.out.perfetto_file.empty())
+    write_file_or_fail(expand_output_path(o.out.perfetto_file, pid), report::render_trace_events(a));
+  if (!o.out.collapsed_file.empty())
+    write_file_or_fail(expand_output_path(o.out.collapsed_file, pid), report::render_collapsed(a));
+}
+
+// Every report file must be writable before any work is done. (--output's report.json is created
+// with its directory.)
+void refuse_unwritable_outputs(const Options& o) {
+  // %q{NAME} is known now (the program inherits this environment): a bad one is refused before the
+  // program runs, not after.
+  for (const std::string* out : {&o.out.log_file, &o.out.json_file, &o.out.sarif_file, &o.out.junit_file, &o.out.html_file,
+                                 &o.out.perfetto_file, &o.out.collapsed_file, &o.run.save_dir}) {
+    try {
+      (void)expand_output_path(*out, 0);
+    } catch (const std::exception& e) {
+      fail(kExitUsage, e.what());
+    }
+  }
+  for (const std::string* out :
+       {&o.out.log_file, &o.out.json_file, &o.out.sarif_file, &o.out.junit_file, &o.out.html_file, &o.out.perfetto_file, &o.out.collapsed_file}) {
+    if (!o.run.output.empty() && out == &o.out.json_file && o.out.json_file == o.run.output + "/report.json") continue;
+    std::string why;
+    if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
+  }
+}
+
+std::string text_report(const Options& o, const report::Report& a) {
+  if (o.out.quiet && !a.nothing_tracked && !a.incomplete &&
+      std::none_of(a.findings.begin(), a.findings.end(),
+                   [](const report::Finding& f) { return !f.suppressed && f.severity != report::Severity::Info; })) {
+    return {};  // -q: nothing worth a line
+  }
+  report::TextOptions text{o.out.leak_check, o.out.print_limit, o.out.gen_suppressions ? suggest_suppression : nullptr};
+  text.fold_frames = o.out.fold_frames;
+  text.demangle = o.out.demangle;
+  // auto: a terminal that is not "dumb", no NO_COLOR (no-color.org), the report not going to a file.
+  const char* term = getenv("TERM");
+  text.colour = o.out.color == "always" || (o.out.color == "auto" && o.out.log_file.empty() && isatty(STDERR_FILENO) &&
+                                        !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0);
+  return report::render_text(a, text);
+}
+
+}  // namespace cuaudit
