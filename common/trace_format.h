@@ -109,6 +109,11 @@ struct CallPointersRecord {
 };
 
 // Device memory in use as the driver sees it (cuMemGetInfo): the timeline's raw data.
+// Kernel launches are counted per thread and added to the process's count every kLaunchCountBatch
+// launches (one shared atomic per batch, not per launch): a count in a record is a multiple of it,
+// up to that many launches per thread behind. Work shorter than a batch cannot be told apart.
+inline constexpr uint64_t kLaunchCountBatch = 64;
+
 struct MemorySampleRecord {
   RecordHeader header;
   uint64_t seq;      // orders the sample among the allocations and releases

@@ -6,6 +6,8 @@
 
 #include <atomic>
 
+#include "trace_format.h"
+
 namespace cuaudit::inject {
 namespace {
 
@@ -23,8 +25,8 @@ thread_local uint32_t tls_unpublished_launches = 0;
 uint64_t next_sequence() noexcept { return g_sequence.fetch_add(1, std::memory_order_relaxed); }
 
 void note_launch() noexcept {
-  if (++tls_unpublished_launches == 64) {
-    g_launches.fetch_add(64, std::memory_order_relaxed);
+  if (++tls_unpublished_launches == trace::kLaunchCountBatch) {
+    g_launches.fetch_add(trace::kLaunchCountBatch, std::memory_order_relaxed);
     tls_unpublished_launches = 0;
   }
 }

@@ -283,3 +283,22 @@ TEST_CASE("what a program frees after its last launch in its own cleanup is not 
   t.release(Api::cudaFree, 0x1000000 * 40).sample(0, 0, 200).end();
   CHECK(growth(t.trace()).empty());
 }
+
+TEST_CASE("what a library asked for itself and frees at shutdown is not growth (numba-cuda's pending frees)") {
+  // numba-cuda's own test suite, installed with the package: every frame is the library's. Its
+  // memory manager defers frees and releases what is pending when the interpreter shuts down.
+  const std::vector<PythonFrameInfo> library_only = {
+      {"/venv/lib/python3.12/site-packages/numba/cuda/cudadrv/driver.py", 324, "safe_cuda_api_call"},
+      {"/venv/lib/python3.12/site-packages/numba/cuda/tests/cudapy/test_vectorize.py", 90, "test_1d"},
+      {"/venv/lib/python3.12/site-packages/_pytest/python.py", 157, "pytest_pyfunc_call"},
+  };
+  SyntheticTrace t;
+  t.python_stack(9, library_only);
+  for (uint64_t step = 0; step < 40; ++step) {
+    t.alloc_from_python(Api::cudaMalloc, 0x1000000 * (step + 1), 4 * kMiB, 9).after_launches(step * 5 + 5);
+    if (step % 10 == 9) t.sample(0, 0, step * 5 + 2);
+  }
+  for (uint64_t step = 0; step < 40; ++step) t.release(Api::cudaFree, 0x1000000 * (step + 1));  // shutdown
+  t.sample(0, 0, 200).end();
+  CHECK(growth(t.trace()).empty());
+}

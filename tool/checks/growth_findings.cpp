@@ -1,6 +1,7 @@
 #include "growth_findings.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <tuple>
 #include <unordered_set>
@@ -108,18 +109,18 @@ std::map<SiteKey, Site> sites_of(const ProcessTrace& trace, const std::vector<Me
 
 GrowthObserver::GrowthObserver(const ProcessTrace& trace) : python_(!trace.python_stacks.empty()) {}
 
-void GrowthObserver::saw_launches(uint64_t launches, uint64_t seq, bool allocation) {
+void GrowthObserver::saw_launches(uint64_t launches, uint64_t seq, uint64_t time_ns, bool allocation) {
   // The clock is published in batches (of 64 launches per thread): the last count is seen some
   // launches before the work ends, so its last allocation marks the end better than its first sight.
   const bool later = launches > launches_seen_ || (allocation && launches && launches == launches_seen_);
   if (!later) return;
-  launches_seen_ = launches, end_of_work_seq_ = seq;
+  launches_seen_ = launches, end_of_work_seq_ = seq, end_of_work_ns_ = time_ns;
   gone_after_end_of_work_.clear();  // released before this later end
 }
 
 void GrowthObserver::on_live(const MemoryEvent& a) {
   if (!python_) return;
-  saw_launches(a.launches, a.seq, true);
+  saw_launches(a.launches, a.seq, a.time_ns, true);
   if (a.python_stack_id) {
     first_by_python_.try_emplace(a.python_stack_id, a);
   } else {
@@ -132,21 +133,23 @@ void GrowthObserver::on_gone(const MemoryEvent& a) {
 }
 
 void GrowthObserver::on_sample(const MemorySample& s, const DeviceHoldings&, const LiveVisitor&) {
-  if (python_) saw_launches(s.launches, s.seq, false);
+  if (python_) saw_launches(s.launches, s.seq, s.time_ns, false);
 }
 
-std::vector<MemoryEvent> GrowthObserver::held_at_end_of_work(const std::vector<LeakedAllocation>& at_exit) const {
+std::vector<MemoryEvent> GrowthObserver::held_at_end_of_work(const std::vector<LeakedAllocation>& at_exit,
+                                                             const std::function<bool(const MemoryEvent&)>& counts) const {
+  // Live at exit, made before the end of the work or not: a framework's blocks come in with the seq
+  // of the memory sample after their time (PyTorch's history, JAX's listings every 50 ms), later than
+  // they were made; what a process makes after its work is rare and belongs to its own site.
   std::vector<MemoryEvent> held;
-  if (!launches_seen_) {
-    for (const LeakedAllocation& leak : at_exit) held.push_back(leak.allocation);
-    return held;
+  for (const MemoryEvent& a : gone_after_end_of_work_) {
+    if (counts(a)) held.push_back(a);
   }
-  held = gone_after_end_of_work_;
   // A block whose pool ended with it (an NVTX heap reset after the work) is both gone and a leak.
   std::unordered_set<uint64_t> gone;
-  for (const MemoryEvent& a : held) gone.insert(a.seq);
+  for (const MemoryEvent& a : gone_after_end_of_work_) gone.insert(a.seq);
   for (const LeakedAllocation& leak : at_exit) {
-    if (leak.allocation.seq <= end_of_work_seq_ && !gone.count(leak.allocation.seq)) held.push_back(leak.allocation);
+    if (!gone.count(leak.allocation.seq)) held.push_back(leak.allocation);
   }
   return held;
 }
@@ -260,16 +263,31 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
                                              const RunBounds& bounds, const std::vector<LeakedAllocation>& at_exit,
                                              StackResolver& stacks) {
   if (trace.python_stacks.empty()) return {};  // only a Python line says where growth comes from
-  const uint64_t end_ns = bounds.last_ns(trace);
+  // By time, the work ends where the launches did, not with the process (an interpreter's shutdown).
+  const uint64_t end_ns = observer.end_of_work_ns() ? observer.end_of_work_ns() : bounds.last_ns(trace);
   const uint64_t end_launches = std::max(observer.launches_seen(), bounds.max_allocation_launches());
-  const std::vector<MemoryEvent> held = observer.held_at_end_of_work(at_exit);  // the sites point into it
+  // Released after the work, at shutdown: the program's own objects going (a list of its module's),
+  // when the program's own code asked for the memory. A library asked by a library (numba-cuda's test
+  // suite, installed with it: every frame is the package's) may release at shutdown what it had
+  // deferred (numba-cuda's pending frees): that is the library's business, as at exit.
+  auto from_user_code = [&](const MemoryEvent& a) {
+    if (!a.python_stack_id) return false;
+    const std::vector<report::Frame> python = python_frames(trace, a.python_stack_id);
+    return std::any_of(python.begin(), python.end(),
+                       [](const report::Frame& frame) { return !is_library_python_file(frame.file); });
+  };
+  const std::vector<MemoryEvent> held = observer.held_at_end_of_work(at_exit, from_user_code);  // sites point into it
   auto sites = sites_of(trace, held, stacks);
   std::vector<report::Finding> findings;
   for (auto& [key, site] : sites) {
     if (site.allocations.size() < kMinGrowthAllocations) continue;
     std::sort(site.allocations.begin(), site.allocations.end(),
               [](const MemoryEvent* a, const MemoryEvent* b) { return a->seq < b->seq; });
-    const bool by_launches = end_launches > launches_before(trace, *site.allocations.front());
+    // The launch clock moves in batches (trace::kLaunchCountBatch): it can cut the work into
+    // kGrowthStretches only when the work spans that many batches; a shorter loop (numba-cuda's 40
+    // steps of 200 launches read 0, 64 or 128) is judged by time.
+    const bool by_launches =
+        end_launches >= launches_before(trace, *site.allocations.front()) + trace::kLaunchCountBatch * kGrowthStretches;
     const WorkClock clock{trace, by_launches, by_launches ? end_launches : end_ns};
     if (const auto late = late_growth(site, clock, observer))
       findings.push_back(growth_finding(trace, site, *late, by_launches, stacks));

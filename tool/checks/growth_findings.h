@@ -17,6 +17,7 @@
 // (PYTORCH_NO_CUDA_MEMORY_CACHING=1): then every tensor is an allocation of its own.
 #pragma once
 
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -45,9 +46,13 @@ class GrowthObserver : public ReplayObserver {
   void on_gone(const MemoryEvent& a) override;
   // The most kernel launches a sample or an allocation saw (0: the trace counts none).
   uint64_t launches_seen() const { return launches_seen_; }
-  // Live at the end of the work: of `at_exit` (live when the process ended) those made by then,
-  // and those released after it. All of `at_exit` when the trace counts no launches.
-  std::vector<MemoryEvent> held_at_end_of_work(const std::vector<LeakedAllocation>& at_exit) const;
+  // When the work ended (0: the trace counts no launches).
+  uint64_t end_of_work_ns() const { return end_of_work_ns_; }
+  // Live at the end of the work: `at_exit` (live when the process ended), and what was made before
+  // the end of the work and released after it where `counts` says so (none when the trace counts no
+  // launches).
+  std::vector<MemoryEvent> held_at_end_of_work(const std::vector<LeakedAllocation>& at_exit,
+                                               const std::function<bool(const MemoryEvent&)>& counts) const;
   // The first allocation ever made from `a`'s stack (its Python stack, else its native one),
   // released or not: where that site's work began.
   const MemoryEvent& first_made(const MemoryEvent& a) const;
@@ -55,10 +60,10 @@ class GrowthObserver : public ReplayObserver {
  private:
   // A launch count seen at event `seq` (an allocation's, or a sample's): a higher one than before,
   // or the same one at a later allocation, moves the end of the work there.
-  void saw_launches(uint64_t launches, uint64_t seq, bool allocation);
+  void saw_launches(uint64_t launches, uint64_t seq, uint64_t time_ns, bool allocation);
 
   bool python_;
-  uint64_t launches_seen_ = 0, end_of_work_seq_ = 0;
+  uint64_t launches_seen_ = 0, end_of_work_seq_ = 0, end_of_work_ns_ = 0;
   std::vector<MemoryEvent> gone_after_end_of_work_;  // made before the end of the work, released after it
   std::unordered_map<uint64_t, MemoryEvent> first_by_python_, first_by_native_;
 };
