@@ -98,8 +98,8 @@ def main():
                run([cu, "--require-cuda-init", "no", "cuaudit-test-tool"], env=env), 7)
         env = dict(os.environ, PATH="%s:%s" % (first, os.environ.get("PATH", "")))
         expect("PATH: only a non-executable file: 126", run([cu, "cuaudit-test-tool"], env=env), 126, "not executable")
-        expect("report on a missing directory", run([cu, "report", os.path.join(tmp, "nope")]), 125,
-               "is not a directory")
+        expect("report on a missing directory (a bad command line)", run([cu, "report", os.path.join(tmp, "nope")]), 2,
+               "No such file or directory")
         foreign = os.path.join(tmp, "foreign")
         os.mkdir(foreign)
         open(os.path.join(foreign, "trace-1.cutrace"), "w").write("hello, not a trace\n")

@@ -66,7 +66,7 @@ def main():
     if merged["summary"]["leaked_bytes"] != 2 * single["summary"]["leaked_bytes"] + single["findings"][0]["bytes"]:
         failures.append("summary leaked_bytes %d is not the sum" % merged["summary"]["leaked_bytes"])
     bad = subprocess.run([opts.cuaudit, "merge", "/nonexistent.json"], stderr=subprocess.PIPE, text=True)
-    if bad.returncode != 125 or "cannot read" not in bad.stderr:
+    if bad.returncode != 2 or "cannot read" not in bad.stderr:
         failures.append("a missing input is not refused clearly: %d %s" % (bad.returncode, bad.stderr))
     return finish(failures)
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <algorithm>
 
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "analysis.h"
 #include "baseline.h"
+#include "command_texts.h"
 #include "collapsed_report.h"
 #include "exit_codes.h"
 #include "framework_request.h"
@@ -20,6 +22,7 @@
 #include "junit_report.h"
 #include "launcher.h"
 #include "merge.h"
+#include "option_words.h"
 #include "options.h"
 #include "output_path.h"
 #include "run_dir.h"
@@ -34,6 +37,29 @@
 
 namespace cuaudit {
 namespace {
+
+// `cuaudit repot RUN`: a program that is not found, named like a command, was most likely one.
+std::string command_guess(const std::string& program, int exit_code) {
+  if (exit_code != kExitNotFound || program.find('/') != std::string::npos) return {};
+  const auto guess = closest_word(program, command_words());
+  return guess ? fmt::format(" (did you mean `cuaudit {}`?)", *guess) : std::string();
+}
+
+// A path the command line named that is not there (or not a directory where one is wanted) is a
+// bad command line (2), not cuaudit failing (125): the user mistyped it. What is there but damaged
+// is said by the reader.
+void refuse_missing_input(const std::string& path, bool directory, const std::string& what) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    fail(kExitUsage, fmt::format("{} {}: {} ({})", what, path, strerror(errno),
+                                 directory ? "give a run directory" : "give a JSON report or an --output directory"));
+  }
+  if (directory && !S_ISDIR(st.st_mode)) {
+    fail(kExitUsage, fmt::format("{} is not a directory; give `cuaudit report` the directory that `cuaudit --save DIR` "
+                                 "wrote",
+                                 path));
+  }
+}
 
 int exit_status(const Options& o, const report::Report& a, const std::optional<RunInfo>& run) {
   if (a.nothing_tracked && !(o.command == Command::Run && !o.run.require_cuda_init)) return kExitNothingTracked;
@@ -54,6 +80,7 @@ void record_options(const Options& o, report::Report& r) {
 std::optional<report::Report> load_baseline(const Options& o) {
   if (o.analysis.baseline_file.empty()) return std::nullopt;
   try {
+    refuse_missing_input(o.analysis.baseline_file, false, "--baseline");
     return read_report_file(o.analysis.baseline_file);
   } catch (const std::exception& e) {
     fail(kExitToolFailure, fmt::format("--baseline: {}", e.what()));
@@ -159,7 +186,9 @@ void write_snapshot(const Options& o, const AnalysisOptions& analysis, const std
   }
   record_options(o, r);
   const std::string tag = fmt::format("snapshot-{}", number);
-  const std::string json = !o.out.json_file.empty() ? numbered_path(expand_output_path(o.out.json_file, pid), tag)
+  // Interim reports are files even when the final one goes to standard output (`--json -`).
+  const bool json_file = !o.out.json_file.empty() && o.out.json_file != kStandardOutput;
+  const std::string json = json_file ? numbered_path(expand_output_path(o.out.json_file, pid), tag)
                            : !temporary         ? fmt::format("{}/{}.json", run_dir, tag)
                                                 : fmt::format("cuaudit-{}.json", tag);
   std::string error;
@@ -169,7 +198,7 @@ void write_snapshot(const Options& o, const AnalysisOptions& analysis, const std
     std::cerr << "cuaudit: warning: " << error << '\n';
     return;
   }
-  if (!o.out.html_file.empty()) {
+  if (!o.out.html_file.empty() && o.out.html_file != kStandardOutput) {
     const std::string html = numbered_path(expand_output_path(o.out.html_file, pid), tag);
     if (!replace_file(html, report::render_html(r, html_source_root(o)), error))
       std::cerr << "cuaudit: warning: " << error << '\n';
@@ -220,7 +249,7 @@ int run_command(Options o) {
     program_path = resolve_program(o.run.program.front());
     injection = find_injection_library(o.run.injection_path);
   } catch (const LaunchError& e) {
-    fail(e.exit_code, e.what());
+    fail(e.exit_code, e.what() + command_guess(o.run.program.front(), e.exit_code));
   }
   refuse_unwritable_outputs(o);  // before the program runs, not after it spent an hour
   if (!o.run.output.empty()) {
@@ -283,6 +312,7 @@ int merge_command(const Options& o) {
   report::Report merged;
   try {
     std::vector<report::Report> inputs;
+    for (const std::string& input : o.merge_inputs) refuse_missing_input(input, false, "cannot read");
     for (const std::string& input : o.merge_inputs) inputs.push_back(read_report_file(input));
     merged = merge_reports(inputs, o.merge_inputs);
   } catch (const std::exception& e) {
@@ -295,6 +325,8 @@ int merge_command(const Options& o) {
 
 int diff_command(const Options& o) {
   report::Report before, after;
+  refuse_missing_input(o.analysis.baseline_file, false, "cannot read");
+  refuse_missing_input(o.run_dir, false, "cannot read");
   try {
     before = read_report_file(o.analysis.baseline_file);
     after = read_report_file(o.run_dir);
@@ -335,8 +367,12 @@ int report_command(Options o) {
   AnalysisOptions options = analysis_options(o);
   if (o.command == Command::Snapshot) {
     options.snapshot = true;
+    const bool pid = !o.run_dir.empty() && o.run_dir.find_first_not_of("0123456789") == std::string::npos;
+    if (!pid) refuse_missing_input(o.run_dir, true, "cannot read the run directory");
     o.run_dir = snapshot_run_dir(o.run_dir);
     refresh_framework_files(o.run_dir);
+  } else {
+    refuse_missing_input(o.run_dir, true, "cannot read the run directory");
   }
   try {
     analysis = analyze_run_dir(o.run_dir, options);

@@ -2,18 +2,15 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
 
-#include "build_info.h"
+#include "command_texts.h"
 #include "exit_codes.h"
 #include "option_words.h"
-
-#ifndef CUAUDIT_VERSION
-#define CUAUDIT_VERSION "unknown"
-#endif
 
 namespace cuaudit {
 namespace {
@@ -33,6 +30,14 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, T& target, const
 }
 
 const std::map<std::string, bool> kYesNo = {{"yes", true}, {"no", false}};
+
+// A count (--print-limit, --num-callers): a negative one is refused in words, not as a huge number.
+const CLI::Validator kCount(
+    [](std::string& value) {
+      return !value.empty() && value[0] == '-' ? std::string("expected a count, 0 or more, not " + value)
+                                               : std::string();
+    },
+    "", "count");
 
 constexpr const char* kSourceRootHelp =
     "SARIF locations are relative to DIR (default: the working directory); HTML shows source lines only from files "
@@ -77,8 +82,11 @@ void add_output_options(CLI::App& app, Options& o) {
                  "PREFIX: show source paths under PREFIX relative to it (as LeakSanitizer's strip_path_prefix); "
                  "repeatable");
   app.add_option("--print-limit", o.out.print_limit, "print at most N findings in the text report (0: all)")
+      ->check(kCount)
       ->default_str("100");
-  app.add_option("--num-callers", o.out.num_callers, "frames kept per stack, in every format (0: all)")->default_str("30");
+  app.add_option("--num-callers", o.out.num_callers, "keep N frames per stack, in every format (0: all)")
+      ->check(kCount)
+      ->default_str("30");
   add_choice(app, "--fold-frames", o.out.fold_frames, kYesNo,
              "yes: in the text report, runs of frames inside Python's libraries and interpreter and below main "
              "are one line with their count; no: every frame (JSON and HTML always have every frame)",
@@ -110,7 +118,7 @@ void add_judging_options(CLI::App& app, Options& o) {
   app.add_flag("--print-builtin-suppressions", o.analysis.print_builtin_suppressions,
                "print the built-in held_by_allocator rules and exit");
   app.add_option("--baseline", o.analysis.baseline_file,
-                 "a JSON report of an earlier run: only findings not in it fail the gate (new, still present "
+                 "FILE: a JSON report of an earlier run: only findings not in it fail the gate (new, still present "
                  "and fixed are listed)");
   app.add_flag("--gen-suppressions{all}", o.out.gen_suppressions_word,
                "print under each finding a rule that would suppress it (--gen-suppressions, =all, =yes; =no: "
@@ -122,7 +130,7 @@ void add_judging_options(CLI::App& app, Options& o) {
   add_repeatable(app, "--kernel-name-exclude", o.analysis.kernel_names_excluded,
                  "do not report launch findings of kernels matching TEXT, kns=TEXT or kne=NAME; repeatable");
   app.add_option("--nvdisasm", o.analysis.nvdisasm,
-                 "the CUDA toolkit's nvdisasm, for what each kernel's machine code requires of its pointer "
+                 "FILE: the CUDA toolkit's nvdisasm, for what each kernel's machine code requires of its pointer "
                  "parameters (default: CUAUDIT_NVDISASM, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)");
   add_repeatable(app, "--target-processes-filter", o.analysis.process_filters,
                  "report only processes whose executable name or command line contains TEXT (kns=TEXT; kne=NAME: "
@@ -146,7 +154,7 @@ void add_run_options(CLI::App& app, Options& o) {
   app.add_option("--output", o.run.output,
                  "keep the run in NAME and write NAME/report.json: one name per MPI rank with "
                  "%q{OMPI_COMM_WORLD_RANK}, combined by `cuaudit merge`");
-  app.add_option("--injection-path", o.run.injection_path, "the libcuaudit-injection.so to load into the program");
+  app.add_option("--injection-path", o.run.injection_path, "FILE: the libcuaudit-injection.so to load into the program");
   add_choice(app, "--require-cuda-init", o.run.require_cuda_init, kYesNo,
              "yes: exit 122 when the program never initialized CUDA; no: accept it", "yes");
   app.add_option("--target-processes", o.run.target_processes,
@@ -183,45 +191,6 @@ void add_run_options(CLI::App& app, Options& o) {
       ->default_str("10");
 }
 
-constexpr const char* kRunUsage =
-    "Usage: cuaudit [options] [--] program [args...]\n"
-    "       cuaudit run [options] [--] program [args...]\n"
-    "       cuaudit report [options] RUN_DIR\n"
-    "       cuaudit snapshot [options] RUN_DIR|PID\n"
-    "       cuaudit merge [options] REPORT...\n"
-    "       cuaudit diff [options] OLD NEW\n";
-
-constexpr const char* kRunFooter =
-    "Commands:\n"
-    "  run      run the program under cuaudit and report (the default)\n"
-    "  report   analyze a run saved with --save or --output again (no GPU needed)\n"
-    "  snapshot the report as of now of a program still running under cuaudit (its run directory or pid),\n"
-    "           without stopping it: what is live by site, growth so far, the timeline so far\n"
-    "  merge    one report from the per-rank reports of an MPI or Slurm job\n"
-    "  diff     compare two JSON reports: new, still present and fixed findings\n"
-    "Run `cuaudit COMMAND --help` for a command's options.\n\n"
-    "Defaults: options in CUAUDIT_OPTIONS (for example \"--error-exitcode 1 --suppressions ci.supp\") come\n"
-    "before the command line's, which override them.\n\n"
-    "Exit status: the program's own status when nothing is found; --error-exitcode N when findings exist;\n"
-    "122 when nothing could be tracked; 123 when part of the run could not be read; 125 when cuaudit\n"
-    "itself failed; 126/127 when the program cannot be executed or found; 2 for a bad command line.\n"
-    "See docs/EXIT_CODES.md.";
-
-constexpr const char* kReportFooter =
-    "Options also come from CUAUDIT_OPTIONS; the command line's override them.\n\n"
-    "Exit status: 0 when nothing is found; --error-exitcode N when findings exist; 122 when the run\n"
-    "tracked nothing; 123 when part of the run could not be read; 125 when cuaudit itself failed; 2 for\n"
-    "a bad command line. See docs/EXIT_CODES.md.";
-
-constexpr const char* kMergeFooter =
-    "Exit status: 0, or --error-exitcode N when the merged report has errors; 123 when a rank's report is\n"
-    "incomplete; 125 when a report cannot be read; 2 for a bad command line. See docs/EXIT_CODES.md.";
-
-constexpr const char* kDiffFooter =
-    "Exit status: 0, or --error-exitcode N when the new report has errors the old one did not; 123 when\n"
-    "either report is incomplete; 125 when a report cannot be read; 2 for a bad command line.\n"
-    "See docs/EXIT_CODES.md.";
-
 // CLI11 2.1 prints "Usage: NAME [OPTIONS]"; cuaudit's usage names the program and the commands.
 class UsageFormatter : public CLI::Formatter {
  public:
@@ -232,10 +201,6 @@ class UsageFormatter : public CLI::Formatter {
   std::string usage_;
 };
 
-std::string version_text() {
-  return std::string("cuaudit ") + CUAUDIT_VERSION + " (commit " + CUAUDIT_GIT_COMMIT + ", built with CUDA " +
-         CUAUDIT_CUDA_VERSION + ")";
-}
 
 // Every long and short option name the command takes, as typed.
 std::vector<std::string> option_names(const CLI::App& app) {
@@ -251,60 +216,24 @@ std::vector<std::string> option_names(const CLI::App& app) {
 std::string unknown_option_message(const CLI::App& app, const std::string& arg) {
   const std::string name = arg.substr(0, arg.find('='));
   std::string text = "unknown option " + name;
-  if (const auto guess = closest_word(name, option_names(app))) text += " (did you mean " + *guess + "?)";
+  const std::vector<std::string> names = option_names(app);
+  // The same letters in another case (-v for -V) before the nearest by edits (-h).
+  const auto same = std::find_if(names.begin(), names.end(), [&](const std::string& n) {
+    return n.size() == name.size() && std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+           });
+  });
+  if (const auto guess = same != names.end() ? std::optional(*same) : closest_word(name, names))
+    text += " (did you mean " + *guess + "?)";
   return text;
-}
-
-}  // namespace
-
-namespace {
-
-// Each command as --help shows it: the word that selects it, its name, title, usage and footer.
-struct CommandText {
-  Command command;
-  const char* word;  // argv[1]; the run command needs none
-  const char* name;
-  const char* title;
-  const char* usage;
-  const char* footer;
-};
-constexpr CommandText kCommands[] = {
-    {Command::Snapshot, "snapshot", "cuaudit snapshot",
-     "cuaudit snapshot: the report as of now of a program running under cuaudit, without stopping it",
-     "Usage: cuaudit snapshot [options] RUN_DIR|PID\n", kReportFooter},
-    {Command::Report, "report", "cuaudit report",
-     "cuaudit report: analyze a recorded run directory again (no GPU needed)",
-     "Usage: cuaudit report [options] RUN_DIR\n", kReportFooter},
-    {Command::Merge, "merge", "cuaudit merge",
-     "cuaudit merge: one report from the per-rank reports of an MPI or Slurm job",
-     "Usage: cuaudit merge [options] REPORT...\n", kMergeFooter},
-    {Command::Diff, "diff", "cuaudit diff",
-     "cuaudit diff: compare two JSON reports: new, still present and fixed findings",
-     "Usage: cuaudit diff [options] OLD NEW\n", kDiffFooter},
-    {Command::Run, "run", "cuaudit", "cuaudit: find CUDA memory leaks and misuse in a program", kRunUsage, kRunFooter},
-};
-
-const CommandText& text_of(Command command) {
-  for (const CommandText& c : kCommands) {
-    if (c.command == command) return c;
-  }
-  return kCommands[sizeof kCommands / sizeof kCommands[0] - 1];
-}
-
-Command command_of(int argc, char** argv) {
-  const char* word = argc > 1 ? argv[1] : "";
-  for (const CommandText& c : kCommands) {
-    if (strcmp(word, c.word) == 0) return c.command;
-  }
-  return Command::Run;  // `cuaudit ./app`: the program's name comes first
 }
 
 void add_command_options(CLI::App& app, Command command, Options& o) {
   switch (command) {
     case Command::Diff:
       add_error_exitcode(app, o, "exit with N when the new report has new errors");
-      app.add_option("old", o.analysis.baseline_file, "the earlier JSON report (or --output directory)")->required();
-      app.add_option("new", o.run_dir, "the later JSON report (or --output directory)")->required();
+      app.add_option("OLD", o.analysis.baseline_file, "the earlier JSON report (or --output directory)")->required();
+      app.add_option("NEW", o.run_dir, "the later JSON report (or --output directory)")->required();
       return;
     case Command::Merge:
       app.add_option("--json", o.out.json_file, "write the merged JSON report to FILE");
@@ -314,19 +243,19 @@ void add_command_options(CLI::App& app, Command command, Options& o) {
       app.add_option("--source-root", o.out.source_root, kSourceRootHelp);
       app.add_option("--log-file", o.out.log_file, "write the text summary to FILE instead of stderr");
       add_error_exitcode(app, o, "exit with N when the merged report has errors");
-      app.add_option("inputs", o.merge_inputs, "JSON reports, or directories written by --output, in rank order")
+      app.add_option("REPORT", o.merge_inputs, "JSON reports, or directories written by --output, in rank order")
           ->required();
       return;
     case Command::Snapshot:
       add_output_options(app, o);
-      app.add_option("run", o.run_dir,
+      app.add_option("RUN_DIR|PID", o.run_dir,
                      "the run directory of a program running under cuaudit (--save DIR), or the pid of the program "
                      "or of the cuaudit that runs it")
           ->required();
       return;
     case Command::Report:
       add_output_options(app, o);
-      app.add_option("run_dir", o.run_dir, "a directory written by `cuaudit --save DIR`")->required();
+      app.add_option("RUN_DIR", o.run_dir, "a directory written by `cuaudit --save DIR`")->required();
       return;
     case Command::Run:
       add_output_options(app, o);
@@ -389,16 +318,65 @@ std::optional<int> take_program(const CLI::App& app, Options& o) {
   }
   if (!program.empty() && program.front() == "--") program.erase(program.begin());
   if (program.empty()) {
-    std::cerr << "cuaudit: no program given\n" << kRunUsage << "Run `cuaudit --help` for the options.\n";
+    std::cerr << "cuaudit: no program given\n" << text_of(Command::Run).usage << "Run `cuaudit --help` for the options.\n";
     return kExitUsage;
   }
   return std::nullopt;
 }
 
+// Each option's placeholder as its help names it ("write ... to FILE", "at most N"), not CLI11's
+// TEXT or UINT; choices keep their list of words.
+void name_placeholders(CLI::App& app) {
+  static const char* const kPlaceholders[] = {"OLD=NEW", "PREFIX", "FILE", "DIR", "TEXT", "NAME", "PERCENT", "MS", "N"};
+  for (CLI::Option* opt : app.get_options()) {
+    const std::string type = opt->get_type_name();
+    if (opt->get_positional() || type.empty() || type.find('{') != std::string::npos) continue;
+    const std::string& help = opt->get_description();
+    size_t best = std::string::npos;
+    const char* placeholder = nullptr;
+    for (const char* word : kPlaceholders) {
+      for (size_t at = help.find(word); at != std::string::npos; at = help.find(word, at + 1)) {
+        const size_t end = at + strlen(word);
+        const bool whole = (at == 0 || !std::isalnum(static_cast<unsigned char>(help[at - 1]))) &&
+                           (end == help.size() || !std::isalnum(static_cast<unsigned char>(help[end])));
+        if (whole && at < best) best = at, placeholder = word;
+        if (whole) break;
+      }
+    }
+    if (placeholder) opt->type_name(placeholder);
+  }
+}
+
+// `words` as the command line, parsed into a fresh `o`.
+std::optional<int> parse_words_again(const std::vector<std::string>& words, Options& o) {
+  std::vector<char*> argv;
+  for (const std::string& w : words) argv.push_back(const_cast<char*>(w.c_str()));
+  argv.push_back(nullptr);
+  o = Options();
+  return parse_command_line(static_cast<int>(words.size()), argv.data(), o);
+}
+
+// `cuaudit help [COMMAND]`: the command's --help (the run command's without one).
+std::optional<int> help_command(int argc, char** argv, Options& o) {
+  std::vector<std::string> words = {argv[0]};
+  if (argc > 2) {
+    if (!command_named(argv[2])) {
+      const auto guess = closest_word(argv[2], command_words());
+      std::cerr << "cuaudit: no command " << argv[2] << (guess ? " (did you mean " + *guess + "?)" : std::string())
+                << "\nThe commands: run, report, snapshot, merge, diff. Run `cuaudit --help`.\n";
+      return kExitUsage;
+    }
+    words.emplace_back(argv[2]);
+  }
+  words.emplace_back("--help");
+  return parse_words_again(words, o);
+}
+
 }  // namespace
 
 std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
-  o.command = command_of(argc, argv);
+  if (argc > 1 && strcmp(argv[1], "help") == 0) return help_command(argc, argv, o);
+  o.command = argc > 1 ? command_named(argv[1]).value_or(Command::Run) : Command::Run;
   const bool run = o.command == Command::Run;
   const bool explicit_run = argc > 1 && strcmp(argv[1], "run") == 0;
   const CommandText& text = text_of(o.command);
@@ -409,6 +387,7 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.set_version_flag("-V,--version", version_text());
   add_command_options(app, o.command, o);
+  name_placeholders(app);
   const int first = !run || explicit_run ? 2 : 1;
   if (auto done = parse_words(app, argc, argv, first, o)) return done;
   if (!o.run.output.empty()) {
@@ -422,6 +401,14 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   o.out.gen_suppressions = o.out.gen_suppressions_word == "all" || o.out.gen_suppressions_word == "yes";
   if (o.analysis.print_builtin_suppressions) return std::nullopt;
   if (run) o.run.program = app.remaining();
+  // Options before a command (`cuaudit -q report RUN`): the command's own, in the command's order. A
+  // program named like a command runs after `--` (`cuaudit -- report`) or with its path.
+  if (run && !explicit_run && !o.run.program.empty() && command_named(o.run.program.front())) {
+    std::vector<std::string> words = {argv[0], o.run.program.front()};
+    words.insert(words.end(), argv + first, argv + argc - o.run.program.size());
+    words.insert(words.end(), o.run.program.begin() + 1, o.run.program.end());
+    return parse_words_again(words, o);
+  }
   const int command_line_words = argc - first;
   if (o.run.program.size() > static_cast<size_t>(command_line_words)) {
     std::cerr << "cuaudit: CUAUDIT_OPTIONS holds options only, not a program or `--`: " << getenv("CUAUDIT_OPTIONS")

@@ -55,6 +55,7 @@ std::string expand_output_path(const std::string& pattern, uint64_t pid) {
 }
 
 bool output_path_writable(const std::string& pattern, std::string& why) {
+  if (pattern == kStandardOutput) return true;
   const std::string path = expand_output_path(pattern, 0);
   const auto slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
@@ -76,6 +77,11 @@ bool output_path_writable(const std::string& pattern, std::string& why) {
 
 void write_file_or_fail(const std::string& path, const std::string& contents) {
   std::string error;
+  if (path == kStandardOutput) {
+    std::cout << contents << std::flush;
+    if (!std::cout) fail(kExitToolFailure, "cannot write to standard output");
+    return;
+  }
   if (!write_whole_file(path, contents, error)) fail(kExitToolFailure, error);
 }
 

@@ -6,6 +6,9 @@
 
 namespace cuaudit {
 
+// An output named "-" goes to standard output (`--json -`, as most tools read it).
+inline constexpr const char* kStandardOutput = "-";
+
 // Expands %p (the program's pid), %q{NAME} (environment variable NAME) and %% in `pattern`.
 // Throws std::runtime_error for a %q{NAME} whose variable is unset or holds a '/', '.' or '..'.
 std::string expand_output_path(const std::string& pattern, uint64_t pid);
@@ -18,7 +21,7 @@ bool output_path_writable(const std::string& pattern, std::string& why);
 // a name without an extension gets ".tag" at its end.
 std::string numbered_path(const std::string& path, const std::string& tag);
 
-// Writes `contents` to `path` or exits with kExitToolFailure.
+// Writes `contents` to `path` (standard output for "-") or exits with kExitToolFailure.
 void write_file_or_fail(const std::string& path, const std::string& contents);
 
 }  // namespace cuaudit
