@@ -168,14 +168,31 @@ TEST_CASE("JUnit names stay the same from run to run: no pid, one test case per 
   r.summary = summarize(r.findings);
   const std::string first_run = render_junit(r);
   CHECK(first_run.find("1234") == std::string::npos);
-  CHECK(first_run.find("<testcase classname=\"cuaudit.app\" name=\"leak cudaMalloc at step(int) (app.cu:6)\">") !=
+  CHECK(first_run.find("<testcase classname=\"cuaudit.app\" name=\"leak cudaMalloc at step(int) (app.cu)\">") !=
         std::string::npos);
-  CHECK(first_run.find("name=\"leak cudaMalloc at step(int) (app.cu:9)\"") != std::string::npos);
+  CHECK(first_run.find("name=\"leak cudaMalloc at step(int) (app.cu) #2\"") != std::string::npos);
   CHECK(first_run.find("name=\"no double_free\"") != std::string::npos);  // the checks that passed
   CHECK(first_run.find("failures=\"2\"") != std::string::npos);
   r.processes[0].pid = 99;
   for (Finding& f : r.findings) f.pid = 99;
   CHECK(render_junit(r) == first_run);
+  // An edit above the leaks moves their lines: the same test cases (their bodies say the new
+  // lines), not two fixed and two new.
+  auto case_names = [](const std::string& xml) {
+    std::vector<std::string> names;
+    for (size_t at = xml.find("<testcase "); at != std::string::npos; at = xml.find("<testcase ", at + 1))
+      names.push_back(xml.substr(at, xml.find('>', at) - at));
+    return names;
+  };
+  for (Finding& f : r.findings) f.stack[0].line += 3;
+  CHECK(case_names(render_junit(r)) == case_names(first_run));
+  CHECK(render_junit(r).find("app.cu:12") != std::string::npos);
+}
+
+TEST_CASE("JUnit classnames hold no dot of the program's name (Jenkins reads dots as packages)") {
+  Report r = sample();
+  r.processes[0].command = {"python3", "train.py"};
+  CHECK(render_junit(r).find("classname=\"cuaudit.train_py\"") != std::string::npos);
 }
 
 TEST_CASE("text report: a process with several devices names them, and each finding its device") {
