@@ -37,6 +37,27 @@ def counted(report):
     return [f for f in report["findings"] if f["severity"] in ("error", "warning") and not f.get("suppressed")]
 
 
+def one_oom(opts, tmp, name, args, env, line, failures):
+    """jax_oom.py ARGS under cuaudit: the program catches XLA's error and exits 0; the report has one
+    out_of_memory, at `line`, and no other error or warning. Returns the out_of_memory findings."""
+    proc, report = run(opts, tmp, name, [sys.executable, opts.oom_script] + args, env)
+    ooms = [f for f in report["findings"] if f["kind"] == "out_of_memory"]
+    print("%s: exit %d; %s" % (name, proc.returncode, [(f["headline"], f["stack"][0].get("line") if f["stack"] else None)
+                                                     for f in ooms]))
+    if proc.returncode != 0 or "caught: RESOURCE_EXHAUSTED" not in proc.stdout:
+        failures.append("%s: exit %d, output %r" % (name, proc.returncode, proc.stdout[-300:]))
+    if len(ooms) != 1:
+        failures.append("%s: %d out_of_memory findings, expected 1" % (name, len(ooms)))
+    for f in ooms:
+        print("  verdict:", (f.get("out_of_memory") or {}).get("verdict"))
+        top = f["stack"][0] if f["stack"] else {}
+        if top.get("line") != line:
+            failures.append("%s: out_of_memory at line %s, expected %d" % (name, top.get("line"), line))
+    failures += ["%s: false finding %s %s" % (name, f["kind"], f["headline"][:160])
+                 for f in counted(report) if f["kind"] != "out_of_memory"]
+    return ooms
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuaudit", required=True)
@@ -49,21 +70,11 @@ def main():
         os.makedirs(opts.keep, exist_ok=True)
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        proc, report = run(opts, tmp, "jax-oom", [sys.executable, opts.oom_script])
+        # The arrays fill XLA's allocator, then a request larger than what is left.
         request, fill = marked_line(opts.oom_script, "request"), marked_line(opts.oom_script, "fill")
-        ooms = [f for f in report["findings"] if f["kind"] == "out_of_memory"]
-        print("jax oom: exit %d; %s" % (proc.returncode, [(f["headline"], f["stack"][0].get("line") if f["stack"] else None)
-                                                       for f in ooms]))
-        if proc.returncode != 0 or "caught: RESOURCE_EXHAUSTED" not in proc.stdout:
-            failures.append("jax_oom.py: exit %d, output %r" % (proc.returncode, proc.stdout[-300:]))
-        if len(ooms) != 1:
-            failures.append("jax_oom.py: %d out_of_memory findings, expected 1" % len(ooms))
-        for f in ooms:
+        for f in one_oom(opts, tmp, "jax-oom", [], None, request, failures):
             o = f.get("out_of_memory") or {}
-            top = f["stack"][0] if f["stack"] else {}
             holders = [r for r in f.get("related", []) if r["role"] == "holder"]
-            if top.get("line") != request:
-                failures.append("out_of_memory at line %s, expected %d" % (top.get("line"), request))
             if not o.get("verdict", "").startswith("the program's arrays filled XLA's GPU allocator"):
                 failures.append("verdict: %r" % o.get("verdict"))
             if not o.get("allocator_limit"):
@@ -71,35 +82,16 @@ def main():
             if not holders or not holders[0]["stack"] or holders[0]["stack"][0].get("line") != fill:
                 failures.append("top holder: %s, expected line %d" % (
                     [(h["title"], h["stack"][0].get("line") if h["stack"] else None) for h in holders], fill))
-            print("  verdict:", o.get("verdict"))
             for note in f.get("notes", []):
                 print("  note:", note)
             for h in holders:
                 print("  holder:", h["title"], h["stack"][0] if h["stack"] else None)
-        others = [f for f in counted(report) if f["kind"] != "out_of_memory"]
-        failures += ["jax_oom.py: false finding %s %s" % (f["kind"], f["headline"][:160]) for f in others]
-
         # A request larger than all XLA may hold (half the device), smaller than the device.
         env = dict(os.environ, XLA_PYTHON_CLIENT_MEM_FRACTION="0.5")
-        proc, report = run(opts, tmp, "jax-oom-too-large", [sys.executable, opts.oom_script, "--too-large"], env)
-        line = marked_line(opts.oom_script, "toolarge")
-        ooms = [f for f in report["findings"] if f["kind"] == "out_of_memory"]
-        print("jax oom, too large: exit %d; %s" % (proc.returncode, [(f["headline"], f["stack"][0].get("line")
-                                                                     if f["stack"] else None) for f in ooms]))
-        if proc.returncode != 0 or "caught: RESOURCE_EXHAUSTED" not in proc.stdout:
-            failures.append("jax_oom.py --too-large: exit %d, output %r" % (proc.returncode, proc.stdout[-300:]))
-        if len(ooms) != 1:
-            failures.append("jax_oom.py --too-large: %d out_of_memory findings, expected 1" % len(ooms))
-        for f in ooms:
-            o = f.get("out_of_memory") or {}
-            print("  verdict:", o.get("verdict"))
-            if not f["stack"] or f["stack"][0].get("line") != line:
-                failures.append("too large: out_of_memory at line %s, expected %d" % (
-                    f["stack"][0].get("line") if f["stack"] else None, line))
-            if "the request alone is larger than all it may hold" not in o.get("verdict", ""):
-                failures.append("too large: verdict %r" % o.get("verdict"))
-        others = [f for f in counted(report) if f["kind"] != "out_of_memory"]
-        failures += ["jax_oom.py --too-large: false finding %s %s" % (f["kind"], f["headline"][:160]) for f in others]
+        for f in one_oom(opts, tmp, "jax-oom-too-large", ["--too-large"], env,
+                         marked_line(opts.oom_script, "toolarge"), failures):
+            if "the request alone is larger than all it may hold" not in (f.get("out_of_memory") or {}).get("verdict", ""):
+                failures.append("too large: verdict %r" % f["out_of_memory"].get("verdict"))
 
         env = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false")
         leak_line = marked_line(opts.workload, "leak")
