@@ -36,8 +36,9 @@ inline constexpr size_t kMinGrowthStretches = 4;
 
 // What the growth check needs of the replay, in a Python process: what was live at the end of the
 // work, the moment the run's last kernel-launch count was seen: by its last allocation made from
-// Python, else by the first memory sample. What the interpreter frees at shutdown, after the work
-// (numba-cuda's deferred frees, a list released with its module), is still held there.
+// Python, else by the first memory sample. What the interpreter frees at shutdown, after the work (a
+// list released with its module, numba-cuda's deferred frees), was still held there; the check
+// decides which of it counts (`held_at_end_of_work`'s `counts`).
 class GrowthObserver : public ReplayObserver {
  public:
   explicit GrowthObserver(const ProcessTrace& trace);
