@@ -247,6 +247,30 @@ void write_peaks(Writer& w, const Report& report, const Process& p, const TextOp
   if (!pools.empty()) w.line();
 }
 
+// A note the text report folds into its summary line without --show-notes: memory a framework holds
+// on purpose, handled errors, churn under the threshold; never `live`, which is what a snapshot is for.
+bool folded_note(const Finding& f, const TextOptions& options) {
+  return !options.show_notes && f.severity == Severity::Info && f.kind != FindingKind::Live;
+}
+
+// "Notes: 13 held_by_allocator (1.2 GiB), 2 api_error; --show-notes lists them": a process's folded
+// notes by kind, in the kinds' order; empty when there are none.
+std::string notes_line(const Report& report, const Process& p, const TextOptions& options) {
+  std::string line;
+  for (const FindingKindInfo& kind : kFindingKinds) {
+    uint64_t count = 0, bytes = 0;
+    for (const Finding& f : report.findings) {
+      if (f.pid != p.pid || f.suppressed || f.kind != kind.kind || !folded_note(f, options)) continue;
+      ++count;
+      bytes += f.bytes;
+    }
+    if (!count) continue;
+    line += fmt::format("{}{} {}{}", line.empty() ? "Notes: " : ", ", count, kind.key,
+                        bytes ? fmt::format(" ({})", human_bytes(bytes)) : std::string());
+  }
+  return line.empty() ? line : line + "; --show-notes lists them";
+}
+
 // Findings shown so far and those --print-limit withheld, across processes.
 struct Printed {
   size_t shown = 0, withheld = 0;
@@ -265,13 +289,17 @@ std::string render_process(const Report& report, const Process& p, const TextOpt
   for (const Finding* found : ordered) {
     const Finding& f = *found;
     const bool shown = !f.suppressed && !(f.kind == FindingKind::Leak && options.leak_detail != LeakDetail::Full);
-    if (f.pid != p.pid || !shown) continue;
+    if (f.pid != p.pid || !shown || folded_note(f, options)) continue;
     if (options.print_limit && printed.shown == options.print_limit) {
       ++printed.withheld;
       continue;
     }
     ++printed.shown;
     write_finding(w, f, p, options);
+  }
+  if (const std::string notes = notes_line(report, p, options); !notes.empty()) {
+    w.line(notes, severity_style(Severity::Info));
+    w.line();
   }
   write_peaks(w, report, p, options);
   if (report.processes.size() > 1) {

@@ -21,6 +21,9 @@ struct TextOptions {
   bool fold_frames = true;
   Demangle demangle = Demangle::Full;
   bool colour = false;  // --color: errors red, warnings yellow, the summary bold (a terminal)
+  // --show-notes: every note (info finding) on a line of its own. Without it, a process's notes
+  // but `live` (a snapshot's subject) are one summary line: what gates comes first and stands out.
+  bool show_notes = false;
 };
 
 std::string render_text(const Report& report, const TextOptions& options);

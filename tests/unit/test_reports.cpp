@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "collapsed_report.h"
@@ -317,11 +319,47 @@ TEST_CASE("text report: errors come before warnings and notes, whatever the repo
   warning.severity = Severity::Warning;
   warning.headline = "Fragmentation of a pool";
   r.findings.insert(r.findings.begin(), {note, warning});
-  const std::string text = render_text(r, {});
+  TextOptions every_note;
+  every_note.show_notes = true;
+  const std::string text = render_text(r, every_note);
   const size_t leak = text.find("Leak of"), frag = text.find("Fragmentation of"), held = text.find("Held by");
   REQUIRE(leak != std::string::npos);
   REQUIRE(frag != std::string::npos);
   REQUIRE(held != std::string::npos);
   CHECK(leak < frag);
   CHECK(frag < held);
+}
+
+TEST_CASE("text report: notes are one summary line after what gates, each on its own with --show-notes") {
+  Report r = sample();
+  for (int i = 0; i < 13; ++i) {
+    Finding note = r.findings.front();
+    note.kind = FindingKind::HeldByAllocator;
+    note.severity = Severity::Info;
+    note.bytes = 1 << 20;
+    note.headline = fmt::format("Held by cache {}", i);
+    r.findings.push_back(note);
+  }
+  Finding handled = r.findings.front();
+  handled.kind = FindingKind::ApiError;
+  handled.severity = Severity::Info;
+  handled.bytes = 0;
+  handled.headline = "Handled error: cudaMalloc returned cudaErrorMemoryAllocation";
+  r.findings.push_back(handled);
+  Finding live = handled;
+  live.kind = FindingKind::Live;
+  live.headline = "Live: 4.0 MiB still held";
+  r.findings.push_back(live);
+  const std::string text = render_text(r, {});
+  CHECK(text.find("Held by cache") == std::string::npos);
+  CHECK(text.find("Handled error") == std::string::npos);
+  CHECK(text.find("Live: 4.0 MiB still held") != std::string::npos);  // a snapshot's subject stays
+  CHECK(text.find("Notes: 13 held_by_allocator (13.0 MiB), 1 api_error; --show-notes lists them") != std::string::npos);
+  CHECK(text.find("Leak of") < text.find("Notes: "));
+  TextOptions every_note;
+  every_note.show_notes = true;
+  const std::string all = render_text(r, every_note);
+  CHECK(all.find("Held by cache 12") != std::string::npos);
+  CHECK(all.find("Handled error") != std::string::npos);
+  CHECK(all.find("Notes: ") == std::string::npos);
 }

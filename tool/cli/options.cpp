@@ -101,6 +101,9 @@ void add_output_options(CLI::App& app, Options& o) {
                  "always; never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->default_str("auto");
+  app.add_flag("--show-notes", o.out.show_notes,
+               "in the text report, every note (held_by_allocator, handled errors, ...) on a line of its own, "
+               "not one summary line per process");
   app.add_flag("-q,--quiet", o.out.quiet,
                "print the text report only when it has errors or warnings, or the run is not clean (as valgrind -q)");
   add_judging_options(app, o);

@@ -31,6 +31,7 @@ struct OutputOptions {
   std::vector<std::string> path_maps;       // --path-map OLD=NEW, in order
   std::vector<std::string> strip_prefixes;  // --strip-path-prefix PREFIX
   size_t print_limit = 100;
+  bool show_notes = false;  // --show-notes: every note on its own line in the text report
   size_t num_callers = 30;  // as LeakSanitizer shows
   bool quiet = false;
   bool fold_frames = true;

@@ -96,6 +96,7 @@ std::string text_report(const Options& o, const report::Report& a) {
   report::TextOptions text{o.out.leak_check, o.out.print_limit, o.out.gen_suppressions ? suggest_suppression : nullptr};
   text.fold_frames = o.out.fold_frames;
   text.demangle = o.out.demangle;
+  text.show_notes = o.out.show_notes;
   // auto: a terminal that is not "dumb", no NO_COLOR (no-color.org), the report not going to a file.
   const char* term = getenv("TERM");
   text.colour = o.out.color == "always" || (o.out.color == "auto" && o.out.log_file.empty() && isatty(STDERR_FILENO) &&
