@@ -90,10 +90,7 @@ struct Enriched {
 void index_run(RunState& state, const std::string& dir, const AnalysisOptions& options, report::Report& report) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    throw std::runtime_error(
-        fmt::format("{} is not a directory; give `cuaudit report` the directory that "
-                    "`cuaudit --save DIR` wrote",
-                    dir));
+    throw std::runtime_error(not_a_run_dir_message(dir));
   }
   state.dir = dir;
   // A damaged run.json (the launcher's account of how the program ended) costs that account, not
@@ -355,6 +352,11 @@ void finish_report(RunState& state, const AnalysisOptions& options, report::Repo
 }
 
 }  // namespace
+
+std::string not_a_run_dir_message(const std::string& dir) {
+  return fmt::format("{} is not a directory; give `cuaudit report` the directory that `cuaudit --save DIR` wrote",
+                     dir);
+}
 
 report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& options) {
   report::Report report;

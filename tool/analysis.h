@@ -9,6 +9,10 @@
 
 namespace cuaudit {
 
+// "DIR is not a directory; give `cuaudit report` the directory that `cuaudit --save DIR` wrote":
+// said by the analysis and by the command line, which checks first (a bad command line, exit 2).
+std::string not_a_run_dir_message(const std::string& dir);
+
 // The report of a run directory (report.nothing_tracked: no process could be observed). Throws
 // std::runtime_error when the directory cannot be analyzed at all (not a run directory, a foreign
 // or unreadable trace); damage that leaves part of a trace readable is a note in the report.

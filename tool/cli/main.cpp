@@ -50,11 +50,7 @@ void refuse_missing_input(const std::string& path, bool directory, const std::st
     fail(kExitUsage, fmt::format("{} {}: {} ({})", what, path, strerror(errno),
                                  directory ? "give a run directory" : "give a JSON report or an --output directory"));
   }
-  if (directory && !S_ISDIR(st.st_mode)) {
-    fail(kExitUsage, fmt::format("{} is not a directory; give `cuaudit report` the directory that `cuaudit --save DIR` "
-                                 "wrote",
-                                 path));
-  }
+  if (directory && !S_ISDIR(st.st_mode)) fail(kExitUsage, not_a_run_dir_message(path));
 }
 
 int exit_status(const Options& o, const report::Report& a, const std::optional<RunInfo>& run) {
