@@ -101,6 +101,10 @@ else
   check python3 tests/gpu/check_fragmentation.py --cuaudit "$bin/cuaudit" --torch-script tests/gpu/torch_fragmentation.py \
     --cap-script tests/gpu/torch_memory_fraction.py --log "$log" --keep "$out/fragmentation"
 fi
+say "== PyTorch out of memory: the program's tensors filled the device; another process held it"
+check python3 tests/gpu/check_torch_oom.py --cuaudit "$bin/cuaudit" --script tests/gpu/torch_oom_verdicts.py --log "$log" \
+  --keep "$out/torch-oom"
+
 rm -rf "$out/fragmenting-pool-run"
 "$bin/cuaudit" --save "$out/fragmenting-pool-run" --html "$out/fragmentation/fragmenting_pool.html" \
   --json "$out/fragmentation/fragmenting_pool.json" "$bin/gpu_fragmenting_pool" 2>&1 | tee -a "$log" | tail -n 25
@@ -273,6 +277,7 @@ fi  # part 2
 (cd "$out" && [[ -d demo-run ]] && tar -czf recorded-runs.tar.gz timeline-run demo-run launch-run growth-*-run \
   fragmenting-pool-run && rm -rf timeline-run demo-run launch-run growth-*-run fragmenting-pool-run)
 (cd "$out" && [[ -d fragmentation ]] && tar -czf fragmentation.tar.gz fragmentation && rm -rf fragmentation)
+(cd "$out" && [[ -d torch-oom ]] && tar -czf torch-oom.tar.gz torch-oom && rm -rf torch-oom)
 
 say "== GPU tests: $passed passed, $failed failed, $skipped skipped"
 exit $((failed > 0))
