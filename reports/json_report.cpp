@@ -113,7 +113,8 @@ json finding_json(const Finding& f) {
   json related = json::array();
   for (const RelatedStack& r : f.related) {
     related.push_back(
-        {{"role", related_role_key(r.role)}, {"api", r.api}, {"title", r.title}, {"stack", stack_json(r.stack)}});
+        {{"role", related_role_key(r.role)}, {"api", r.api}, {"title", r.title}, {"stack", stack_json(r.stack)},
+         {"omitted_frames", r.omitted_frames}});
   }
   json parameter = nullptr;
   if (f.parameter) {

@@ -77,6 +77,7 @@ struct RelatedStack {
   std::string api;
   std::string title;  // "allocated by cudaMallocHost at:"
   std::vector<Frame> stack;
+  uint64_t omitted_frames = 0;  // frames cut by --num-callers, as the finding's own
 };
 
 // The kernel parameter a launch finding is about.

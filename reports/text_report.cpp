@@ -207,7 +207,7 @@ void write_finding(Writer& w, const Finding& f, const Process& p, const TextOpti
   write_stack(w, f.stack, f.omitted_frames, options);
   for (const auto& r : f.related) {
     w.line("  " + r.title);
-    write_stack(w, r.stack, 0, options);
+    write_stack(w, r.stack, r.omitted_frames, options);
   }
   if (f.fragmentation) {
     const auto where = [&](const Frame& frame) {

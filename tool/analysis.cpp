@@ -256,6 +256,13 @@ ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enri
   return out;
 }
 
+// --num-callers: a stack keeps its first `keep` frames (0: all) and counts the rest.
+void cut_to_num_callers(std::vector<report::Frame>& stack, uint64_t& omitted, size_t keep) {
+  if (!keep || stack.size() <= keep) return;
+  omitted = stack.size() - keep;
+  stack.resize(keep);
+}
+
 // Stage::RunChecks: memory shared between processes, judged once every process's replay has been
 // seen; library handles; the kernel filter; --num-callers.
 void run_checks(RunState& state, std::vector<ProcessAnalysis>& analyzed, const AnalysisOptions& options,
@@ -270,10 +277,8 @@ void run_checks(RunState& state, std::vector<ProcessAnalysis>& analyzed, const A
     judge_library_handles(a.findings);  // before the stacks are cut to --num-callers: it reads past the create call
     for (auto& f : a.findings) {
       if (f.parameter && !kernel_selected(f.parameter->kernel, options)) continue;
-      if (options.num_callers && f.stack.size() > options.num_callers) {
-        f.omitted_frames = f.stack.size() - options.num_callers;
-        f.stack.resize(options.num_callers);
-      }
+      cut_to_num_callers(f.stack, f.omitted_frames, options.num_callers);
+      for (report::RelatedStack& r : f.related) cut_to_num_callers(r.stack, r.omitted_frames, options.num_callers);
       report.findings.push_back(std::move(f));
     }
   }

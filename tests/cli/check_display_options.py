@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What the reader sees, on the golden runs: --color, --demangle simple (PyTorch's frames),
---target-processes-filter, and (on the launch run recorded on the H200) --kernel-name and
+--target-processes-filter, --num-callers on related stacks too, and (on the launch run recorded on the H200) --kernel-name and
 --kernel-name-exclude."""
 import argparse
 import os
@@ -51,6 +51,16 @@ def main():
         if signature not in full.stderr or "DeviceCachingAllocator::alloc_block (libc10_cuda.so)" not in simple.stderr \
                 or signature in simple.stderr:
             failures.append("--demangle simple does not drop the parameters of PyTorch's frames")
+
+        # --num-callers cuts every stack a finding shows, its related ones (Python stacks) too.
+        cut, doc = report_golden(opts.cuaudit, opts.torch_golden, tmp, "--num-callers", "2")
+        related = [r for f in doc["findings"] for r in f["related"]]
+        if not related or any(len(r["stack"]) > 2 for r in related) or not any(r["omitted_frames"] for r in related):
+            failures.append("--num-callers 2 left related stacks uncut: %s" %
+                            [(len(r["stack"]), r.get("omitted_frames")) for r in related])
+        shown = [r for f in doc["findings"] if f["severity"] != "info" for r in f["related"] if r["omitted_frames"]]
+        if shown and "Omitting %d more frame(s)" % shown[0]["omitted_frames"] not in cut.stderr:
+            failures.append("the text report does not say what --num-callers cut from a related stack")
     return finish(failures)
 
 

@@ -56,6 +56,7 @@ Report everything() {
   f.related = {{RelatedRole::FirstRelease, "cudaFree", "first released by cudaFree at:", {frame("a", "b.cu", 1, 2)}},
                {RelatedRole::Holder, "cudaMalloc", "held 1.0 GiB in 1 allocation(s):", {frame("c", "d.cu", 5, 6)}},
                {RelatedRole::Python, "", "Python stack:", {frame("<module>", "t.py", 4, 0)}}};
+  f.related[1].omitted_frames = 3;
   f.parameter = KernelParameter{"fill<int4>(int4*, int)", 0, "int4*", 16, 4};
   f.baseline = BaselineStatus::StillPresent;
   f.at = 1.25;
@@ -111,6 +112,7 @@ TEST_CASE("a report read back from its JSON is the same report") {
   CHECK(report_to_json(read) == written);
   CHECK(read.findings[0].kind == FindingKind::MisalignedParam);
   CHECK(read.findings[0].related[2].role == RelatedRole::Python);
+  CHECK(read.findings[0].related[1].omitted_frames == 3);
   CHECK(read.findings[0].out_of_memory->verdict == "the program's own allocations filled the device");
   CHECK_FALSE(read.findings[0].out_of_memory->other_processes);
   CHECK(read.findings[0].churn->pairs == 100000);
