@@ -198,7 +198,7 @@ json timeline_json(const Timeline& timeline) {
     json sites = json::array();
     for (const PeakSite& site : p.sites) {
       sites.push_back(
-          {{"api", site.api}, {"bytes", site.bytes}, {"count", site.count}, {"stack", stack_json(site.stack)}});
+          {{"api", site.api}, {"site", site.site}, {"bytes", site.bytes}, {"count", site.count}, {"stack", stack_json(site.stack)}});
     }
     peaks.push_back({{"pid", p.pid},
                      {"device", p.device},
@@ -212,7 +212,7 @@ json timeline_json(const Timeline& timeline) {
   for (const SiteSeries& s : timeline.site_series) {
     json sites = json::array();
     for (const SeriesSite& site : s.sites) {
-      sites.push_back({{"api", site.api}, {"bytes", site.bytes}, {"stack", stack_json(site.stack)}});
+      sites.push_back({{"api", site.api}, {"site", site.site}, {"bytes", site.bytes}, {"stack", stack_json(site.stack)}});
     }
     series.push_back({{"pid", s.pid}, {"device", s.device}, {"t", s.t}, {"sites", sites}, {"other", s.other}});
   }

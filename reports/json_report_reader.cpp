@@ -138,6 +138,7 @@ std::vector<DevicePeak> peaks_from(const json& timeline) {
       site.bytes = get_number<uint64_t>(sites[k], "bytes", site_at);
       site.count = get_number<uint64_t>(sites[k], "count", site_at);
       site.stack = stack_from(sites[k], "stack", site_at);
+      site.site = get_text(sites[k], "site", site_at);  // "" in older reports
       p.sites.push_back(std::move(site));
     }
     out.push_back(std::move(p));
@@ -164,6 +165,7 @@ std::vector<SiteSeries> site_series_from(const json& timeline) {
       site.api = get_text(sites[k], "api", site_at);
       site.bytes = get_numbers<uint64_t>(sites[k], "bytes", site_at);
       site.stack = stack_from(sites[k], "stack", site_at);
+      site.site = get_text(sites[k], "site", site_at);  // "" in older reports
       s.sites.push_back(std::move(site));
     }
     out.push_back(std::move(s));

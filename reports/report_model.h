@@ -249,6 +249,7 @@ struct PeakSite {
   uint64_t bytes = 0;
   uint64_t count = 0;
   std::vector<Frame> stack;
+  std::string site;  // its short name (the user's line, the allocator, ...): site_labels.h
 };
 
 // The highest use of one device by one process, and the sites that held the most then.
@@ -268,6 +269,7 @@ struct SeriesSite {
   std::string api;
   std::vector<uint64_t> bytes;  // one per bucket
   std::vector<Frame> stack;
+  std::string site;  // its short name, as PeakSite's
 };
 struct SiteSeries {
   uint64_t pid = 0;

@@ -238,7 +238,9 @@ void write_peaks(Writer& w, const Report& report, const Process& p, const TextOp
     for (const PeakSite& site : peak.sites) {
       w.line(fmt::format("  held at the peak: {} in {} allocation(s) ({}) {}", human_bytes(site.bytes), site.count,
                          site.api,
-                         site.stack.empty() ? std::string("(no stack)") : format_frame(0, site.stack[0], options)));
+                         !site.site.empty()   ? "at " + site.site
+                         : site.stack.empty() ? std::string("(no stack)")
+                                              : format_frame(0, site.stack[0], options)));
     }
     w.line();
   }

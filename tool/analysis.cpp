@@ -22,6 +22,7 @@
 #include "library_handles.h"
 #include "pipeline.h"
 #include "process_account.h"
+#include "site_labels.h"
 #include "replay.h"
 #include "run_bounds.h"
 #include "run_dir.h"
@@ -338,6 +339,7 @@ void run_notes(RunState& state, const AnalysisOptions& options, report::Report& 
 // beside the trace, so the run reads the same on another machine.
 void finish_report(RunState& state, const AnalysisOptions& options, report::Report& report) {
   map_report_paths(report, options.path_map);
+  label_timeline_sites(report.timeline, state.rules);  // named as the report shows the frames
   state.rules.apply(report.findings);
   for (const SuppressionRule& r : state.rules.rules()) {
     if (r.builtin && r.hits == 0) continue;  // the shipped rules are listed where they matched

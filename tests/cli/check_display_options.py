@@ -45,8 +45,8 @@ def main():
             failures.append("--kernel-name-exclude axpy kept %s" % launch_kernels("--kernel-name-exclude", "axpy"))
 
         # PyTorch's frames, with and without their signatures.
-        full, _ = report_golden(opts.cuaudit, opts.torch_golden, tmp)
-        simple, _ = report_golden(opts.cuaudit, opts.torch_golden, tmp, "--demangle", "simple")
+        full, _ = report_golden(opts.cuaudit, opts.torch_golden, tmp, "--show-notes")  # the held_by_allocator lines show them
+        simple, _ = report_golden(opts.cuaudit, opts.torch_golden, tmp, "--show-notes", "--demangle", "simple")
         signature = "DeviceCachingAllocator::alloc_block(c10::cuda::CUDACachingAllocator::Native::"
         if signature not in full.stderr or "DeviceCachingAllocator::alloc_block (libc10_cuda.so)" not in simple.stderr \
                 or signature in simple.stderr:

@@ -1,12 +1,36 @@
 // The HTML report in a real browser (Debian's Chromium, driven by playwright-core).
 // Usage: node check_html.js GOLDEN.html LARGE.html SCREENSHOT.png TIMELINE.html TIMELINE.json TIMELINE.png
-//        POOLS.html POOLS.png
+//        POOLS.html POOLS.png TORCH.html TORCH.png
 const { chromium } = require("playwright-core");
 
-const [goldenPage, largePage, screenshot, timelinePage, timelineJson, timelineShot, poolsPage, poolsShot] = process.argv.slice(2);
+const [goldenPage, largePage, screenshot, timelinePage, timelineJson, timelineShot, poolsPage, poolsShot, torchPage, torchShot] = process.argv.slice(2);
 const timelineReport = JSON.parse(require("fs").readFileSync(timelineJson, "utf8"));
 let failures = 0, passes = 0;
 const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok ? passes++ : failures++; };
+// Every axis label of every chart on the page: inside its chart and over no other (issue 35: "512.0
+// MiB" clipped to "12.0 MiB", "1030.8 MiB" printed over "1.0 GiB", "5.0 s" over "5.24 s").
+const axisLabels = page => page.evaluate(() => {
+  const bad = [];
+  let count = 0;
+  for (const svg of document.querySelectorAll("svg")) {
+    const width = svg.viewBox.baseVal.width, height = svg.viewBox.baseVal.height;
+    const boxes = [...svg.querySelectorAll("text")].map(t => ({ t: t.textContent, tick: t.classList.contains("tick"), b: t.getBBox() }));
+    for (const [i, x] of boxes.entries()) {
+      if (!x.tick) continue;
+      count++;
+      if (x.b.x < 0 || x.b.y < 0 || x.b.x + x.b.width > width || x.b.y + x.b.height > height) bad.push(`"${x.t}" leaves its chart`);
+      for (const y of boxes.slice(i + 1)) {
+        if (y.tick && x.b.x < y.b.x + y.b.width && y.b.x < x.b.x + x.b.width && x.b.y < y.b.y + y.b.height && y.b.y < x.b.y + x.b.height)
+          bad.push(`"${x.t}" overlaps "${y.t}"`);
+      }
+    }
+  }
+  return { count, bad };
+});
+const labelsFit = async (page, what) => {
+  const { count, bad } = await axisLabels(page);
+  check(count > 0 && bad.length === 0, `${what}: its ${count} axis labels are inside their charts and apart (${bad.slice(0, 4).join("; ")})`);
+};
 
 (async () => {
   const browser = await chromium.launch({
@@ -38,6 +62,14 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
   check(firstBytes === "327,680", `sorting by bytes puts the biggest first (${firstBytes})`);
   await page.locator("tr.finding").first().click();
   await page.screenshot({ path: screenshot, fullPage: true });
+  await page.fill("#filter-text", "no-such-function-anywhere");
+  check((await page.locator("#findings tr.empty").innerText()) === "No finding matches these filters.",
+        "a table the filters empty says so instead of showing bare headers");
+  await page.fill("#filter-text", "");
+  await page.emulateMedia({ colorScheme: "dark" });
+  const darkBg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  check(darkBg === "rgb(13, 17, 23)", `the page follows the system's dark mode (${darkBg})`);
+  await page.emulateMedia({ colorScheme: "light" });
 
   // 10,000 findings, some with hostile names.
   const start = Date.now();
@@ -105,7 +137,8 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
         `the axes have ticks with units (${tickTexts.join(", ")})`);
   await page.locator("#timeline svg").scrollIntoViewIfNeeded();  // the churn table's clicks scrolled past it
   const box = await page.locator("#timeline svg").boundingBox();
-  const xAt = t => box.x + (46 + (1000 - 46 - 10) * t / 8) * box.width / 1000;
+  const pad = Number(await page.locator("#timeline svg line.axis").getAttribute("x1"));  // room the memory labels took
+  const xAt = t => box.x + (pad + (1000 - pad - 10) * t / 8) * box.width / 1000;
   await page.mouse.move(xAt(6), box.y + 100);
   const tip = await page.locator("#timeline .tooltip").innerText();
   const tipAt = parseFloat(tip);
@@ -124,6 +157,8 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
   const legendText = await page.locator("#site-series .legend").innerText();
   check(bands === 3 && legendText.includes("cudaMalloc at phase_two phases.cu:42") && legendText.includes("all other sites"),
         `the live memory by site is a stacked chart of 2 sites and the others (${bands} bands: ${legendText})`);
+  check(legendText.includes("cudaMallocAsync at RMM pool"), "a site the tool named is shown by that name (its allocator), not by its innermost frame");
+  await labelsFit(page, "the 10,000-finding page");
   await page.selectOption("#filter-kind", "out_of_memory");
   await page.locator("tr.finding").first().click();
   check(await page.locator("a.oom-link").getAttribute("href") === "#timeline-7-0", "the out-of-memory finding links to its timeline");
@@ -164,6 +199,7 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
   check(phasesText.includes(`at ${peak.t.toFixed(3)} s`) && phasesText.includes("phase_two"),
         `the peak is marked at ${peak.t.toFixed(3)} s with phase two's allocation site`);
   await page.locator("#timeline").screenshot({ path: timelineShot });
+  await labelsFit(page, "the three-phase run");
 
   // A pool cut into holes: its chart (reserved, used, the ratio) and its segments at the worst moment.
   await page.goto("file://" + poolsPage);
@@ -202,6 +238,19 @@ const check = (ok, what) => { console.log(`${ok ? "PASS" : "FAIL"} ${what}`); ok
   check(/s: 8\.0 MiB reserved, 6\.0 MiB used, 2\.0 MiB free in holes, the largest 256\.0 KiB \(88% fragmented\)$/.test(poolTip),
         `hovering the pool's chart shows that sample (${poolTip})`);
   await page.locator("#pools").screenshot({ path: poolsShot });
+  await labelsFit(page, "the pools page");
+
+  // PyTorch's growth recorded on the H200 (cache on): the review's worst page for labels and legends.
+  await page.goto("file://" + torchPage);
+  await page.waitForSelector("#timeline svg");
+  await labelsFit(page, "the PyTorch growth run");
+  const torchLegend = await page.locator("#site-series .legend").innerText();
+  const torchPeak = await page.locator("#timeline ul.notes").innerText();
+  check(torchLegend.includes("cudaMalloc at PyTorch CUDA caching allocator") && !torchLegend.includes("alloc_block") &&
+        !torchLegend.includes("??"), `the PyTorch run's sites are named by their allocator, once each (${torchLegend})`);
+  check(torchPeak.includes("at PyTorch CUDA caching allocator") && !torchPeak.includes("alloc_block"),
+        `the sites held at the peak are named the same way (${torchPeak.split("\n").join("; ")})`);
+  await page.screenshot({ path: torchShot, fullPage: true });
 
   check(errors.length === 0, `no console errors (${errors.join("; ")})`);
   await browser.close();

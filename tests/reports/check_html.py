@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Runs check_html.js: the HTML reports of the H200 golden runs (the demo's findings, and the
-three-phase memory timeline) and a 10,000-finding fixture, in Debian's Chromium driven by
+"""Runs check_html.js: the HTML reports of the H200 golden runs (the demo's findings, the
+three-phase memory timeline, PyTorch's growth with its cache on) and a 10,000-finding fixture, in Debian's Chromium driven by
 playwright-core (from the npm registry, installed into the build directory). Keeps screenshots in
 the build directory (the CI artifacts)."""
 import argparse
@@ -21,6 +21,7 @@ def main():
     ap.add_argument("--fixture", required=True)
     ap.add_argument("--golden", required=True)
     ap.add_argument("--timeline-golden", required=True)
+    ap.add_argument("--torch-golden", required=True, help="a PyTorch run recorded on the H200 (its charts' names)")
     ap.add_argument("--work", required=True)
     ap.add_argument("--source", required=True, help="this checkout: the golden runs' sources, mapped into it")
     opts = ap.parse_args()
@@ -44,6 +45,8 @@ def main():
             json.dump(timeline_report, f)
         large_html = os.path.join(tmp, "large.html")
         subprocess.run([opts.fixture, "10000", large_html, "100000"], check=True)
+        torch_html = os.path.join(tmp, "torch.html")
+        report_golden(opts.cuaudit, opts.torch_golden, tmp, "--html", torch_html)
         pools_html = os.path.join(tmp, "pools.html")
         subprocess.run([opts.fixture, "pools", pools_html], check=True)
         env = dict(os.environ, NODE_PATH=os.path.join(modules, "node_modules"))
@@ -51,7 +54,8 @@ def main():
         timeline_screenshot = os.path.join(opts.work, "html-timeline-screenshot.png")
         result = subprocess.run(["node", os.path.join(os.path.dirname(__file__), "check_html.js"), golden_html,
                                  large_html, screenshot, timeline_html, timeline_json, timeline_screenshot, pools_html,
-                                 os.path.join(opts.work, "html-pools-screenshot.png")], env=env)
+                                 os.path.join(opts.work, "html-pools-screenshot.png"), torch_html,
+                                 os.path.join(opts.work, "html-torch-screenshot.png")], env=env)
     return result.returncode
 
 

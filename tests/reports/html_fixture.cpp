@@ -178,6 +178,7 @@ int main(int argc, char** argv) {
     level_frame.function = "steady(int)";
     level_frame.line = 7;
     level.stack = {level_frame};
+    level.site = "RMM pool";  // named by the tool (site_labels.h), not by its innermost frame
     for (int b = 0; b < 80; ++b) {
       climbing.bytes.push_back(static_cast<uint64_t>(b) << 24);
       level.bytes.push_back(static_cast<uint64_t>(512) << 20);

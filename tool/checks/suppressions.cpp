@@ -193,6 +193,13 @@ std::optional<std::string> Suppressions::holder_of(report::FindingKind kind, con
   return std::nullopt;
 }
 
+std::optional<std::string> Suppressions::allocator_of(const std::vector<report::Frame>& stack) const {
+  for (const SuppressionRule& rule : rules_) {
+    if (rule.holds_by_allocator() && rule_matches(rule, report::FindingKind::Leak, stack, {})) return rule.allocator;
+  }
+  return std::nullopt;
+}
+
 std::string escape_suppression_pattern(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -56,6 +56,11 @@ class Suppressions {
   std::optional<std::string> holder_of(report::FindingKind kind, const std::vector<report::Frame>& stack,
                                        const std::vector<report::RelatedStack>& related, uint64_t bytes);
 
+  // The allocator of the first held_by_allocator rule that a leak with this stack would match,
+  // whatever comes before it and counting no hit: who hands out a site's memory, to name the site
+  // in charts (site_labels.h).
+  std::optional<std::string> allocator_of(const std::vector<report::Frame>& stack) const;
+
   const std::vector<SuppressionRule>& rules() const { return rules_; }
 
  private:

@@ -1,0 +1,80 @@
+#include "site_labels.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "function_names.h"
+#include "python_frames.h"
+#include "text_helpers.h"
+
+namespace cuaudit {
+
+std::string site_label(const std::vector<report::Frame>& stack, const Suppressions& rules) {
+  std::vector<report::Frame> python;
+  for (const report::Frame& f : stack)
+    if (f.module == "python") python.push_back(f);
+  if (!python.empty()) {
+    const report::Frame& f = python[user_python_frame(python)];
+    return fmt::format("{}:{}", report::basename_of(f.file), f.line);
+  }
+  if (std::optional<std::string> allocator = rules.allocator_of(stack)) return *allocator;
+  for (const report::Frame& f : stack) {
+    if (f.file.empty()) continue;
+    const std::string where = fmt::format("{}:{}", report::basename_of(f.file), f.line);
+    return f.function.empty() ? where : report::short_function_name(f.function) + " " + where;
+  }
+  for (const report::Frame& f : stack) {
+    if (f.function.empty()) continue;
+    const std::string name = report::short_function_name(f.function);
+    return f.module.empty() ? name : fmt::format("{} ({})", name, report::basename_of(f.module));
+  }
+  if (!stack.empty() && !stack.front().module.empty())
+    return fmt::format("{}+0x{:x}", report::basename_of(stack.front().module), stack.front().module_offset);
+  return "?";
+}
+
+namespace {
+
+uint64_t highest(const report::SeriesSite& s) { return s.bytes.empty() ? 0 : *std::max_element(s.bytes.begin(), s.bytes.end()); }
+
+// Sites of one API and one name become the first of them, with every later one's figures added.
+template <typename Site, typename Add>
+void merge_by_name(std::vector<Site>& sites, Add add) {
+  std::vector<Site> merged;
+  for (Site& s : sites) {
+    auto same = std::find_if(merged.begin(), merged.end(),
+                             [&](const Site& m) { return m.api == s.api && m.site == s.site; });
+    if (same == merged.end()) {
+      merged.push_back(std::move(s));
+    } else {
+      add(*same, s);
+    }
+  }
+  sites = std::move(merged);
+}
+
+}  // namespace
+
+void label_timeline_sites(report::Timeline& timeline, const Suppressions& rules) {
+  for (report::DevicePeak& peak : timeline.peaks) {
+    for (report::PeakSite& s : peak.sites) s.site = site_label(s.stack, rules);
+    merge_by_name(peak.sites, [](report::PeakSite& into, const report::PeakSite& s) {
+      into.bytes += s.bytes;
+      into.count += s.count;
+    });
+    std::stable_sort(peak.sites.begin(), peak.sites.end(),
+                     [](const report::PeakSite& a, const report::PeakSite& b) { return a.bytes > b.bytes; });
+  }
+  for (report::SiteSeries& series : timeline.site_series) {
+    for (report::SeriesSite& s : series.sites) s.site = site_label(s.stack, rules);
+    merge_by_name(series.sites, [](report::SeriesSite& into, const report::SeriesSite& s) {
+      for (size_t b = 0; b < into.bytes.size() && b < s.bytes.size(); ++b) into.bytes[b] += s.bytes[b];
+    });
+    std::stable_sort(series.sites.begin(), series.sites.end(),
+                     [](const report::SeriesSite& a, const report::SeriesSite& b) { return highest(a) > highest(b); });
+  }
+}
+
+}  // namespace cuaudit

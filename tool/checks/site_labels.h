@@ -1,0 +1,24 @@
+// Short names for allocation sites where a report has one line for them (chart legends, the
+// sites held at a peak): the user's code, not the innermost frame (issue 35: a PyTorch run's legend
+// read six times "cudaMalloc at c10::cuda::...::alloc_block" and twice "at ??").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report_model.h"
+#include "suppressions.h"
+
+namespace cuaudit {
+
+// The first that applies: the user's Python line ("train.py:19"); the allocator that hands the
+// memory out, by the held_by_allocator rules ("PyTorch CUDA caching allocator"); the first frame
+// with a source line ("upload app.cu:42"); the first frame with a function, and its module
+// ("serve (libapp.so)"); the module and offset of the first frame ("libcublas.so.13+0x1f38ab").
+std::string site_label(const std::vector<report::Frame>& stack, const Suppressions& rules);
+
+// Fills every peak site's and series site's `site`; sites of one API that get the same name are
+// one site there (their bytes and counts added), the biggest first.
+void label_timeline_sites(report::Timeline& timeline, const Suppressions& rules);
+
+}  // namespace cuaudit
