@@ -324,7 +324,11 @@ void write_run_footnotes(Writer& w, const Report& report, const TextOptions& opt
     w.line("Suppressions used:");
     w.line(fmt::format("  {:>6} {:>12}  {}", "count", "bytes", "rule"));
     for (const SuppressionUse& u : report.suppressions) {
-      w.line(fmt::format("  {:>6} {:>12}  {}   ({}:{})", u.hits, u.bytes, u.rule, u.file, u.line));
+      // Where the rule was written: FILE:LINE, an option's name, or nothing (the allow-list's remainder).
+      const std::string origin = u.file.empty() ? std::string()
+                                 : u.line     ? fmt::format("   ({}:{})", u.file, u.line)
+                                              : fmt::format("   ({})", u.file);
+      w.line(fmt::format("  {:>6} {:>12}  {}{}", u.hits, u.bytes, u.rule, origin));
     }
     w.line();
   }

@@ -345,6 +345,8 @@ void finish_report(RunState& state, const AnalysisOptions& options, report::Repo
     if (r.builtin && r.hits == 0) continue;  // the shipped rules are listed where they matched
     report.suppressions.push_back({r.text(), r.file, r.line, r.hits, r.bytes});
   }
+  if (state.rules.has_keep_rules())  // what the allow-list left out, counted as a rule of its own
+    report.suppressions.push_back({"(through no keep: rule)", "", 0, state.rules.kept_out(), state.rules.kept_out_bytes()});
   report.summary = report::summarize(report.findings);
   const std::string& dir = state.dir;
   if (access(dir.c_str(), W_OK) != 0) return;

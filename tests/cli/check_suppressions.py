@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Suppressions on a run recorded on the H200: a rule silences exactly what it names, the table
 shows its hits and bytes, suppressed findings stay in the JSON, only unsuppressed errors gate, and
-a rule printed by --gen-suppressions silences its finding."""
+a rule printed by --gen-suppressions silences its finding, and the allow-list (--keep-only,
+keep:PATTERN) reports only what goes through the code it names."""
 import argparse
 import os
 import sys
@@ -43,6 +44,25 @@ def main():
             proc, doc = report(opts.cuaudit, opts.golden, tmp, "--suppressions", supp)
             if not all(f["suppressed"] for f in doc["findings"]) or proc.returncode != 0:
                 failures.append("the generated rules did not silence their findings (exit %d)" % proc.returncode)
+
+        # The allow-list: only what goes through the named code is reported, the rest suppressed.
+        proc, doc = report(opts.cuaudit, opts.golden, tmp, "--keep-only", "upload")
+        by_api = {f["api"]: f for f in doc["findings"]}
+        if by_api["cudaMallocHost"]["suppressed"] or not by_api["cudaMalloc"]["suppressed"]:
+            failures.append("--keep-only upload must keep the upload leak and suppress the other")
+        if doc["suppressions"] != [{"rule": "keep:upload", "file": "--keep-only", "line": 0, "hits": 1, "bytes": 16384},
+                                   {"rule": "(through no keep: rule)", "file": "", "line": 0, "hits": 1, "bytes": 327680}]:
+            failures.append("--keep-only's table: %s" % doc["suppressions"])
+        if proc.returncode != 3 or "(through no keep: rule)" not in proc.stderr:
+            failures.append("--keep-only upload: exit %d (expected 3: the kept leak gates), or no table line" % proc.returncode)
+        open(supp, "w").write("keep:process_batch\nleak:nothing-matches-this\n")
+        proc, doc = report(opts.cuaudit, opts.golden, tmp, "--suppressions", supp)
+        kept = [f["api"] for f in doc["findings"] if not f["suppressed"]]
+        if kept != ["cudaMalloc"]:
+            failures.append("keep:process_batch in a file kept %s, expected only the cudaMalloc leak" % kept)
+        proc, doc = report(opts.cuaudit, opts.golden, tmp, "--keep-only", "no-such-code", "--leak-check", "full")
+        if proc.returncode != 0 or any(not f["suppressed"] for f in doc["findings"]):
+            failures.append("--keep-only with no match still gates (exit %d)" % proc.returncode)
 
         open(supp, "w").write("leak:fine\nleek:typo\n")
         proc, _ = report(opts.cuaudit, opts.golden, tmp, "--suppressions", supp)

@@ -75,7 +75,8 @@ std::string trim(std::string_view s) {
 
 bool rule_matches(const SuppressionRule& rule, report::FindingKind kind, const std::vector<report::Frame>& stack,
                   const std::vector<report::RelatedStack>& related) {
-  const bool kind_fits = rule.holds_by_allocator()
+  const bool kind_fits = rule.keep ? report::finding_kind_info(kind).suppressible
+                         : rule.holds_by_allocator()
                              ? kind == report::FindingKind::Leak || kind == report::FindingKind::ResourceLeak
                          : rule.kind ? *rule.kind == kind
                                      : report::finding_kind_info(kind).suppressible;
@@ -99,6 +100,7 @@ const char kBuiltinRules[] =
 const char* builtin_allocator_rules() { return kBuiltinRules; }
 
 std::string SuppressionRule::text() const {
+  if (keep) return "keep:" + pattern;
   const char* name = kind ? report::finding_kind_key(*kind) : "*";
   return allocator.empty() ? fmt::format("{}:{}", name, pattern) : fmt::format("{}:{}:{}", name, allocator, pattern);
 }
@@ -139,6 +141,14 @@ void Suppressions::load_text(const std::string& text, const std::string& origin,
     std::string pattern = colon == std::string::npos ? std::string() : trim(rule.substr(colon + 1));
     std::string allocator;
     const auto known = report::finding_kind_from_key(kind);
+    if (kind == "keep") {  // keep:PATTERN, an allow-list rule
+      if (pattern.empty())
+        throw std::runtime_error(fmt::format("{}:{}: `{}` keeps nothing; write keep:PATTERN", origin, number, rule));
+      SuppressionRule r{std::nullopt, pattern, "", origin, number};
+      r.keep = true;
+      add(std::move(r));
+      continue;
+    }
     if (known == report::FindingKind::HeldByAllocator) {  // held_by_allocator:NAME:PATTERN
       const auto second = pattern.find(':');
       allocator = second == std::string::npos ? std::string() : trim(pattern.substr(0, second));
@@ -156,7 +166,7 @@ void Suppressions::load_text(const std::string& text, const std::string& origin,
         }
         throw std::runtime_error(
             fmt::format("{}:{}: `{}` is not a suppression; write KIND:PATTERN with KIND one of "
-                        "{}or *, or held_by_allocator:NAME:PATTERN",
+                        "{}or *, held_by_allocator:NAME:PATTERN, or keep:PATTERN",
                         origin, number, rule, kinds));
       }
     }
@@ -168,15 +178,32 @@ void Suppressions::load_text(const std::string& text, const std::string& origin,
 
 void Suppressions::add(SuppressionRule rule) { rules_.push_back(std::move(rule)); }
 
+bool Suppressions::has_keep_rules() const {
+  return std::any_of(rules_.begin(), rules_.end(), [](const SuppressionRule& r) { return r.keep; });
+}
+
 void Suppressions::apply(std::vector<report::Finding>& findings) {
+  const bool allow_list = has_keep_rules();
   for (report::Finding& f : findings) {
     if (f.suppressed) continue;
     for (SuppressionRule& rule : rules_) {
-      if (rule.holds_by_allocator() || !rule_matches(rule, f.kind, f.stack, f.related)) continue;
+      if (rule.holds_by_allocator() || rule.keep || !rule_matches(rule, f.kind, f.stack, f.related)) continue;
       ++rule.hits;
       rule.bytes += f.bytes;
       f.suppressed = true;
       break;
+    }
+    if (f.suppressed || !allow_list || !report::finding_kind_info(f.kind).suppressible) continue;
+    auto keeper = std::find_if(rules_.begin(), rules_.end(), [&](const SuppressionRule& r) {
+      return r.keep && rule_matches(r, f.kind, f.stack, f.related);
+    });
+    if (keeper != rules_.end()) {
+      ++keeper->hits;
+      keeper->bytes += f.bytes;
+    } else {
+      f.suppressed = true;
+      ++kept_out_;
+      kept_out_bytes_ += f.bytes;
     }
   }
 }

@@ -6,6 +6,10 @@
 // `held_by_allocator:NAME:PATTERN` does not hide a leak but says what it is: memory a framework's
 // allocator (NAME) holds on purpose until the process ends, reported as `held_by_allocator`
 // (info, never gating). cuaudit ships such rules for the common frameworks (builtin_allocators.supp).
+//
+// `keep:PATTERN` (or `--keep-only PATTERN`) turns the list around, as an allow-list: once there is
+// one, a finding whose stacks match no keep rule is suppressed ("report only what goes through my
+// code"), whatever its kind, as long as that kind can be suppressed at all.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +37,7 @@ struct SuppressionRule {
   uint64_t hits = 0;     // findings it suppressed in this run
   uint64_t bytes = 0;    // their bytes
   bool builtin = false;  // one of cuaudit's own rules
+  bool keep = false;     // keep:PATTERN: hits are the findings it kept
 
   bool holds_by_allocator() const { return kind == report::FindingKind::HeldByAllocator; }
   std::string text() const;  // as written: "leak:upload", "held_by_allocator:PyTorch:CUDACachingAllocator"
@@ -62,9 +67,14 @@ class Suppressions {
   std::optional<std::string> allocator_of(const std::vector<report::Frame>& stack) const;
 
   const std::vector<SuppressionRule>& rules() const { return rules_; }
+  bool has_keep_rules() const;
+  // What the keep rules left out in this run: findings and their bytes.
+  uint64_t kept_out() const { return kept_out_; }
+  uint64_t kept_out_bytes() const { return kept_out_bytes_; }
 
  private:
   std::vector<SuppressionRule> rules_;
+  uint64_t kept_out_ = 0, kept_out_bytes_ = 0;
 };
 
 // A rule that would suppress `finding`: its kind and the first user frame's function, or file.

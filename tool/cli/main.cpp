@@ -97,6 +97,11 @@ AnalysisOptions analysis_options(const Options& o) {
     a.nvdisasm = o.analysis.nvdisasm;
     for (const auto& p : o.analysis.process_filters) add_to_filter(a.processes, p, "--target-processes-filter");
     for (const auto& file : o.analysis.suppression_files) a.suppressions.load_file(file);
+    for (const auto& pattern : o.analysis.keep_patterns) {
+      SuppressionRule keep{std::nullopt, pattern, "", "--keep-only", 0};
+      keep.keep = true;
+      a.suppressions.add(std::move(keep));
+    }
     // After the user's: a rule of theirs for the same memory decides first.
     if (o.analysis.builtin_suppressions) a.suppressions.load_text(builtin_allocator_rules(), "builtin", true);
   } catch (const std::exception& e) {

@@ -113,6 +113,9 @@ void add_output_options(CLI::App& app, Options& o) {
 void add_judging_options(CLI::App& app, Options& o) {
   add_repeatable(app, "--suppressions", o.analysis.suppression_files,
                  "suppress the findings a rule in FILE matches (KIND:PATTERN per line; repeatable)");
+  add_repeatable(app, "--keep-only", o.analysis.keep_patterns,
+                 "report only findings whose stacks go through a function, file or module PATTERN matches; the "
+                 "rest are suppressed (an allow-list; repeatable; keep:PATTERN in a suppression file)");
   add_choice(app, "--builtin-suppressions", o.analysis.builtin_suppressions, kYesNo,
              "yes: memory that known framework allocators (PyTorch, cuBLAS, CuPy, RMM, ...) hold on purpose "
              "is reported as held_by_allocator (info), not as leaks, and cuBLAS's host alpha/beta pointers "

@@ -45,6 +45,7 @@ struct OutputOptions {
 struct AnalysisChoices {
   bool check_api_results = false;
   std::vector<std::string> suppression_files;
+  std::vector<std::string> keep_patterns;  // --keep-only: the allow-list
   std::vector<std::string> kernel_names, kernel_names_excluded;  // --kernel-name, --kernel-name-exclude
   std::string nvdisasm;                                          // --nvdisasm
   std::vector<std::string> process_filters;                      // --target-processes-filter
