@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include <fmt/format.h>
+
 namespace cuaudit::report {
 
 std::string join_words(const std::vector<std::string>& words) {
@@ -58,6 +60,32 @@ bool is_terminal_control(uint32_t cp) {
          (cp >= 0x202a && cp <= 0x202e) ||             // bidi embeddings and overrides
          (cp >= 0x2066 && cp <= 0x2069) ||             // bidi isolates
          cp == 0x200e || cp == 0x200f || cp == 0x061c;  // direction marks
+}
+
+// Text from the target (argv, paths, symbol names) shown as text: a control character would reach
+// the terminal (ANSI escapes, C1's CSI), forge report lines (a newline) or reorder what is shown
+// (bidi overrides), and invalid UTF-8 would reach tools that expect text, so each is an escape.
+std::string visible(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    uint32_t cp = 0;
+    const size_t len = utf8_sequence(text, i, cp);
+    if (!len) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
+      ++i;
+      continue;
+    }
+    if (cp == '\n') {
+      out += "\\n";
+    } else if (is_terminal_control(cp)) {
+      out += cp < 0x80 ? fmt::format("\\x{:02x}", cp) : fmt::format("\\u{{{:04x}}}", cp);
+    } else {
+      out.append(text, i, len);
+    }
+    i += len;
+  }
+  return out;
 }
 
 }  // namespace cuaudit::report

@@ -22,6 +22,10 @@ std::string valid_utf8(const std::string& text);
 // there starts none.
 size_t utf8_sequence(const std::string& text, size_t i, uint32_t& cp);
 
+// Text from the target (argv, paths, symbol names) as a terminal may show it: control characters,
+// bidi controls and invalid UTF-8 as escapes (\x1b, \u{202e}), a newline as \n.
+std::string visible(const std::string& text);
+
 // A code point that would steer a terminal or reorder what it shows: C0 and C1 controls, DEL, and
 // bidirectional controls (U+202E would show a name backwards: "Trojan Source").
 bool is_terminal_control(uint32_t cp);

@@ -46,32 +46,6 @@ std::string format_frame(size_t index, const Frame& frame, const TextOptions& op
   return fmt::format("#{} 0x{:x} in {} {}", index, f.pc, f.function.empty() ? "??" : f.function, where);
 }
 
-// Text from the target (argv, paths, symbol names) shown as text: a control character would reach
-// the terminal (ANSI escapes, C1's CSI), forge report lines (a newline) or reorder what is shown
-// (bidi overrides), and invalid UTF-8 would reach tools that expect text, so each is an escape.
-std::string visible(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    uint32_t cp = 0;
-    const size_t len = utf8_sequence(text, i, cp);
-    if (!len) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
-      ++i;
-      continue;
-    }
-    if (cp == '\n') {
-      out += "\\n";
-    } else if (is_terminal_control(cp)) {
-      out += cp < 0x80 ? fmt::format("\\x{:02x}", cp) : fmt::format("\\u{{{:04x}}}", cp);
-    } else {
-      out.append(text, i, len);
-    }
-    i += len;
-  }
-  return out;
-}
-
 class Writer {
  public:
   Writer(std::string prefix, bool colour) : prefix_(std::move(prefix)), colour_(colour) {}

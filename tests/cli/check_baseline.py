@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Baselines on a run recorded on the H200: findings already in the baseline do not fail the gate,
 a new one does, fixed ones are listed; matching ignores addresses and line numbers. `cuaudit diff`
-prints the same comparison."""
+prints the same comparison, and which sites hold more or less at the peak than before."""
 import argparse
 import copy
 import json
@@ -62,6 +62,22 @@ def main():
         diff = subprocess.run([cu, "diff", old_path, full, "--error-exitcode", "4"], stderr=subprocess.PIPE, text=True)
         if diff.returncode != 4 or "1 new finding(s)" not in diff.stderr or "1 fixed" not in diff.stderr:
             failures.append("cuaudit diff: exit %d\n%s" % (diff.returncode, diff.stderr))
+
+        # Peak memory by site: the same run with its peak site holding half as much before.
+        smaller = copy.deepcopy(doc)
+        peak = smaller["timeline"]["peaks"][0]
+        peak["sites"][0]["bytes"] //= 2
+        peak["used"] -= peak["sites"][0]["bytes"]
+        peak["tracked"] -= peak["sites"][0]["bytes"]
+        smaller_path = os.path.join(tmp, "smaller-peak.json")
+        json.dump(smaller, open(smaller_path, "w"))
+        diff = subprocess.run([cu, "diff", smaller_path, full], stderr=subprocess.PIPE, text=True)
+        if "peak on device 0: " not in diff.stderr or \
+                "+8.0 KiB at upload demo_leaks.cu:28 (cudaMalloc): 16.0 KiB at the peak, was 8.0 KiB" not in diff.stderr:
+            failures.append("cuaudit diff does not say which site holds more at the peak:\n%s" % diff.stderr)
+        diff = subprocess.run([cu, "diff", full, full], stderr=subprocess.PIPE, text=True)
+        if "no site holds more or less at the peak than before" not in diff.stderr:
+            failures.append("cuaudit diff of a report with itself shows peak changes:\n%s" % diff.stderr)
 
         bad, _ = report_golden(cu, opts.golden, tmp, "--baseline", "/nonexistent.json")
         if bad.returncode != 2 or "--baseline" not in bad.stderr:

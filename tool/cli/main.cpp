@@ -27,6 +27,7 @@
 #include "run_dir.h"
 #include "running_process.h"
 #include "safe_file.h"
+#include "peak_diff.h"
 #include "suppressions.h"
 #include "signal_forwarding.h"
 #include "text_report.h"
@@ -331,7 +332,7 @@ int diff_command(const Options& o) {
     fail(kExitToolFailure, e.what());
   }
   apply_baseline(o.analysis.baseline_file, before, after);
-  std::cerr << report::render_baseline_diff(after);
+  std::cerr << report::render_baseline_diff(after) << report::render_peak_diff(report::peak_changes(before, after));
   // After the baseline is applied, the summary's errors are the new ones.
   if (o.out.error_exitcode && after.summary.error_findings > 0) return *o.out.error_exitcode;
   if (before.incomplete || after.incomplete) {
