@@ -232,6 +232,12 @@ json timeline_json(const Timeline& timeline) {
 
 // --- reading --------------------------------------------------------------------------------
 
+json unchecked_json(const std::vector<UncheckedKind>& unchecked) {
+  json out = json::array();
+  for (const UncheckedKind& u : unchecked) out.push_back({{"kind", finding_kind_key(u.kind)}, {"reason", u.reason}});
+  return out;
+}
+
 }  // namespace
 
 json report_to_json(const Report& report) {
@@ -255,6 +261,7 @@ json report_to_json(const Report& report) {
                 {"errors", report.summary.error_findings}}},
               {"notes", report.notes},
               {"suppressions", suppressions},
+              {"unchecked", unchecked_json(report.unchecked)},
               {"baseline", report.baseline ? json{{"file", report.baseline->file},
                                                   {"new", report.baseline->new_findings},
                                                   {"still_present", report.baseline->still_present},

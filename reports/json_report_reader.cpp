@@ -244,6 +244,14 @@ Report report_from_checked_json(const json& doc) {
                               get_number<uint64_t>(suppressions[i], "hits", at),
                               get_number<uint64_t>(suppressions[i], "bytes", at)});
   }
+  const json& unchecked = get_array(doc, "unchecked", "report");  // older reports: none
+  for (size_t i = 0; i < unchecked.size(); ++i) {
+    const std::string at = fmt::format("unchecked[{}]", i);
+    const std::string key = get_text(unchecked[i], "kind", at);
+    const auto kind = finding_kind_from_key(key);
+    if (!kind) bad(at + ".kind", fmt::format("unknown finding kind '{}'", key));
+    r.unchecked.push_back({*kind, get_text(unchecked[i], "reason", at)});
+  }
   const json& baseline = member(doc, "baseline", "report");
   if (!baseline.is_null()) {
     BaselineResult b;

@@ -104,7 +104,7 @@ std::string finding_case_name(const Finding& f) {
 // that kind as its output.
 std::string render_junit(const Report& report) {
   std::string suites;
-  size_t total_tests = 0, total_failures = 0;
+  size_t total_tests = 0, total_failures = 0, total_skipped = 0;
   const std::vector<std::string> process_names = stable_process_names(report);
   for (size_t i = 0; i < report.processes.size(); ++i) {
     const Process& p = report.processes[i];
@@ -113,7 +113,7 @@ std::string render_junit(const Report& report) {
     std::replace(process_name.begin(), process_name.end(), '.', '_');
     const std::string classname = xml_escape("cuaudit." + process_name);
     std::string cases;
-    size_t tests = 0, failures = 0;
+    size_t tests = 0, failures = 0, skipped = 0;
     std::map<std::string, int> case_names;
     for (const FindingKindInfo& kind : kFindingKinds) {
       std::string info;
@@ -136,20 +136,28 @@ std::string render_junit(const Report& report) {
       }
       if (failed) continue;
       cases += fmt::format("    <testcase classname=\"{}\" name=\"no {}\">\n", classname, kind.key);
+      // A check that could not have found anything in this run did not pass: it was skipped.
+      const auto unchecked = std::find_if(report.unchecked.begin(), report.unchecked.end(),
+                                          [&](const UncheckedKind& u) { return u.kind == kind.kind; });
+      if (unchecked != report.unchecked.end()) {
+        cases += fmt::format("      <skipped message=\"not checked: {}\"/>\n", xml_escape(unchecked->reason));
+        ++skipped;
+      }
       if (!info.empty()) cases += fmt::format("      <system-out>{}</system-out>\n", xml_escape(info));
       cases += "    </testcase>\n";
       ++tests;
     }
     total_tests += tests;
     total_failures += failures;
+    total_skipped += skipped;
     suites += fmt::format(
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n{}  </testsuite>\n",
-        xml_escape("cuaudit: " + process_names[i]), tests, failures, cases);
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n{}  </testsuite>\n",
+        xml_escape("cuaudit: " + process_names[i]), tests, failures, skipped, cases);
   }
   return fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"cuaudit\" tests=\"{}\" "
-      "failures=\"{}\" errors=\"0\">\n{}</testsuites>\n",
-      total_tests, total_failures, suites);
+      "failures=\"{}\" errors=\"0\" skipped=\"{}\">\n{}</testsuites>\n",
+      total_tests, total_failures, total_skipped, suites);
 }
 
 }  // namespace cuaudit::report

@@ -219,6 +219,11 @@ struct Summary {
 };
 
 // A suppression rule and what it silenced in this run.
+struct UncheckedKind {
+  FindingKind kind;
+  std::string reason;
+};
+
 struct SuppressionUse {
   std::string rule;  // "leak:CUDACachingAllocator"
   std::string file;
@@ -327,6 +332,9 @@ struct Report {
   bool nothing_tracked = false;    // no process could be observed: never a clean result
   bool incomplete = false;         // something recorded could not be read (a damaged trace, ...): said in the notes
   std::vector<SuppressionUse> suppressions;  // every rule given, with its hits
+  // Finding kinds this run could not have found, and why ("--leak-check no"): JUnit calls their
+  // "no KIND" test cases skipped, not passed.
+  std::vector<UncheckedKind> unchecked;
   std::optional<BaselineResult> baseline;
   Timeline timeline;                     // empty when the run recorded no memory samples
   std::vector<std::string> merged_from;  // `cuaudit merge`: the input reports, in rank order

@@ -387,6 +387,8 @@ report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& op
   }
   run_checks(state, analyzed, options, report);
   run_notes(state, options, report);
+  report.unchecked = unchecked_kinds(options, state.run ? state.run->launch_params_recorded : std::nullopt,
+                                     state.run ? state.run->resources_recorded : std::nullopt);
   finish_report(state, options, report);
   return report;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """--sarif and --junit on the run recorded on the H200: the SARIF validates against the official
 SARIF 2.1.0 schema (with node and ajv, installed from the npm registry into the build directory),
-locations are relative to --source-root, fingerprints are stable; the JUnit XML has one test case
+locations are relative to --source-root, fingerprints are stable; a check that did not run is a
+skipped JUnit case, not a passing one; the JUnit XML has one test case
 per finding kind per process, failed exactly where findings gate, with the texts escaped."""
 import argparse
 import json
@@ -100,6 +101,33 @@ def main():
             failures.append("the failure does not carry the finding's text")
         if "no double_free" not in cases or suites[0].get("name") != "cuaudit: demo_leaks":
             failures.append("JUnit: no passing case per clean check, or the suite is not named after the program")
+        if int(root.get("skipped")) != 0 or any(c.find("skipped") is not None for c in cases.values()):
+            failures.append("JUnit: a run whose checks all ran has skipped cases")
+
+        # A check that did not run is skipped, not passed (the golden's run.json predates the
+        # record-time fields, so only the report's own --leak-check no can say so here).
+        proc, doc = report_golden(opts.cuaudit, opts.golden, tmp, "--junit", junit, "--leak-check", "no")
+        root = ET.parse(junit).getroot()
+        cases = {c.get("name"): c for c in root.find("testsuite").findall("testcase")}
+        skipped = sorted(name for name, c in cases.items() if c.find("skipped") is not None)
+        if skipped != ["no growth", "no held_by_allocator", "no leak", "no live", "no resource_leak"] or \
+                int(root.get("skipped")) != 5 or "--leak-check no" not in cases["no leak"].find("skipped").get("message"):
+            failures.append("JUnit with --leak-check no: skipped %s (%s)" % (skipped, root.get("skipped")))
+        if [u["kind"] for u in doc["unchecked"]] != ["leak", "held_by_allocator", "growth", "live", "resource_leak"]:
+            failures.append("JSON unchecked: %s" % doc["unchecked"])
+
+        # What the injection was told to record goes into run.json, and makes the same judgement
+        # there (a program that makes no CUDA call runs here, without a GPU: 122, nothing tracked).
+        run_dir = os.path.join(tmp, "recorded")
+        subprocess.run([opts.cuaudit, "--save", run_dir, "--check-launch-params", "no", "--junit", junit, "--", "true"],
+                       stderr=subprocess.DEVNULL)
+        recorded = json.load(open(os.path.join(run_dir, "run.json"))).get("recorded")
+        root = ET.parse(junit).getroot()
+        skipped = {c.get("name"): c.find("skipped").get("message") for c in root.iter("testcase") if c.find("skipped") is not None}
+        if recorded != {"launch_params": False, "resources": False} or \
+                skipped.get("no misaligned_param") != "not checked: recorded with --check-launch-params no" or \
+                skipped.get("no resource_leak") != "not checked: recorded without --track-resources" or "no leak" in skipped:
+            failures.append("record-time choices: run.json %s, skipped %s" % (recorded, skipped))
     return finish(failures)
 
 

@@ -90,6 +90,7 @@ Report everything() {
   r.nothing_tracked = true;
   r.incomplete = true;
   r.suppressions = {{"leak:upload", "app.supp", 2, 1, 4096}};
+  r.unchecked = {{FindingKind::ResourceLeak, "recorded without --track-resources"}};
   r.baseline = BaselineResult{"old.json", 1, 2, {"leak cudaMalloc at step (app.cu)"}};
   r.timeline.samples = {
       {0.5, 11, 0, 1 << 20, 2 << 20, 4096, {{"device", 4096}}, 8192, 4096, 16384, 8192, 2048},
@@ -113,6 +114,8 @@ TEST_CASE("a report read back from its JSON is the same report") {
   CHECK(read.findings[0].kind == FindingKind::MisalignedParam);
   CHECK(read.findings[0].related[2].role == RelatedRole::Python);
   CHECK(read.findings[0].related[1].omitted_frames == 3);
+  REQUIRE(read.unchecked.size() == 1);
+  CHECK(read.unchecked[0].kind == FindingKind::ResourceLeak);
   CHECK(read.findings[0].out_of_memory->verdict == "the program's own allocations filled the device");
   CHECK_FALSE(read.findings[0].out_of_memory->other_processes);
   CHECK(read.findings[0].churn->pairs == 100000);

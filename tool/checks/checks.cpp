@@ -142,6 +142,25 @@ const CheckRow kChecks[] = {
 
 }  // namespace
 
+std::vector<report::UncheckedKind> unchecked_kinds(const AnalysisOptions& options, std::optional<bool> launch_params_recorded,
+                                                   std::optional<bool> resources_recorded) {
+  using report::FindingKind;
+  std::vector<report::UncheckedKind> out;
+  if (!leaks_checked(options)) {
+    for (FindingKind k : {FindingKind::Leak, FindingKind::HeldByAllocator, FindingKind::Growth, FindingKind::Live,
+                          FindingKind::ResourceLeak})
+      out.push_back({k, "--leak-check no"});
+  }
+  if (launch_params_recorded == false) {
+    for (FindingKind k : {FindingKind::MisalignedParam, FindingKind::StalePointerParam, FindingKind::HostPointerParam,
+                          FindingKind::PeerPointerParam})
+      out.push_back({k, "recorded with --check-launch-params no"});
+  }
+  if (resources_recorded == false && leaks_checked(options))
+    out.push_back({FindingKind::ResourceLeak, "recorded without --track-resources"});
+  return out;
+}
+
 std::vector<std::unique_ptr<Check>> make_checks(const ProcessTrace& trace, const AnalysisOptions& options) {
   std::vector<std::unique_ptr<Check>> checks;
   for (const CheckRow& row : kChecks) {

@@ -284,6 +284,8 @@ int run_command(Options o) {
     fail(e.exit_code, e.what());
   }
   run.cuaudit_version = CUAUDIT_VERSION;
+  run.launch_params_recorded = o.run.check_launch_params;
+  run.resources_recorded = o.run.track_resources;
   std::string error;
   if (!write_run_info(run_dir, run, error)) std::cerr << "cuaudit: warning: " << error << '\n';
 

@@ -21,6 +21,9 @@ struct RunInfo {
   std::optional<int> forwarded_signal;
   std::optional<int> killed_after_signal;
   std::string cuaudit_version;
+  // What the injection was told to record (none: a run.json written before they were kept): which
+  // checks had anything to judge.
+  std::optional<bool> launch_params_recorded, resources_recorded;
 };
 
 inline constexpr const char* kRunInfoFile = run_dir::RunInfo.prefix;
