@@ -230,13 +230,13 @@ json timeline_json(const Timeline& timeline) {
   return {{"samples", samples}, {"peaks", peaks}, {"site_series", series}, {"pool_series", pools}};
 }
 
-// --- reading --------------------------------------------------------------------------------
-
 json unchecked_json(const std::vector<UncheckedKind>& unchecked) {
   json out = json::array();
   for (const UncheckedKind& u : unchecked) out.push_back({{"kind", finding_kind_key(u.kind)}, {"reason", u.reason}});
   return out;
 }
+
+// --- reading --------------------------------------------------------------------------------
 
 }  // namespace
 

@@ -1,7 +1,6 @@
 #include "site_labels.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include <fmt/format.h>
 
