@@ -165,6 +165,7 @@ json process_json(const Process& p) {
               {"tracked", p.tracked},
               {"allocations", p.allocations},
               {"releases", p.releases},
+              {"seconds", p.seconds ? json(*p.seconds) : json(nullptr)},
               {"notes", p.notes}};
   if (p.rank) out["rank"] = *p.rank;
   json devices = json::array();

@@ -86,6 +86,7 @@ Process process_from(const json& j, const std::string& where) {
   p.allocations = get_number<uint64_t>(j, "allocations", where);
   p.releases = get_number<uint64_t>(j, "releases", where);
   p.rank = get_optional_number<int>(j, "rank", where);
+  p.seconds = get_optional_number<double>(j, "seconds", where);  // older reports: none
   const json& devices = get_array(j, "devices", where);
   for (size_t i = 0; i < devices.size(); ++i) {
     const std::string at = fmt::format("{}.devices[{}]", where, i);

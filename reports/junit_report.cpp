@@ -105,6 +105,7 @@ std::string finding_case_name(const Finding& f) {
 std::string render_junit(const Report& report) {
   std::string suites;
   size_t total_tests = 0, total_failures = 0, total_skipped = 0;
+  double total_seconds = 0;
   const std::vector<std::string> process_names = stable_process_names(report);
   for (size_t i = 0; i < report.processes.size(); ++i) {
     const Process& p = report.processes[i];
@@ -150,14 +151,17 @@ std::string render_junit(const Report& report) {
     total_tests += tests;
     total_failures += failures;
     total_skipped += skipped;
+    // The process's run time, as CI dashboards show a suite's (none when cuaudit saw no time of it).
+    const std::string time = p.seconds ? fmt::format(" time=\"{:.3f}\"", *p.seconds) : std::string();
+    total_seconds += p.seconds.value_or(0);
     suites += fmt::format(
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n{}  </testsuite>\n",
-        xml_escape("cuaudit: " + process_names[i]), tests, failures, skipped, cases);
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\"{}>\n{}  </testsuite>\n",
+        xml_escape("cuaudit: " + process_names[i]), tests, failures, skipped, time, cases);
   }
   return fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"cuaudit\" tests=\"{}\" "
-      "failures=\"{}\" errors=\"0\" skipped=\"{}\">\n{}</testsuites>\n",
-      total_tests, total_failures, total_skipped, suites);
+      "failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3f}\">\n{}</testsuites>\n",
+      total_tests, total_failures, total_skipped, total_seconds, suites);
 }
 
 }  // namespace cuaudit::report

@@ -209,6 +209,7 @@ struct Process {
   uint64_t releases = 0;
   std::optional<int> rank;                 // `cuaudit merge`: which input report it came from
   std::vector<DeviceDescription> devices;  // the devices it had contexts on, by ordinal
+  std::optional<double> seconds;           // from its start to the last thing cuaudit saw of it
 };
 
 struct Summary {
@@ -218,12 +219,13 @@ struct Summary {
   uint64_t error_findings = 0;  // unsuppressed findings of severity error (with a baseline: new ones)
 };
 
-// A suppression rule and what it silenced in this run.
+// A finding kind this run could not have found, and why.
 struct UncheckedKind {
   FindingKind kind;
   std::string reason;
 };
 
+// A suppression rule and what it silenced in this run.
 struct SuppressionUse {
   std::string rule;  // "leak:CUDACachingAllocator"
   std::string file;

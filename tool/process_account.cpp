@@ -90,6 +90,7 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
   p.releases = r.releases;
   for (const auto& [ordinal, device] : trace.devices) p.devices.push_back({ordinal, device.name, device.total_bytes});
   describe_end(trace, run, snapshot, last_ns, p);
+  if (last_ns) p.seconds = trace.seconds_since_start(last_ns);
   for (const auto& notice : trace.notices) p.notes.push_back(notice);
   for (const auto& problem : trace.problems)
     p.notes.push_back(fmt::format("damaged trace {}: {}", trace.file, problem));

@@ -103,6 +103,9 @@ def main():
             failures.append("JUnit: no passing case per clean check, or the suite is not named after the program")
         if int(root.get("skipped")) != 0 or any(c.find("skipped") is not None for c in cases.values()):
             failures.append("JUnit: a run whose checks all ran has skipped cases")
+        if not suites[0].get("time") or abs(float(suites[0].get("time")) - doc["processes"][0]["seconds"]) > 0.001:
+            failures.append("JUnit: the suite's time is not the process's run time (%s, %s)" %
+                            (suites[0].get("time"), doc["processes"][0].get("seconds")))
 
         # A check that did not run is skipped, not passed (the golden's run.json predates the
         # record-time fields, so only the report's own --leak-check no can say so here).

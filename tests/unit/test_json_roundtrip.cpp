@@ -35,6 +35,7 @@ Report everything() {
   p.allocations = 5;
   p.releases = 4;
   p.rank = 2;
+  p.seconds = 12.5;
   r.processes = {p};
   Finding f;
   f.kind = FindingKind::MisalignedParam;
