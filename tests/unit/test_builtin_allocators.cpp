@@ -136,6 +136,20 @@ TEST_CASE("users write their own allocator rules, and malformed ones are refused
   CHECK_THROWS_WITH(s.load_text("held_by_allocator:no pattern\n", "bad.supp"), doctest::Contains("bad.supp:1"));
 }
 
+TEST_CASE("a keep rule that matches an allocator's frames leaves its memory held_by_allocator") {
+  report::Frame frame;
+  frame.function = "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block(AllocParams&)";
+  Suppressions s;
+  s.load_text("keep:CUDACachingAllocator\n", "ours.supp");  // before the built-in rules, as --keep-only is
+  s.load_text(builtin_allocator_rules(), "builtin", true);
+  const std::vector<PathMapping> none;
+  Holders holders(s, none);
+  const auto holder = holders.held(report::FindingKind::Leak, {frame}, {}, 64);
+  REQUIRE(holder);
+  CHECK(holder->allocator == "PyTorch CUDA caching allocator");
+  CHECK(s.rules()[0].hits == 0);  // it counts what it keeps when the findings are judged, not holders
+}
+
 TEST_CASE("a suppression written before an allocator rule wins, rules match the paths as the report maps them") {
   report::Frame frame;
   frame.function = "Arena::grow(unsigned long)";

@@ -211,7 +211,8 @@ void Suppressions::apply(std::vector<report::Finding>& findings) {
 std::optional<std::string> Suppressions::holder_of(report::FindingKind kind, const std::vector<report::Frame>& stack,
                                                    const std::vector<report::RelatedStack>& related, uint64_t bytes) {
   for (SuppressionRule& rule : rules_) {
-    if (!rule_matches(rule, kind, stack, related)) continue;
+    // A keep rule says what to report, not who holds memory: it neither makes nor hides a holder.
+    if (rule.keep || !rule_matches(rule, kind, stack, related)) continue;
     if (!rule.holds_by_allocator()) return std::nullopt;
     ++rule.hits;
     rule.bytes += bytes;
