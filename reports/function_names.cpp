@@ -2,6 +2,11 @@
 
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "report_model.h"
+#include "text_helpers.h"
+
 namespace cuaudit::report {
 namespace {
 
@@ -80,6 +85,22 @@ std::string short_function_name(std::string_view demangled) {
   name = name.substr(start);
   while (!name.empty() && name.back() == ' ') name.pop_back();
   return name.empty() ? std::string(demangled) : name;
+}
+
+std::string stack_site_name(const std::vector<Frame>& stack) {
+  for (const Frame& f : stack) {
+    if (f.file.empty()) continue;
+    const std::string where = fmt::format("{}:{}", basename_of(f.file), f.line);
+    return f.function.empty() ? where : short_function_name(f.function) + " " + where;
+  }
+  for (const Frame& f : stack) {
+    if (f.function.empty()) continue;
+    const std::string name = short_function_name(f.function);
+    return f.module.empty() ? name : fmt::format("{} ({})", name, basename_of(f.module));
+  }
+  if (!stack.empty() && !stack.front().module.empty())
+    return fmt::format("{}+0x{:x}", basename_of(stack.front().module), stack.front().module_offset);
+  return "?";
 }
 
 }  // namespace cuaudit::report

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cuaudit::report {
 
@@ -12,5 +13,11 @@ namespace cuaudit::report {
 // "Pool::operator()(unsigned long)" -> "Pool::operator()"; "(anonymous namespace)::f(int) const"
 // -> "(anonymous namespace)::f"; a name that is not C++ ("main", "<module>") as it is.
 std::string short_function_name(std::string_view demangled);
+
+struct Frame;
+// A site's name from its frames alone: the first frame with a source line ("upload app.cu:42"),
+// else the first with a function, and its module ("serve (libapp.so)"), else the first frame's
+// module and offset ("libcublas.so.13+0x1f38ab"), else "?".
+std::string stack_site_name(const std::vector<Frame>& stack);
 
 }  // namespace cuaudit::report

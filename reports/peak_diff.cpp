@@ -23,15 +23,8 @@ std::map<int, const DevicePeak*> highest_peaks(const Report& r) {
   return out;
 }
 
-// Reports written before sites had short names: the first frame's function and file:line.
-std::string name_of(const PeakSite& s) {
-  if (!s.site.empty()) return s.site;
-  if (s.stack.empty()) return "?";
-  const Frame& f = s.stack.front();
-  std::string name = short_function_name(f.function.empty() ? "??" : f.function);
-  if (!f.file.empty()) name += fmt::format(" {}:{}", basename_of(f.file), f.line);
-  return name;
-}
+// Reports written before sites had short names: named from their frames, as the tool names them.
+std::string name_of(const PeakSite& s) { return s.site.empty() ? stack_site_name(s.stack) : s.site; }
 
 std::string signed_bytes(uint64_t before, uint64_t after) {
   return after >= before ? "+" + human_bytes(after - before) : "-" + human_bytes(before - after);

@@ -11,7 +11,7 @@
 namespace cuaudit::report {
 
 struct SitePeakChange {
-  std::string api, site;  // site: its short name (PeakSite::site, or its first frame in older reports)
+  std::string api, site;  // site: its short name (PeakSite::site, or stack_site_name in older reports)
   uint64_t before = 0, after = 0;
 };
 

@@ -19,19 +19,7 @@ std::string site_label(const std::vector<report::Frame>& stack, const Suppressio
     return fmt::format("{}:{}", report::basename_of(f.file), f.line);
   }
   if (std::optional<std::string> allocator = rules.allocator_of(stack)) return *allocator;
-  for (const report::Frame& f : stack) {
-    if (f.file.empty()) continue;
-    const std::string where = fmt::format("{}:{}", report::basename_of(f.file), f.line);
-    return f.function.empty() ? where : report::short_function_name(f.function) + " " + where;
-  }
-  for (const report::Frame& f : stack) {
-    if (f.function.empty()) continue;
-    const std::string name = report::short_function_name(f.function);
-    return f.module.empty() ? name : fmt::format("{} ({})", name, report::basename_of(f.module));
-  }
-  if (!stack.empty() && !stack.front().module.empty())
-    return fmt::format("{}+0x{:x}", report::basename_of(stack.front().module), stack.front().module_offset);
-  return "?";
+  return report::stack_site_name(stack);
 }
 
 namespace {

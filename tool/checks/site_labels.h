@@ -12,9 +12,8 @@
 namespace cuaudit {
 
 // The first that applies: the user's Python line ("train.py:19"); the allocator that hands the
-// memory out, by the held_by_allocator rules ("PyTorch CUDA caching allocator"); the first frame
-// with a source line ("upload app.cu:42"); the first frame with a function, and its module
-// ("serve (libapp.so)"); the module and offset of the first frame ("libcublas.so.13+0x1f38ab").
+// memory out, by the held_by_allocator rules ("PyTorch CUDA caching allocator"); the name its
+// frames give (report::stack_site_name: "upload app.cu:42", "serve (libapp.so)", module+offset).
 std::string site_label(const std::vector<report::Frame>& stack, const Suppressions& rules);
 
 // Fills every peak site's and series site's `site`; sites of one API that get the same name are
