@@ -4,16 +4,24 @@
 # corpora made of the golden runs. Any crash, hang (-timeout) or sanitizer report fails.
 # Usage: scripts/fuzz.sh [RUNS] [HARNESS...]   (harnesses: trace_reader report_json suppressions
 # baseline run_dir; default all, one after another)
+# FUZZ_JOBS=N runs N processes of each harness at once on one shared corpus, RUNS/N inputs each (the
+# campaign on a many-core machine); FUZZ_PREBUILT=1 uses build-fuzz/bin as it is (a machine without
+# clang, given the harnesses built elsewhere); FUZZ_SECONDS=S stops each process after S seconds
+# even short of its inputs (a time-boxed machine); FUZZ_FLAGS adds libFuzzer flags after the defaults
+# (the last of a repeated flag wins: FUZZ_FLAGS='-max_len=32768 -entropic=0').
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-2000}
 shift $(($# > 0 ? 1 : 0))
 harnesses=("$@")
 [[ ${#harnesses[@]} -eq 0 ]] && harnesses=(trace_reader report_json suppressions baseline run_dir)
+jobs=${FUZZ_JOBS:-1}
 export PATH="$PATH:/usr/local/cuda/bin"
+[[ ${FUZZ_PREBUILT:-0} == 1 ]] || {
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUAUDIT_FUZZ=ON \
   -DCUAUDIT_BUILD_TESTS=OFF >/dev/null
 cmake --build build-fuzz --target fuzz_trace_reader fuzz_report_json fuzz_suppressions fuzz_baseline fuzz_run_dir >/dev/null
+}
 seeds=build-fuzz/seeds
 rm -rf "$seeds" && mkdir -p "$seeds"/{trace_reader,report_json,suppressions,baseline,run_dir}
 cp tests/golden/*/trace-*.cutrace tests/golden/*/*/trace-*.cutrace "$seeds/trace_reader/" 2>/dev/null || true
@@ -49,13 +57,26 @@ for harness in "${harnesses[@]}"; do
   # the checkout, where it would be committed by mistake.
   artifacts=build-fuzz/artifacts/$harness/
   mkdir -p "$corpus" "$artifacts"
+  rm -f build-fuzz/fuzz_$harness.*.log
   start=$(date +%s)
-  if build-fuzz/bin/fuzz_$harness -runs="$runs" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
-       -artifact_prefix="$artifacts" -print_final_stats=1 "$corpus" "$seeds/$harness" >"build-fuzz/fuzz_$harness.log" 2>&1; then
-    echo "fuzz_$harness: $(grep -o 'stat::number_of_executed_units: [0-9]*' "build-fuzz/fuzz_$harness.log" | grep -o '[0-9]*$') inputs, no crash ($(($(date +%s) - start)) s, $(ls "$corpus" | wc -l) in the corpus)"
+  pids=()
+  for ((job = 0; job < jobs; job++)); do
+    build-fuzz/bin/fuzz_$harness -runs=$((runs / jobs)) -max_total_time=${FUZZ_SECONDS:-0} -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
+      ${FUZZ_FLAGS:-} -artifact_prefix="$artifacts" -print_final_stats=1 "$corpus" "$seeds/$harness" \
+      >"build-fuzz/fuzz_$harness.$job.log" 2>&1 &
+    pids+=($!)
+  done
+  failed=()
+  for ((job = 0; job < jobs; job++)); do
+    wait "${pids[$job]}" || failed+=("build-fuzz/fuzz_$harness.$job.log")
+  done
+  executed=$(cat build-fuzz/fuzz_$harness.*.log | grep -o 'stat::number_of_executed_units: [0-9]*' |
+    awk '{ sum += $2 } END { print sum + 0 }')
+  if [[ ${#failed[@]} -eq 0 ]]; then
+    echo "fuzz_$harness: $executed inputs in $jobs process(es), no crash ($(($(date +%s) - start)) s, $(ls "$corpus" | wc -l) in the corpus)"
   else
-    echo "fuzz_$harness: FAILED (build-fuzz/fuzz_$harness.log; the input in $artifacts):"
-    tail -n 30 "build-fuzz/fuzz_$harness.log"
+    echo "fuzz_$harness: FAILED after $executed inputs (${failed[*]}; the input in $artifacts):"
+    tail -n 30 "${failed[0]}"
     status=1
   fi
 done
