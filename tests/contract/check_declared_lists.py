@@ -5,7 +5,8 @@ common/environment.inc <-> docs/INJECTION.md's environment table; common/trace_r
 docs/ARCHITECTURE.md's record table; common/memory_sources.inc <->
 docs/POOLS.md's memory sources table; common/run_dir_layout.inc <-> docs/ARCHITECTURE.md's run
 directory table; reports/finding_kinds.inc <-> docs/JSON.md's kinds table. A name added to one and
-not the other fails here.
+not the other fails here. And the built-in held_by_allocator rules name a framework's pool as
+common/memory_sources.inc does (the memory model and the rules give one name).
 """
 import argparse
 import re
@@ -45,6 +46,22 @@ def compare(what, code, docs, code_file, docs_file):
     return ok
 
 
+def rules_name_sources_alike(source):
+    """Each built-in held_by_allocator rule for a framework's pool names it as memory_sources.inc does."""
+    text = "\n".join(line for line in open(f"{source}/common/memory_sources.inc") if not line.lstrip().startswith("//"))
+    frameworks = re.findall(r'CUAUDIT_SOURCE\(\s*\w+\s*,\s*\d+\s*,\s*"[^"]+"\s*,\s*FrameworkPool\s*,\s*\w+\s*,\s*"([^"]+)"', text)
+    rules = re.findall(r"^held_by_allocator:([^:]+):", open(f"{source}/tool/checks/builtin_allocators.supp").read(), re.M)
+    ok = True
+    for name in frameworks:
+        if name not in rules:
+            print(f"FAIL: no built-in held_by_allocator rule names the framework pool {name!r} as "
+                  "common/memory_sources.inc does (tool/checks/builtin_allocators.supp)")
+            ok = False
+    if ok:
+        print(f"ok: {len(frameworks)} framework pools, named alike by the memory model and the built-in rules")
+    return ok
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--source", required=True)
@@ -65,6 +82,7 @@ def main():
     kinds = declared(f"{a.source}/reports/finding_kinds.inc", "CUAUDIT_FINDING")
     kind_docs = documented(f"{a.source}/docs/JSON.md", "## Finding kinds")
     ok = compare("finding kind", kinds, kind_docs, "reports/finding_kinds.inc", "docs/JSON.md") and ok
+    ok = rules_name_sources_alike(a.source) and ok
     return 0 if ok else 1
 
 

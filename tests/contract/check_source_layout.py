@@ -2,7 +2,9 @@
 """The layout docs/ARCHITECTURE.md promises, kept true: in common/, injection/, tool/ and reports/
 no source file over MAX_FILE_LINES lines and no function over MAX_FUNCTION_LINES (found by counting
 braces, as a reader does: a line ending in `) ... {` at the depth of a namespace or class starts one),
-and every .cpp file named in docs/ARCHITECTURE.md, so that a newcomer finds what owns it."""
+and every .cpp file named in docs/ARCHITECTURE.md, so that a newcomer finds what owns it. And no check
+under tool/checks/ decides who holds memory by an allocation family or a frame string: it asks the
+replay's Owner (tool/replay/ownership.h), so that a pool's segments and blocks are judged one way."""
 import argparse
 import os
 import re
@@ -14,6 +16,9 @@ MAX_FILE_LINES = 470
 MAX_FUNCTION_LINES = 80
 FOLDERS = ("common", "injection", "tool", "reports")
 SOURCES = (".cpp", ".h")
+
+# Who holds a byte is the memory model's to say (ownership.h), not each check's.
+OWNERSHIP_BY_HAND = re.compile(r"\bis_pool_block\(|\bis_framework_pool\(|\"CUDACachingAllocator\"")
 
 STARTS = re.compile(r"\)\s*(const)?\s*(noexcept)?\s*(override)?\s*(->\s*[\w:<>, ]+)?\s*\{$")
 NOT_A_FUNCTION = re.compile(r"\s*(if|for|while|switch|else|do|namespace|struct|class|enum|union)\b")
@@ -66,6 +71,11 @@ def main():
                     problems.append(f"{shown}: {len(lines) - 1} lines (at most {MAX_FILE_LINES}): split it by what it owns")
                 for start, length in long_functions(lines):
                     problems.append(f"{shown}:{start}: a function of {length} lines (at most {MAX_FUNCTION_LINES})")
+                if shown.startswith(os.path.join("tool", "checks") + os.sep):
+                    for number, line in enumerate(lines, start=1):
+                        if OWNERSHIP_BY_HAND.search(line):
+                            problems.append(f"{shown}:{number}: decides who holds memory by hand; ask the replay's "
+                                            "Owner (tool/replay/ownership.h)")
                 stem = name[: -len(".cpp")]
                 if name.endswith(".cpp") and name not in architecture and f"{stem}.{{h,cpp}}" not in architecture:
                     problems.append(f"{shown}: not named in docs/ARCHITECTURE.md (add a row saying what it owns)")

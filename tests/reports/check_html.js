@@ -246,9 +246,9 @@ const labelsFit = async (page, what) => {
   await labelsFit(page, "the PyTorch growth run");
   const torchLegend = await page.locator("#site-series .legend").innerText();
   const torchPeak = await page.locator("#timeline ul.notes").innerText();
-  check(torchLegend.includes("cudaMalloc at PyTorch CUDA caching allocator") && !torchLegend.includes("alloc_block") &&
+  check(torchLegend.includes("cudaMalloc at PyTorch's CUDA caching allocator") && !torchLegend.includes("alloc_block") &&
         !torchLegend.includes("??"), `the PyTorch run's sites are named by their allocator, once each (${torchLegend})`);
-  check(torchPeak.includes("at PyTorch CUDA caching allocator") && !torchPeak.includes("alloc_block"),
+  check(torchPeak.includes("at PyTorch's CUDA caching allocator") && !torchPeak.includes("alloc_block"),
         `the sites held at the peak are named the same way (${torchPeak.split("\n").join("; ")})`);
   await page.screenshot({ path: torchShot, fullPage: true });
 

@@ -44,7 +44,7 @@ void judge_as_made(std::vector<report::Finding>& findings, Suppressions& rules) 
   const std::vector<PathMapping> no_paths;
   Holders holders(rules, no_paths);
   for (report::Finding& f : findings) {
-    if (auto holder = holders.held(f.kind, f.stack, f.related, f.bytes))
+    if (auto holder = holders.held(f.kind, Owner{}, f.stack, f.related, f.bytes))
       describe_held(f, *holder, f.kind == report::FindingKind::ResourceLeak);
   }
 }
@@ -74,14 +74,14 @@ TEST_CASE("everything PyTorch holds on purpose at exit is held_by_allocator, nev
   CHECK(summary.error_findings == 0);
   CHECK(summary.leaked_bytes == 0);
   for (const auto& rule : s.rules()) by_allocator[rule.allocator] += rule.hits;
-  CHECK(by_allocator["PyTorch CUDA caching allocator"] == 4);
+  CHECK(by_allocator["PyTorch's CUDA caching allocator"] == 4);
   CHECK(by_allocator["PyTorch pinned-memory caching allocator"] == 1);
   const auto by_handles = std::count_if(findings.begin(), findings.end(), [](const report::Finding& f) {
     return f.headline.rfind("Held by cuBLAS handle workspace:", 0) == 0 &&
            f.notes.back().find("PyTorch created this cuBLAS handle") == 0;
   });
   CHECK(by_handles == 6);
-  CHECK(findings[2].headline.rfind("Held by PyTorch CUDA caching allocator: 33554432 byte(s)", 0) == 0);
+  CHECK(findings[2].headline.rfind("Held by PyTorch's CUDA caching allocator: 33554432 byte(s)", 0) == 0);
 }
 
 TEST_CASE("what numba-cuda's memory manager holds at exit (its deferred frees) is held_by_allocator") {
@@ -144,9 +144,9 @@ TEST_CASE("a keep rule that matches an allocator's frames leaves its memory held
   s.load_text(builtin_allocator_rules(), "builtin", true);
   const std::vector<PathMapping> none;
   Holders holders(s, none);
-  const auto holder = holders.held(report::FindingKind::Leak, {frame}, {}, 64);
+  const auto holder = holders.held(report::FindingKind::Leak, Owner{}, {frame}, {}, 64);
   REQUIRE(holder);
-  CHECK(holder->allocator == "PyTorch CUDA caching allocator");
+  CHECK(holder->allocator == "PyTorch's CUDA caching allocator");
   CHECK(s.rules()[0].hits == 0);  // it counts what it keeps when the findings are judged, not holders
 }
 
@@ -156,18 +156,19 @@ TEST_CASE("a suppression written before an allocator rule wins, rules match the 
   frame.file = "/build/src/arena.cu";
   std::vector<report::Frame> stack = {frame};
   Suppressions s;
-  s.load_text("leak:^Arena::grow\nheld_by_allocator:our arena:Arena::grow\nheld_by_allocator:mapped:^src/\n", "ours.supp");
+  s.load_text("leak:^Arena::grow\nheld_by_allocator:our arena:Arena::grow\nheld_by_allocator:mapped:^src/\n",
+              "ours.supp");
   const std::vector<PathMapping> none;
   Holders holders(s, none);
-  CHECK_FALSE(holders.held(report::FindingKind::Leak, stack, {}, 64));  // the leak: rule comes first
-  CHECK(s.rules()[0].hits == 0);                                         // counted when it suppresses
+  CHECK_FALSE(holders.held(report::FindingKind::Leak, Owner{}, stack, {}, 64));  // the leak: rule comes first
+  CHECK(s.rules()[0].hits == 0);                                                 // counted when it suppresses
   stack[0].function = "grow_arena()";
   const std::vector<PathMapping> paths = {{"/build", ""}};
   Holders mapped(s, paths);
-  const auto holder = mapped.held(report::FindingKind::Leak, stack, {}, 64);
+  const auto holder = mapped.held(report::FindingKind::Leak, Owner{}, stack, {}, 64);
   REQUIRE(holder);
   CHECK(holder->allocator == "mapped");
   CHECK(s.rules()[2].hits == 1);
   CHECK(s.rules()[2].bytes == 64);
-  CHECK_FALSE(mapped.held(report::FindingKind::DoubleFree, stack, {}, 64));  // only leaks are held
+  CHECK_FALSE(mapped.held(report::FindingKind::DoubleFree, Owner{}, stack, {}, 64));  // only leaks are held
 }

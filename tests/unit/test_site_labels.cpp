@@ -32,13 +32,13 @@ Suppressions builtin_rules() {
 
 TEST_CASE("a site is named by the user's Python line, its allocator, its source line, its function or its module") {
   const Suppressions rules = builtin_rules();
-  CHECK(site_label({python("/venv/lib/python3.12/site-packages/torch/nn/functional.py", 1723),
-                    python("/work/train.py", 19)},
-                   rules) == "train.py:19");
+  CHECK(site_label(
+            {python("/venv/lib/python3.12/site-packages/torch/nn/functional.py", 1723), python("/work/train.py", 19)},
+            rules) == "train.py:19");
   CHECK(site_label({native("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block(Params&)", "",
                            0, "/venv/torch/lib/libc10_cuda.so"),
                     native("main")},
-                   rules) == "PyTorch CUDA caching allocator");
+                   rules) == "PyTorch's CUDA caching allocator");
   CHECK(site_label({native("", "", 0, "/usr/lib/libcublas.so.13"), native("serve(int)", "/src/cublas_handles.cu", 17)},
                    rules) == "serve cublas_handles.cu:17");
   CHECK(site_label({native("cublasCreate_v2", "", 0, "/usr/lib/libcublas.so.13")}, rules) ==
@@ -67,12 +67,12 @@ TEST_CASE("sites that get one name are one site in the peak's list and the stack
   t.site_series.push_back(series);
   label_timeline_sites(t, rules);
   REQUIRE(t.peaks[0].sites.size() == 2);
-  CHECK(t.peaks[0].sites[0].site == "PyTorch CUDA caching allocator");
+  CHECK(t.peaks[0].sites[0].site == "PyTorch's CUDA caching allocator");
   CHECK(t.peaks[0].sites[0].bytes == 160);
   CHECK(t.peaks[0].sites[0].count == 4);
   CHECK(t.peaks[0].sites[1].site == "upload app.cu:28");
   REQUIRE(t.site_series[0].sites.size() == 2);
-  CHECK(t.site_series[0].sites[0].site == "PyTorch CUDA caching allocator");
+  CHECK(t.site_series[0].sites[0].site == "PyTorch's CUDA caching allocator");
   CHECK(t.site_series[0].sites[0].bytes == std::vector<uint64_t>{25, 35});
   CHECK(t.site_series[0].sites[1].site == "upload app.cu:28");
 }

@@ -47,7 +47,8 @@ class ChurnCheck : public Check {
 
 class FragmentationCheck : public Check {
  public:
-  FragmentationCheck(const ProcessTrace& trace, const FragmentationOptions& options) : observer_(trace.pools, options) {}
+  FragmentationCheck(const ProcessTrace& trace, const FragmentationOptions& options)
+      : observer_(trace.pools, options) {}
   ReplayObserver* observer() override { return &observer_; }
   std::vector<report::Finding> findings(CheckContext& c) override {
     return fragmentation_findings(c.trace, observer_, c.bounds, c.stacks, c.options.fragmentation);
@@ -90,7 +91,7 @@ class PythonGrowthCheck : public Check {
   explicit PythonGrowthCheck(const ProcessTrace& trace) : observer_(trace) {}
   ReplayObserver* observer() override { return &observer_; }
   std::vector<report::Finding> findings(CheckContext& c) override {
-    return growth_findings(c.trace, observer_, c.bounds, c.result.leaks, c.stacks);
+    return growth_findings(c.trace, observer_, c.bounds, c.result.leaks, c.result.ownership, c.stacks);
   }
 
  private:
@@ -142,7 +143,8 @@ const CheckRow kChecks[] = {
 
 }  // namespace
 
-std::vector<report::UncheckedKind> unchecked_kinds(const AnalysisOptions& options, std::optional<bool> launch_params_recorded,
+std::vector<report::UncheckedKind> unchecked_kinds(const AnalysisOptions& options,
+                                                   std::optional<bool> launch_params_recorded,
                                                    std::optional<bool> resources_recorded) {
   using report::FindingKind;
   std::vector<report::UncheckedKind> out;

@@ -25,7 +25,7 @@ void ChurnCounter::on_released(const MemoryEvent& a, const MemoryEvent& r) {
   // memory, and a pool's blocks come out of memory the pool keeps (the pool is what cures churn):
   // none of them is churn.
   const MemoryFamily family = api_info(a.api).family;
-  if (family == MemoryFamily::GraphMemory || is_resource(family) || is_pool_block(family)) return;
+  if (family == MemoryFamily::GraphMemory || is_resource(family) || is_block_op(a.api)) return;
   Site& s = sites_[{a.stack_id, a.api}];
   s.stack_id = a.stack_id, s.api = a.api, s.release_api = r.api, s.device = a.device;
   ++s.pairs;

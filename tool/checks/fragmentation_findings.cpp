@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "ownership.h"
 #include "pool_names.h"
 
 namespace cuaudit {
@@ -52,7 +53,7 @@ void FragmentationObserver::on_pool_growing(const PoolSegmentFact& segment, cons
 }
 
 void FragmentationObserver::on_live(const MemoryEvent& block) {
-  if (!is_pool_block(api_info(block.api).family)) return;
+  if (!is_block_op(block.api)) return;
   const auto span = handing_out_.try_emplace(block.pool, block.time_ns, block.time_ns).first;
   span->second.second = block.time_ns;
   if (growing_.empty()) return;
@@ -143,9 +144,9 @@ report::Finding pool_finding(const ProcessTrace& trace, uint32_t pool, const Poo
                                      report::human_bytes(p.bytes), p.count),
                          block_stack(trace, p.stack_id, p.python_stack_id, stacks)});
   }
-  f.message = fmt::format("{} is cut into holes: {} of its {} were free, the largest hole {}", s.pool,
-                          report::human_bytes(s.free), report::human_bytes(s.reserved),
-                          report::human_bytes(s.largest_free));
+  f.message =
+      fmt::format("{} is cut into holes: {} of its {} were free, the largest hole {}", s.pool,
+                  report::human_bytes(s.free), report::human_bytes(s.reserved), report::human_bytes(s.largest_free));
   f.fragmentation = std::move(s);
   return f;
 }
@@ -185,7 +186,7 @@ report::Finding miss_finding(const ProcessTrace& trace, uint32_t pool, const Fra
   f.stack = block_stack(trace, w.request.stack_id, w.request.python_stack_id, stacks);
   // Where a program's own pool was made; a framework's pool was made inside the framework.
   if (const auto info = trace.pools.find(pool);
-      info != trace.pools.end() && info->second.stack_id && !is_framework_pool(trace.pools, pool)) {
+      info != trace.pools.end() && info->second.stack_id && !pool_reserve_owner(trace.pools, pool).framework()) {
     f.related.push_back({report::RelatedRole::Allocation, "", fmt::format("{} was made at:", s.pool),
                          stacks.user_stack(info->second.stack_id)});
   }
@@ -243,8 +244,8 @@ std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, c
                       static_cast<double>(m->second.grown) >=
                           options.min_grown_share * static_cast<double>(observer.peak_reserved(pool)) &&
                       static_cast<double>(m->second.last_ns - observer.handing_out(pool).first) >=
-                          options.min_miss_spread * static_cast<double>(observer.handing_out(pool).second -
-                                                                        observer.handing_out(pool).first);
+                          options.min_miss_spread *
+                              static_cast<double>(observer.handing_out(pool).second - observer.handing_out(pool).first);
     if (paid && m->second.worst.before.hole_fragmentation() * 100 >= options.threshold_percent) {
       findings.push_back(miss_finding(trace, pool, m->second, stacks));
       continue;

@@ -41,57 +41,30 @@ uint64_t launches_before(const ProcessTrace& trace, const MemoryEvent& a) {
   return before.launches + static_cast<uint64_t>(share * static_cast<long double>(after->launches - before.launches));
 }
 
-// A native stack through PyTorch's caching allocator: one of its segments.
-bool through_caching_allocator(const std::vector<report::Frame>& stack) {
-  return std::any_of(stack.begin(), stack.end(), [](const report::Frame& frame) {
-    return frame.function.find("CUDACachingAllocator") != std::string::npos;
-  });
-}
-
 using SiteKey = std::tuple<std::string, int, std::string, uint64_t, bool>;
 
 // The memory held at the end, by the user's Python line (file, line, function): where the program
 // asked for it. In a Python process, memory allocated with no Python stack (an autograd thread, or a
 // caching allocator's segment for whichever line first needed one) is grouped by its native site.
 std::map<SiteKey, Site> sites_of(const ProcessTrace& trace, const std::vector<MemoryEvent>& held,
-                                 StackResolver& stacks) {
+                                 const Ownership& owners) {
   const bool python_process = !trace.python_stacks.empty();
-  // A pool's blocks (CuPy's, an NVTX heap's) are judged themselves: the memory they were handed out
-  // of is the pool's, grown for whichever line first needed more.
-  std::vector<std::pair<uint64_t, int32_t>> blocks;
-  for (const MemoryEvent& a : held) {
-    if (is_pool_block(api_info(a.api).family)) blocks.emplace_back(a.key, a.device);
-  }
-  std::sort(blocks.begin(), blocks.end());
-  auto holds_blocks = [&](const MemoryEvent& a) {
-    auto it = std::lower_bound(blocks.begin(), blocks.end(), std::make_pair(a.key, INT32_MIN));
-    return it != blocks.end() && it->first - a.key < a.bytes;
-  };
-  const bool torch_blocks = std::any_of(trace.pools.begin(), trace.pools.end(), [](const auto& pool) {
-    return pool.second.kind == MemorySource::TorchCaching;
-  });
-  // PyTorch's segments, made for whichever line first needed one: its blocks say where the memory went.
-  std::map<uint64_t, bool> segment_stacks;  // stack id -> through PyTorch's caching allocator
-  auto torch_segment = [&](const MemoryEvent& a) {
-    if (!torch_blocks || is_block_op(a.api)) return false;
-    auto [it, inserted] = segment_stacks.try_emplace(a.stack_id, false);
-    if (inserted) it->second = through_caching_allocator(stacks.user_stack(a.stack_id));
-    return it->second;
-  };
+  // A pool's blocks (CuPy's, PyTorch's, an NVTX heap's) are judged themselves: the pool's reserve
+  // they were handed out of was taken for whichever line first needed more.
   // A pool's blocks and the CUDA allocations of the same line are different sites: what a
   // framework's allocator hands out is the program's tensors, what the line made CUDA allocate
   // besides (a library handle's workspace) is not.
   std::map<SiteKey, Site> sites;
   for (const MemoryEvent& a : held) {
-    const MemoryFamily family = api_info(a.api).family;
-    if (!is_pool_block(family) && (!owns_memory(family) || holds_blocks(a) || torch_segment(a))) continue;
+    const Owner owner = owners.owner(a);
+    if (owner.is_reserve() || (!owner.is_block() && !owns_memory(api_info(a.api).family))) continue;
     std::vector<report::Frame> python = python_frames(trace, a.python_stack_id);
     const size_t user = user_python_frame(python);
     if (user >= python.size() && !python_process) continue;
     // A block with neither stack (PyTorch's autograd threads make gradients with no Python frames):
     // nothing would say where it came from, and unrelated memory would be lumped together.
     if (user >= python.size() && a.stack_id == trace::kNoStack) continue;
-    const bool block = is_pool_block(family);
+    const bool block = owner.is_block();
     Site& site = user < python.size() ? sites[{python[user].file, python[user].line, python[user].function, 0, block}]
                                       : sites[{std::string(), 0, std::string(), a.stack_id, block}];
     if (site.allocations.empty()) {
@@ -136,8 +109,8 @@ void GrowthObserver::on_sample(const MemorySample& s, const DeviceHoldings&, con
   if (python_) saw_launches(s.launches, s.seq, s.time_ns, false);
 }
 
-std::vector<MemoryEvent> GrowthObserver::held_at_end_of_work(const std::vector<LeakedAllocation>& at_exit,
-                                                             const std::function<bool(const MemoryEvent&)>& counts) const {
+std::vector<MemoryEvent> GrowthObserver::held_at_end_of_work(
+    const std::vector<LeakedAllocation>& at_exit, const std::function<bool(const MemoryEvent&)>& counts) const {
   // Live at exit, made before the end of the work or not: a framework's blocks come in with the seq
   // of the memory sample after their time (PyTorch's history, JAX's listings every 50 ms), later than
   // they were made; what a process makes after its work is rare and belongs to its own site.
@@ -163,8 +136,12 @@ const MemoryEvent& GrowthObserver::first_made(const MemoryEvent& a) const {
 std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& at_exit,
                                              StackResolver& stacks) {
   GrowthObserver observer(trace);
-  const RunBounds bounds = replay_with_bounds(trace, observer);
-  return growth_findings(trace, observer, bounds, at_exit, stacks);
+  RunBounds bounds;
+  ObserverList both;
+  both.add(&observer);
+  both.add(&bounds);
+  const ReplayResult replayed = replay(trace, &both);
+  return growth_findings(trace, observer, bounds, at_exit, replayed.ownership, stacks);
 }
 
 namespace {
@@ -261,7 +238,7 @@ report::Finding growth_finding(const ProcessTrace& trace, const Site& site, uint
 
 std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const GrowthObserver& observer,
                                              const RunBounds& bounds, const std::vector<LeakedAllocation>& at_exit,
-                                             StackResolver& stacks) {
+                                             const Ownership& owners, StackResolver& stacks) {
   if (trace.python_stacks.empty()) return {};  // only a Python line says where growth comes from
   // By time, the work ends where the launches did, not with the process (an interpreter's shutdown).
   const uint64_t end_ns = observer.end_of_work_ns() ? observer.end_of_work_ns() : bounds.last_ns(trace);
@@ -277,7 +254,7 @@ std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const Gr
                        [](const report::Frame& frame) { return !is_library_python_file(frame.file); });
   };
   const std::vector<MemoryEvent> held = observer.held_at_end_of_work(at_exit, from_user_code);  // sites point into it
-  auto sites = sites_of(trace, held, stacks);
+  auto sites = sites_of(trace, held, owners);
   std::vector<report::Finding> findings;
   for (auto& [key, site] : sites) {
     if (site.allocations.size() < kMinGrowthAllocations) continue;

@@ -6,11 +6,10 @@
 // is reported as growth when memory live at the end was allocated from it at least
 // kMinGrowthAllocations times, at least a third of those came in the second half of the program's
 // work after its first one, they span a quarter of the work since the line's first allocation
-// (released or not: how long the process ran before the loop does not count), and they were made all along: in at least half of the
-// stretches from the first of them to the end (kGrowthStretches), not in the first step and the
-// last. Work is counted in kernel launches (interpreter start-up and shutdown launch nothing;
-// between two memory samples, an allocation without its own count is placed by time); a
-// trace without launch counts uses time instead.
+// (released or not: how long the process ran before the loop does not count), and they were made all along: in at least
+// half of the stretches from the first of them to the end (kGrowthStretches), not in the first step and the last. Work
+// is counted in kernel launches (interpreter start-up and shutdown launch nothing; between two memory samples, an
+// allocation without its own count is placed by time); a trace without launch counts uses time instead.
 //
 // PyTorch's caching allocator calls cudaMalloc only for new segments, from whichever line (or
 // autograd thread) first needs one, so the attribution is exact only with the cache off
@@ -69,10 +68,11 @@ class GrowthObserver : public ReplayObserver {
   std::unordered_map<uint64_t, MemoryEvent> first_by_python_, first_by_native_;
 };
 
-// `at_exit`: what was live at exit (used when the trace has no launch-counting samples).
+// `at_exit`: what was live at exit (used when the trace has no launch-counting samples); `owners`:
+// the replay's (a pool's reserve is no site of its own: its blocks say where the memory went).
 std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const GrowthObserver& observer,
                                              const RunBounds& bounds, const std::vector<LeakedAllocation>& at_exit,
-                                             StackResolver& stacks);
+                                             const Ownership& owners, StackResolver& stacks);
 // The same, replaying `trace` (all its events in memory).
 std::vector<report::Finding> growth_findings(const ProcessTrace& trace, const std::vector<LeakedAllocation>& at_exit,
                                              StackResolver& stacks);

@@ -14,8 +14,15 @@ std::vector<report::Frame> mapped(std::vector<report::Frame> frames, const std::
 
 }  // namespace
 
-std::optional<Holder> Holders::held(report::FindingKind kind, const std::vector<report::Frame>& stack,
+std::optional<Holder> Holders::held(report::FindingKind kind, const Owner& owner,
+                                    const std::vector<report::Frame>& stack,
                                     const std::vector<report::RelatedStack>& related, uint64_t bytes) {
+  if (owner.held_on_purpose()) {
+    return Holder{source_info(owner.source).description,
+                  fmt::format("memory {} took to hand out its blocks (its reserve: the segments its hooks recorded, "
+                              "or the allocation its blocks lay in), kept for reuse until the process ends",
+                              source_info(owner.source).description)};
+  }
   if (kind == report::FindingKind::Leak) {
     if (std::optional<HeldHandle> handle = framework_handle(stack)) return Holder{handle->holder, handle->note};
   }

@@ -1,16 +1,21 @@
 // Who holds memory at exit on purpose: asked by the leak check while it makes a leak or resource
 // leak, so that the finding's kind is final when it is made (held_by_allocator, info, never
-// gating) and no later stage rewrites it. Two sources of that knowledge, in this order:
+// gating) and no later stage rewrites it. Three sources of that knowledge, in this order:
+// - the memory model (ownership.h): a framework's reserve, the segments its hooks described (or
+//   that its blocks were handed out of), whatever the rules say: --builtin-suppressions no and a
+//   keep rule leave it held;
 // - a library handle a framework created (library_handles.h: PyTorch's cuBLAS handles, ...);
-// - the held_by_allocator rules, cuaudit's built-in ones and the user's (suppressions.h), matched
-//   as the report will show the frames (--path-map), and against a library handle's frames from its
-//   create call outwards, as the report shows the program's own handle.
+// - the held_by_allocator rules, cuaudit's built-in ones and the user's (suppressions.h), for
+//   memory no hook describes (runs without hooks, RMM, NCCL, numba-cuda), matched as the report
+//   will show the frames (--path-map), and against a library handle's frames from its create call
+//   outwards, as the report shows the program's own handle.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "ownership.h"
 #include "path_map.h"
 #include "report_model.h"
 #include "suppressions.h"
@@ -18,7 +23,7 @@
 namespace cuaudit {
 
 struct Holder {
-  std::string allocator;  // "PyTorch CUDA caching allocator", "cuBLAS handle workspace"
+  std::string allocator;  // "PyTorch's CUDA caching allocator", "cuBLAS handle workspace"
   std::string note;       // why, when there is more to say ("" otherwise)
 };
 
@@ -27,8 +32,9 @@ class Holders {
   // `rules` count their hits here; both must outlive this.
   Holders(Suppressions& rules, const std::vector<PathMapping>& paths) : rules_(rules), paths_(paths) {}
 
-  // The holder of a leak (kind Leak or ResourceLeak) with these stacks and bytes, if any.
-  std::optional<Holder> held(report::FindingKind kind, const std::vector<report::Frame>& stack,
+  // The holder of a leak (kind Leak or ResourceLeak) of memory owned by `owner`, with these stacks
+  // and bytes, if any.
+  std::optional<Holder> held(report::FindingKind kind, const Owner& owner, const std::vector<report::Frame>& stack,
                              const std::vector<report::RelatedStack>& related, uint64_t bytes);
 
  private:

@@ -10,6 +10,7 @@
 
 #include "frame_filter.h"
 #include "kernel_signature.h"
+#include "ownership.h"
 #include "pool_names.h"
 #include "trace_format.h"
 
@@ -46,7 +47,7 @@ struct Group {
 };
 
 std::string memory_of(const ProcessTrace& trace, const MemoryEvent& allocation) {
-  if (is_pool_block(api_info(allocation.api).family)) {
+  if (owner_of_event(allocation, trace.pools).is_block()) {
     return fmt::format("{}-byte block of {} ({})", allocation.bytes, pool_description(trace.pools, allocation.pool),
                        api_info(allocation.api).name);
   }
@@ -161,8 +162,7 @@ void describe_misaligned_by_type(const ProcessTrace& trace, const LaunchParamJud
       "the wrong elements; offset the pointer by whole vectors, or use the scalar type");
 }
 
-void describe_stale(const ProcessTrace& trace, const LaunchParamJudgement& j, const ParamWords& w,
-                    report::Finding& f) {
+void describe_stale(const ProcessTrace& trace, const LaunchParamJudgement& j, const ParamWords& w, report::Finding& f) {
   const LaunchParamFact& fact = j.launch.launch_param();
   f.bytes = j.freed->bytes;
   f.headline = fmt::format(
@@ -177,7 +177,7 @@ void describe_stale(const ProcessTrace& trace, const LaunchParamJudgement& j, co
         "the kernel's name does not say these 8 bytes are a pointer; their value lies in memory the program "
         "released before the launch, so the kernel reads or writes freed memory if it uses them as one");
   }
-  if (is_pool_block(api_info(j.freed->api).family)) {
+  if (owner_of_event(*j.freed, trace.pools).is_block()) {
     f.notes.push_back(
         "the pool took this block back: its memory is still the pool's, so the kernel neither faults nor warns, "
         "and it reads or overwrites whatever block the pool hands out there next");

@@ -26,7 +26,7 @@ struct Group {
   int32_t device = trace::kUnknownDevice;
   bool mixed_devices = false;
   uint64_t graph_launches = 0;  // graph memory: launches of its graph by the last allocation
-  uint64_t pool = 0;            // pool blocks: their pool
+  Owner owner{};                // who held it (ownership.h): a pool's blocks and reserves group by pool
 };
 
 std::vector<std::string> end_notes(LeakEnd end) {
@@ -62,19 +62,20 @@ void describe_leak(report::Finding& f, const Group& g, const ProcessTrace& trace
     f.message = fmt::format("{} {}(s) created by {} were never destroyed ({} was never called for them)", g.count,
                             family_description(info.family), info.name, right_release_for(g.api));
   } else if (info.family == MemoryFamily::IpcMapping) {
-    f.headline =
-        fmt::format("Leak of {} mapping(s) of another process's memory ({} byte(s), {}) never closed, opened at:",
-                    g.count, g.bytes, info.name);
+    f.headline = fmt::format(
+        "Leak of {} mapping(s) of another process's memory ({} byte(s), {}) never closed, opened at:", g.count, g.bytes,
+        info.name);
     f.message = fmt::format("{} mapping(s) of another process's memory from {} were never closed", g.count, info.name);
-  } else if (is_pool_block(info.family)) {
-    const std::string pool = pool_description(trace.pools, g.pool);
-    f.headline =
-        fmt::format("Leak of {} byte(s) in {} block(s) of {}, handed out by {} and never returned with {}, at:",
-                    g.bytes, g.count, pool, info.name, right_release_for(g.api));
-    f.message = fmt::format("{} byte(s) in {} block(s) of {} from {} were never returned to it", g.bytes, g.count,
-                            pool, info.name);
+  } else if (g.owner.is_block()) {
+    const std::string pool = pool_description(trace.pools, g.owner.pool);
+    f.headline = fmt::format(
+        "Leak of {} byte(s) in {} block(s) of {}, handed out by {} and never returned with {}, at:", g.bytes, g.count,
+        pool, info.name, right_release_for(g.api));
+    f.message = fmt::format("{} byte(s) in {} block(s) of {} from {} were never returned to it", g.bytes, g.count, pool,
+                            info.name);
   } else {
-    f.headline = fmt::format("Leak of {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
+    f.headline =
+        fmt::format("Leak of {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
     f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were never released", g.bytes,
                             family_description(info.family), g.count, info.name);
   }
@@ -85,8 +86,9 @@ void describe_leak(report::Finding& f, const Group& g, const ProcessTrace& trace
 void describe_live(report::Finding& f, const Group& g) {
   const ApiInfo& info = api_info(g.api);
   const bool died = g.end == LeakEnd::ProcessDied;
-  f.headline = fmt::format("Live{}: {} byte(s) in {} allocation(s) ({}) allocated from:",
-                           died ? " when the process died" : "", g.bytes, g.count, info.name);
+  f.headline =
+      fmt::format("Live{}: {} byte(s) in {} allocation(s) ({}) allocated from:", died ? " when the process died" : "",
+                  g.bytes, g.count, info.name);
   f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were live {}", g.bytes,
                           family_description(info.family), g.count, info.name,
                           died ? "when the process ended abruptly, as the framework's hooks last wrote them"
@@ -115,7 +117,7 @@ void add_leak_notes(report::Finding& f, const Group& g, StackResolver& stacks) {
         "memory of another process, mapped into this one and never unmapped: close it with {}; its {} byte(s) "
         "belong to the exporting process and are not counted in the leaked bytes",
         right_release_for(g.api), g.bytes));
-  } else if (!owns_memory(info.family) && !is_resource(info.family) && !is_pool_block(info.family)) {
+  } else if (!owns_memory(info.family) && !is_resource(info.family) && !g.owner.is_block()) {
     f.notes.push_back(fmt::format("a {}: its {} byte(s) are address space, not counted in the leaked bytes",
                                   family_description(info.family), g.bytes));
   }
@@ -131,7 +133,8 @@ void add_stacks(report::Finding& f, const Group& g, const ProcessTrace& trace, S
                                   python[user].function));
   }
   // A framework's block has no native stack of its own: the user's line first, then its callers.
-  if (f.stack.empty() && user < python.size()) f.stack.assign(python.begin() + static_cast<std::ptrdiff_t>(user), python.end());
+  if (f.stack.empty() && user < python.size())
+    f.stack.assign(python.begin() + static_cast<std::ptrdiff_t>(user), python.end());
   f.related.push_back({report::RelatedRole::Python, "", "Python stack of the allocation:", std::move(python)});
 }
 
@@ -141,14 +144,14 @@ report::Finding make_finding(const Group& g, const ProcessTrace& trace, StackRes
   const ApiInfo& info = api_info(g.api);
   report::Finding f;
   f.api = std::string(info.name);
-  f.bytes = owns_memory(info.family) || is_pool_block(info.family) ? g.bytes : 0;
+  f.bytes = owns_memory(info.family) || g.owner.is_block() ? g.bytes : 0;
   f.count = g.count;
   f.pid = trace.pid;
   if (!g.mixed_devices && g.device >= 0) f.device = g.device;
   add_leak_notes(f, g, stacks);
   add_stacks(f, g, trace, stacks);  // its Python line the last note
   const bool resource = is_resource(info.family);
-  const bool framework_block = g.pool && is_framework_pool(trace.pools, g.pool);
+  const bool framework_block = g.owner.is_block() && g.owner.framework();
   if (g.end == LeakEnd::StillRunning || (framework_block && framework_blocks_live(g.end))) {
     f.kind = report::FindingKind::Live;
     f.severity = report::Severity::Info;
@@ -156,7 +159,7 @@ report::Finding make_finding(const Group& g, const ProcessTrace& trace, StackRes
     return f;
   }
   const report::FindingKind kind = resource ? report::FindingKind::ResourceLeak : report::FindingKind::Leak;
-  if (std::optional<Holder> holder = holders.held(kind, f.stack, f.related, f.bytes)) {
+  if (std::optional<Holder> holder = holders.held(kind, g.owner, f.stack, f.related, f.bytes)) {
     describe_held(f, *holder, resource);
     return f;
   }
@@ -174,24 +177,27 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
   const std::vector<MemoryEvent>& failed_releases = replayed.failed_releases;
   // Allocations from different Python lines through one native path (PyTorch's allocator) are
   // different sites.
-  // Blocks of different pools are different sites too.
-  std::map<std::tuple<uint64_t, uint64_t, uint16_t, uint8_t, uint64_t, uint64_t>, Group> groups;
+  // Blocks of different pools are different sites too, and so are a pool's reserve and the
+  // program's own memory from one stack.
+  std::map<std::tuple<uint64_t, uint64_t, uint16_t, uint8_t, uint64_t, uint8_t, uint64_t>, Group> groups;
   for (const LeakedAllocation& leak : leaks) {
     const MemoryEvent& a = leak.allocation;
     const Api api = stacks.api_called(a.stack_id, a.api);
     std::optional<MemoryEvent> failed_release;
     if (leak.failed_release >= 0) failed_release = failed_releases.at(static_cast<size_t>(leak.failed_release));
     const uint64_t failed_site = failed_release ? failed_release->stack_id : 0;
-    const uint64_t pool = is_pool_block(api_info(a.api).family) ? a.pool : 0;
-    if (pool && is_framework_pool(trace.pools, pool) && !framework_blocks_live(leak.end)) continue;
-    auto [it, inserted] = groups.try_emplace(
-        {a.stack_id, a.python_stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end), failed_site, pool},
-        Group{api, leak.end, a.stack_id, a.python_stack_id, failed_release});
+    const Owner& owner = leak.owner;
+    if (owner.is_block() && owner.framework() && !framework_blocks_live(leak.end)) continue;
+    const uint64_t pool = owner.holding == Holding::Program ? 0 : owner.pool;
+    auto [it, inserted] =
+        groups.try_emplace({a.stack_id, a.python_stack_id, static_cast<uint16_t>(api), static_cast<uint8_t>(leak.end),
+                            failed_site, static_cast<uint8_t>(owner.holding), pool},
+                           Group{api, leak.end, a.stack_id, a.python_stack_id, failed_release});
     Group& g = it->second;
     g.bytes += a.bytes;
     ++g.count;
-    g.pool = pool;
-    if (!pool) g.graph_launches = std::max(g.graph_launches, a.graph_launches);
+    g.owner = owner;
+    if (!owner.is_block()) g.graph_launches = std::max(g.graph_launches, a.graph_launches);
     if (inserted) {
       g.device = a.device;
     } else if (g.device != a.device) {

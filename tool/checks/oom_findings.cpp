@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "ownership.h"
 #include "pool_names.h"
 #include "pool_picture.h"
 #include "python_frames.h"
@@ -40,9 +41,8 @@ void OomObserver::on_failed_allocation(const MemoryEvent& e, const DeviceHolding
   std::map<std::tuple<bool, uint64_t, Api>, Holder> sites;
   live([&](const MemoryEvent& a) {
     if (a.device != e.device) return;
-    const MemoryFamily family = api_info(a.api).family;
-    const bool block = is_pool_block(family) && a.python_stack_id;
-    if (!block && !owns_memory(family)) return;
+    const bool block = is_block_op(a.api) && a.python_stack_id;  // a pool's block, by its operation
+    if (!block && !owns_memory(api_info(a.api).family)) return;
     Holder& h = sites[{!block, block ? a.python_stack_id : a.stack_id, a.api}];
     h.stack_id = a.stack_id, h.api = a.api;
     if (block) h.python_stack_id = a.python_stack_id;
@@ -175,8 +175,7 @@ Judged judge(const ProcessTrace& trace, const Moment& m) {
   o.families = families_of(m.held);
   if (state && state->pool_reserved) o.pool_reserved = state->pool_reserved, o.pool_used = state->pool_used;
   if (state) o.other_processes = state->other_processes_bytes;
-  OomFacts facts{o.requested, o.device_total, o.device_free, o.program_held, o.other_processes,
-                 resident_bytes(m.held)};
+  OomFacts facts{o.requested, o.device_total, o.device_free, o.program_held, o.other_processes, resident_bytes(m.held)};
   if (is_block_op(e.api)) {
     facts.refused_by = pool_description(trace.pools, e.pool);
     if (const FrameworkOom* said = framework_oom(trace, e); said && said->limit) {
@@ -207,19 +206,20 @@ void add_moment_notes(const ProcessTrace& trace, const Moment& m, const Judged& 
                                   report::human_bytes(*o.device_total), report::human_bytes(*o.device_free),
                                   report::human_bytes(o.program_held)));
     if (j.free != o.device_free) {
-      f.notes.push_back(fmt::format("that free count contradicts what the program held on the device ({}): the "
-                                    "verdict takes at most {} as free",
-                                    report::human_bytes(facts.resident_held), report::human_bytes(j.free.value_or(0))));
+      f.notes.push_back(
+          fmt::format("that free count contradicts what the program held on the device ({}): the "
+                      "verdict takes at most {} as free",
+                      report::human_bytes(facts.resident_held), report::human_bytes(j.free.value_or(0))));
     }
   }
   if (m.holey_pool) {
     const PoolUsage& u = m.holey_pool->usage;
-    f.notes.push_back(fmt::format("{} had reserved {} in {} segment(s) and handed out {}: {} free in holes, the "
-                                  "largest {} (fragmentation {:.0f}%)",
-                                  facts.holey_pool, report::human_bytes(u.reserved), u.segments,
-                                  report::human_bytes(u.used), report::human_bytes(u.hole_bytes()),
-                                  report::human_bytes(u.largest_free), u.hole_fragmentation() * 100));
-    f.notes.push_back(is_framework_pool(trace.pools, m.holey_pool->pool)
+    f.notes.push_back(fmt::format(
+        "{} had reserved {} in {} segment(s) and handed out {}: {} free in holes, the "
+        "largest {} (fragmentation {:.0f}%)",
+        facts.holey_pool, report::human_bytes(u.reserved), u.segments, report::human_bytes(u.used),
+        report::human_bytes(u.hole_bytes()), report::human_bytes(u.largest_free), u.hole_fragmentation() * 100));
+    f.notes.push_back(pool_reserve_owner(trace.pools, m.holey_pool->pool).framework()
                           ? "releasing the cache (torch.cuda.empty_cache(), free_all_blocks()) will not help: the "
                             "holes sit in segments that still hold live blocks; for PyTorch, "
                             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets a segment grow instead"
@@ -247,11 +247,12 @@ void add_moment_notes(const ProcessTrace& trace, const Moment& m, const Judged& 
                                   report::human_bytes(*o.allocator_limit),
                                   report::human_bytes(*o.allocator_largest_free)));
   }
-  if (const auto pool = trace.pools.find(e.pool); is_block_op(e.api) && pool != trace.pools.end() &&
-                                                  pool->second.kind == MemorySource::XlaBfc) {
-    f.notes.push_back("JAX dispatches work asynchronously: XLA's error reaches the program where it waits for "
-                      "the result (block_until_ready, printing it, converting it to NumPy), which can be after "
-                      "the line that asked");
+  if (const auto pool = trace.pools.find(e.pool);
+      is_block_op(e.api) && pool != trace.pools.end() && pool->second.kind == MemorySource::XlaBfc) {
+    f.notes.push_back(
+        "JAX dispatches work asynchronously: XLA's error reaches the program where it waits for "
+        "the result (block_until_ready, printing it, converting it to NumPy), which can be after "
+        "the line that asked");
   }
 }
 
@@ -300,14 +301,16 @@ namespace {
 std::string allocator_verdict(const OomFacts& x) {
   const uint64_t free = x.allocator_limit - std::min(x.allocator_limit, x.allocator_in_use);
   if (x.requested > x.allocator_limit) {
-    return fmt::format("{} refused it: the request alone is larger than all it may hold ({}; for JAX, "
-                       "XLA_PYTHON_CLIENT_MEM_FRACTION sets that share of the device)",
-                       x.refused_by, report::human_bytes(x.allocator_limit));
+    return fmt::format(
+        "{} refused it: the request alone is larger than all it may hold ({}; for JAX, "
+        "XLA_PYTHON_CLIENT_MEM_FRACTION sets that share of the device)",
+        x.refused_by, report::human_bytes(x.allocator_limit));
   }
   if (free >= x.requested) {
-    return fmt::format("free memory was enough in total inside {} ({} free) but its largest free block was {}: "
-                       "fragmentation inside the allocator",
-                       x.refused_by, report::human_bytes(free), report::human_bytes(x.allocator_largest_free));
+    return fmt::format(
+        "free memory was enough in total inside {} ({} free) but its largest free block was {}: "
+        "fragmentation inside the allocator",
+        x.refused_by, report::human_bytes(free), report::human_bytes(x.allocator_largest_free));
   }
   return fmt::format("the program's arrays filled {} ({} of the {} it may hold in use)", x.refused_by,
                      report::human_bytes(x.allocator_in_use), report::human_bytes(x.allocator_limit));
@@ -324,21 +327,24 @@ std::string oom_verdict(const OomFacts& x) {
     return fmt::format("another process holds {} of the device", report::human_bytes(*x.other_processes));
   }
   if (!x.holey_pool.empty()) {
-    return fmt::format("free memory was enough in total inside {} ({} in holes) but no hole was as large as the "
-                       "request (the largest {}): fragmentation, measured in the pool",
-                       x.holey_pool, report::human_bytes(x.pool_holes), report::human_bytes(x.pool_largest_free));
+    return fmt::format(
+        "free memory was enough in total inside {} ({} in holes) but no hole was as large as the "
+        "request (the largest {}): fragmentation, measured in the pool",
+        x.holey_pool, report::human_bytes(x.pool_holes), report::human_bytes(x.pool_largest_free));
   }
   if (!x.refused_by.empty() && x.allocator_limit) return allocator_verdict(x);
   if (!x.refused_by.empty()) {
-    return fmt::format("{} refused it itself, no CUDA call failed: a cap on its memory was reached "
-                       "(torch.cuda.set_per_process_memory_fraction, or its allocator's settings)",
-                       x.refused_by);
+    return fmt::format(
+        "{} refused it itself, no CUDA call failed: a cap on its memory was reached "
+        "(torch.cuda.set_per_process_memory_fraction, or its allocator's settings)",
+        x.refused_by);
   }
   const std::optional<uint64_t> free = believable_free(x);
   if (free && *free >= x.requested) {
-    return fmt::format("the device reported enough free memory ({}) and still could not provide it: how the "
-                       "driver lays out the device's memory is not visible to cuaudit",
-                       report::human_bytes(*free));
+    return fmt::format(
+        "the device reported enough free memory ({}) and still could not provide it: how the "
+        "driver lays out the device's memory is not visible to cuaudit",
+        report::human_bytes(*free));
   }
   const uint64_t used = free ? *x.total - std::min(*x.total, *free) : 0;
   if (x.program_held * 2 >= used) return "the program's own allocations filled the device";
@@ -387,7 +393,8 @@ std::vector<report::Finding> oom_findings(const ProcessTrace& trace, const OomOb
     const ErrorHandling handling = failures.handling(e, api);
     const Key key{m.python_stack_id != 0, m.python_stack_id ? m.python_stack_id : e.stack_id, api,
                   static_cast<int>(handling)};
-    auto [it, inserted] = groups.try_emplace(key, Group{&observer.moments().at({e.stack_id, m.python_stack_id, m.api}), &e});
+    auto [it, inserted] =
+        groups.try_emplace(key, Group{&observer.moments().at({e.stack_id, m.python_stack_id, m.api}), &e});
     if (inserted) order.push_back(key);
     ++it->second.count;
     return key;
@@ -439,9 +446,10 @@ std::vector<report::Finding> oom_findings(const ProcessTrace& trace, const OomOb
         describe(trace, *g.moment, std::get<2>(key), static_cast<ErrorHandling>(std::get<3>(key)), g.count, stacks);
     if (!g.raised_by.empty()) f.notes.push_back(fmt::format("{} raised its out-of-memory error for it", g.raised_by));
     if (g.retries) {
-      f.notes.push_back(fmt::format("the allocator tried again right after (it releases what it cached first): {} "
-                                    "retry(ies) failed as well, counted with their request",
-                                    g.retries));
+      f.notes.push_back(
+          fmt::format("the allocator tried again right after (it releases what it cached first): {} "
+                      "retry(ies) failed as well, counted with their request",
+                      g.retries));
     }
     if (std::string use = garbage_pointer_use(trace, *g.first, stacks); !use.empty()) f.notes.push_back(std::move(use));
     findings.push_back(std::move(f));

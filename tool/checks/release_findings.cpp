@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "ownership.h"
 #include "pool_names.h"
 #include "result_names.h"
 
@@ -27,9 +28,7 @@ bool is_libc(const MemoryEvent& e) { return api_info(e.api).family == MemoryFami
 
 // Whether the release returned something to say: libc calls are recorded before they run, and a
 // pool's return of a block (an NVTX annotation, a framework's free) returns nothing.
-bool has_result(const MemoryEvent& release) {
-  return !is_libc(release) && !is_pool_block(api_info(release.api).family);
-}
+bool has_result(const MemoryEvent& release) { return !is_libc(release) && !is_block_op(release.api); }
 
 // " (returned cudaErrorInvalidValue)"
 std::string returned(const MemoryEvent& release) {
@@ -37,7 +36,7 @@ std::string returned(const MemoryEvent& release) {
 }
 
 std::string memory_of(const MemoryEvent& allocation, const std::map<uint32_t, PoolInfo>& pools) {
-  if (is_pool_block(api_info(allocation.api).family)) {
+  if (owner_of_event(allocation, pools).is_block()) {
     return fmt::format("a block of {} from {}", pool_description(pools, allocation.pool),
                        api_info(allocation.api).name);
   }
@@ -98,8 +97,8 @@ report::Finding describe(const Group& g, const ProcessTrace& trace, StackResolve
             fmt::format("{} was given a pointer {} byte(s) inside an allocation, not its start", release, p.offset);
       } else {
         // A pool's block: no CUDA allocator is involved, the pool is the one that never handed it out.
-        const char* origin = is_pool_block(api_info(p.release.api).family) ? "the pool never handed out as a block"
-                                                                           : "no CUDA allocator returned";
+        const char* origin = owner_of_event(p.release, trace.pools).is_block() ? "the pool never handed out as a block"
+                                                                               : "no CUDA allocator returned";
         f.headline = fmt::format("Invalid free: {} of 0x{:x}, which {}{}{} at:", release, p.release.key, origin,
                                  returned(p.release), times);
         f.message = fmt::format("{} was given 0x{:x}, which {}", release, p.release.key, origin);
@@ -123,7 +122,7 @@ report::Finding describe(const Group& g, const ProcessTrace& trace, StackResolve
 
 std::string_view right_release_for(Api allocation) {
   MemoryFamily family = api_info(allocation).family;
-  if (is_pool_block(family)) return take_back_name(api_info(allocation).source);  // each pool has its own way back
+  if (is_block_op(allocation)) return take_back_name(api_info(allocation).source);  // each pool has its own way back
   // cudaFree / cuMemFree: managed memory, imported pool pointers and external buffers.
   if (family == MemoryFamily::Managed || family == MemoryFamily::ImportedPool || family == MemoryFamily::ExternalBuffer)
     family = MemoryFamily::Device;

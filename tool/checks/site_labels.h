@@ -12,7 +12,7 @@
 namespace cuaudit {
 
 // The first that applies: the user's Python line ("train.py:19"); the allocator that hands the
-// memory out, by the held_by_allocator rules ("PyTorch CUDA caching allocator"); the name its
+// memory out, by the held_by_allocator rules ("PyTorch's CUDA caching allocator"); the name its
 // frames give (report::stack_site_name: "upload app.cu:42", "serve (libapp.so)", module+offset).
 std::string site_label(const std::vector<report::Frame>& stack, const Suppressions& rules);
 

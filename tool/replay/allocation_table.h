@@ -1,6 +1,7 @@
 // The replay's table of CUDA's own allocations (every family but pools' blocks, which PoolHeaps
 // keeps): what is live in each key space, what was released there (for double and invalid frees
 // and stale launch arguments), what each device holds, and the findings of releases as they come.
+// Who owns what it holds is memory_owners.h's to say.
 // Internal to the replay (replay.cpp); a header of its own so that the replay's loop reads alone.
 #pragma once
 
@@ -11,7 +12,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "pool_heaps.h"
+#include "memory_ranges.h"
 #include "replay.h"
 
 namespace cuaudit::replay_detail {
@@ -35,8 +36,7 @@ using Released = ReleasedMemory;
 
 class AllocationTable {
  public:
-  AllocationTable(ReplayResult& result, ReplayObserver* observer, const PoolHeaps& pools)
-      : result_(result), observer_(observer), pools_(pools) {}
+  AllocationTable(ReplayResult& result, ReplayObserver* observer) : result_(result), observer_(observer) {}
 
   void allocate(const MemoryEvent& e) {
     if (e.result != 0 || e.key == 0) {
@@ -127,41 +127,23 @@ class AllocationTable {
     result_.release_findings.push_back({ReleaseProblem::Invalid, e, {}, {}, 0});
   }
 
-  // A pointer a launch was given: inside live memory (a pool's block, device, pinned, managed, pool,
-  // mapped), or inside memory that was released and not allocated again.
-  void judge_launch_param(const Event& e, bool in_graph_memory) {
-    LaunchParamJudgement j{e, {}, {}, {}, 0};
-    const uint64_t value = e.launch_param().value;
-    // A pool's block first: the offset that matters is the one into the block the program was given.
-    if (const MemoryEvent* block = pools_.containing(value)) {
-      j.live = *block;
-      j.offset = value - block->key;
-    }
+  // The live allocation at exactly `key` (Address space), or nullptr.
+  const MemoryEvent* live_at(uint64_t key) const {
+    const Live& live = live_[static_cast<size_t>(KeySpace::Address)];
+    auto it = live.find(key);
+    return it == live.end() ? nullptr : &it->second;
+  }
+  // The live allocation containing `address`: device, pinned, managed, pool or mapped memory, or a
+  // VMM mapping.
+  const MemoryEvent* containing(uint64_t address) const {
     for (KeySpace space : {KeySpace::Address, KeySpace::VmmMapping}) {
-      if (j.live) break;
-      if (const MemoryEvent* inside = live_containing(live_[static_cast<size_t>(space)], value)) {
-        j.live = *inside;
-        j.offset = value - inside->key;
-      }
+      if (const MemoryEvent* inside = live_containing(live_[static_cast<size_t>(space)], address)) return inside;
     }
-    // Graph memory exists only while its graph runs: a kernel node given it was checked when the
-    // memory was not there (the driver knows no memory at the address then).
-    if (!j.live && in_graph_memory && e.launch_param().problem == trace::LaunchProblem::NotAccessible) return;
-    // A block returned to its pool is stale although the pool's memory around it is still live.
-    const bool in_block = j.live && is_pool_block(family_of(*j.live));
-    if (!in_block) {
-      const Released* r = pools_.released_containing(value);
-      if (!r && !j.live)
-        r = released_containing(released_[static_cast<size_t>(KeySpace::Address)],
-                                value);  // live memory, not a returned block
-      if (r) {
-        j.live.reset();
-        j.freed = r->allocation;
-        j.release = r->release;
-        j.offset = value - r->allocation.key;
-      }
-    }
-    result_.launch_params.push_back(std::move(j));
+    return nullptr;
+  }
+  // The released allocation (not allocated again) containing `address`.
+  const Released* released_containing(uint64_t address) const {
+    return cuaudit::released_containing(released_[static_cast<size_t>(KeySpace::Address)], address);
   }
 
   void destroy_context(uint32_t context_uid) {
@@ -257,7 +239,6 @@ class AllocationTable {
 
   ReplayResult& result_;
   ReplayObserver* observer_;
-  const PoolHeaps& pools_;  // where a launch argument into a pool's block is looked up first
   std::array<Live, kSpaces> live_;
   std::array<std::map<uint64_t, Released>, kSpaces> released_;
   std::unordered_map<uint64_t, MemoryEvent> failed_releases_;  // allocation seq -> the release that failed

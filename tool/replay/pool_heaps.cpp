@@ -4,11 +4,6 @@
 
 namespace cuaudit {
 
-uint64_t memory_range_end(const MemoryEvent& e) {
-  const uint64_t bytes = e.bytes ? e.bytes : 1;
-  return bytes > UINT64_MAX - e.key ? UINT64_MAX : e.key + bytes;
-}
-
 void PoolHeaps::apply(const MemoryEvent& e) {
   switch (api_info(e.api).op) {
     case BlockOp::HandOut:
@@ -135,24 +130,17 @@ void PoolHeaps::take_changed(const std::function<void(uint32_t pool, const PoolU
   changed_.clear();
 }
 
-const MemoryEvent* live_containing(const std::map<uint64_t, MemoryEvent>& live, uint64_t address) {
-  auto it = live.upper_bound(address);
-  if (it == live.begin()) return nullptr;
-  --it;
-  return address - it->first < it->second.bytes ? &it->second : nullptr;  // no wrap-around
-}
-
-const ReleasedMemory* released_containing(const std::map<uint64_t, ReleasedMemory>& released, uint64_t address) {
-  auto it = released.upper_bound(address);
-  if (it == released.begin()) return nullptr;
-  --it;
-  return address - it->first < std::max<uint64_t>(it->second.allocation.bytes, 1) ? &it->second : nullptr;
-}
-
 const MemoryEvent* PoolHeaps::containing(uint64_t address) const { return live_containing(live_, address); }
 
 const ReleasedMemory* PoolHeaps::released_containing(uint64_t address) const {
   return cuaudit::released_containing(released_, address);
+}
+
+std::optional<uint32_t> PoolHeaps::segment_at(uint64_t base) const {
+  for (const auto& [pool, segments] : segments_) {
+    if (segments.count(base)) return pool;
+  }
+  return std::nullopt;
 }
 
 PoolUsage PoolHeaps::usage(uint32_t pool) const {

@@ -13,28 +13,13 @@
 #include <set>
 #include <vector>
 
+#include "memory_ranges.h"
 #include "pool_usage.h"
 #include "pool_view.h"
 #include "replay.h"
 #include "trace_model.h"
 
 namespace cuaudit {
-
-// Memory that was live and was released: the allocation and the release that ended it.
-struct ReleasedMemory {
-  MemoryEvent allocation;
-  MemoryEvent release;
-};
-
-// One past the last address of [key, key + bytes) (at least one byte), saturated: a damaged or
-// hostile trace can name a range that wraps around, which must not turn a range into its reverse
-// (found by fuzzing: std::map::erase(first, last) with last before first).
-uint64_t memory_range_end(const MemoryEvent& e);
-
-// The live allocation of `live` (by address) that contains `address`, or nullptr; no wrap-around.
-const MemoryEvent* live_containing(const std::map<uint64_t, MemoryEvent>& live, uint64_t address);
-// The released allocation of `released` that contains `address` (a zero-byte one its first byte).
-const ReleasedMemory* released_containing(const std::map<uint64_t, ReleasedMemory>& released, uint64_t address);
 
 class PoolHeaps : public PoolsView {
  public:
@@ -54,6 +39,8 @@ class PoolHeaps : public PoolsView {
   // The live block containing `address`, or the released one (not handed out again) containing it.
   const MemoryEvent* containing(uint64_t address) const;
   const ReleasedMemory* released_containing(uint64_t address) const;
+  // The pool with a segment mapped at exactly `base`, if any.
+  std::optional<uint32_t> segment_at(uint64_t base) const;
 
   void for_each_live(const std::function<void(const MemoryEvent&)>& visit) const {
     for (const auto& [key, block] : live_) visit(block);
@@ -99,10 +86,10 @@ class PoolHeaps : public PoolsView {
 
   ReplayResult& result_;
   ReplayObserver* observer_;
-  Blocks live_;                                               // every pool's blocks handed out, by address
-  std::map<uint64_t, ReleasedMemory> released_;               // blocks taken back and not handed out again
-  std::map<uint32_t, std::map<uint64_t, Segment>> segments_;  // pool -> base -> segment
-  std::map<uint32_t, uint64_t> used_;                         // pool -> bytes handed out
+  Blocks live_;                                                     // every pool's blocks handed out, by address
+  std::map<uint64_t, ReleasedMemory> released_;                     // blocks taken back and not handed out again
+  std::map<uint32_t, std::map<uint64_t, Segment>> segments_;        // pool -> base -> segment
+  std::map<uint32_t, uint64_t> used_;                               // pool -> bytes handed out
   std::map<uint32_t, std::map<int32_t, PoolFiguresFact>> figures_;  // pool -> device -> what it said last
   const std::map<uint32_t, PoolInfo>* pools_;
   std::map<int32_t, uint64_t> framework_bytes_;  // device -> bytes of frameworks' blocks

@@ -1,6 +1,7 @@
 #include "replay.h"
 
 #include "allocation_table.h"
+#include "memory_owners.h"
 #include "pool_heaps.h"
 
 #include <algorithm>
@@ -13,6 +14,7 @@ namespace cuaudit {
 namespace {
 
 using replay_detail::AllocationTable;
+using replay_detail::MemoryOwners;
 
 // What the program built its graphs of: memory nodes per graph, and per executable graph the nodes
 // it was instantiated with. Each launch allocates at the alloc nodes' addresses and releases at the
@@ -110,14 +112,16 @@ class GraphMemory {
 
 struct Replayer::State {
   State(ReplayResult& result, ReplayObserver* observer, const ProcessTrace& trace)
-      : pools(result, observer, &trace.pools), table(result, observer, pools), graphs(table) {}
+      : pools(result, observer, &trace.pools), table(result, observer), owners(result, table, pools), graphs(table) {}
   PoolHeaps pools;        // the pools' blocks and segments
   AllocationTable table;  // CUDA's own allocations
+  MemoryOwners owners;    // who holds what, over both
   GraphMemory graphs;
 };
 
 Replayer::Replayer(const ProcessTrace& trace, ReplayObserver* observer)
     : trace_(trace), observer_(observer), state_(std::make_unique<State>(result_, observer, trace)) {
+  result_.ownership = Ownership(&trace.pools);
   live_ = [this](const std::function<void(const MemoryEvent&)>& visit) {
     state_->table.for_each_live(visit);
     state_->pools.for_each_live(visit);
@@ -152,7 +156,9 @@ void Replayer::apply(const Event& e) {
       if (observer_) observer_->on_failed_allocation(e.memory(), holdings(e.memory().device), live_, state_->pools);
       return;
     }
-    return state_->pools.apply(e.memory());
+    state_->pools.apply(e.memory());
+    if (e.kind == EventKind::Alloc) state_->owners.block_handed_out(e.memory());
+    return;
   }
   switch (e.kind) {
     case EventKind::Alloc:
@@ -160,6 +166,7 @@ void Replayer::apply(const Event& e) {
         observer_->on_failed_allocation(e.memory(), holdings(e.memory().device), live_, state_->pools);
       }
       table.allocate(e.memory());
+      state_->owners.cuda_allocated(e.memory());
       break;
     case EventKind::Free:
       table.release(e.memory());
@@ -167,6 +174,7 @@ void Replayer::apply(const Event& e) {
       break;
     case EventKind::PoolSegment:
       state_->pools.segment(e.pool_segment());
+      state_->owners.segment_mapped(e.pool_segment());
       break;
     case EventKind::PoolFigures:
       state_->pools.figures(e.pool_figures());
@@ -175,7 +183,7 @@ void Replayer::apply(const Event& e) {
       table.destroy_context(e.context().context_uid);
       break;
     case EventKind::LaunchParam:
-      table.judge_launch_param(e, state_->graphs.contains(e.launch_param().value));
+      state_->owners.judge_launch_param(e, state_->graphs.contains(e.launch_param().value));
       break;
     case EventKind::GraphMemNode:
       state_->graphs.add_node(e);
@@ -202,6 +210,7 @@ ReplayResult Replayer::finish(std::optional<LeakEnd> end) {
   const LeakEnd how = end ? *end : trace_.reached_exit ? LeakEnd::ProcessExit : LeakEnd::ProcessDied;
   state_->table.finish(how);
   state_->pools.finish(how);
+  for (LeakedAllocation& leak : result_.leaks) leak.owner = result_.ownership.owner(leak.allocation);
   return std::move(result_);
 }
 

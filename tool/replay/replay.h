@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "ownership.h"
 #include "pool_usage.h"
 #include "pool_view.h"
 #include "trace_model.h"
@@ -29,6 +30,7 @@ struct LeakedAllocation {
   LeakEnd end;
   // A mismatched release that did not release it: its index in ReplayResult::failed_releases, or -1.
   int32_t failed_release = -1;
+  Owner owner{};  // who held it (ownership.h): the program, a pool's reserve, or a pool's block
 };
 
 enum class ReleaseProblem : uint8_t {
@@ -68,6 +70,9 @@ struct ReplayResult {
   // subscribed, or by an API it does not track): not judged.
   uint64_t unmatched_releases = 0;
   std::vector<LaunchParamJudgement> launch_params;
+  // Who owns each allocation the replay saw (a pool's reserve, a pool's block, the program): what
+  // every check asks. It points into the trace's pools: valid while the trace is.
+  Ownership ownership;
 };
 
 // Memory the program holds on one device at one moment, in all and by allocation family.

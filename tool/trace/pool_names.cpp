@@ -17,9 +17,4 @@ std::string pool_description(const std::map<uint32_t, PoolInfo>& pools, uint64_t
   return source.description;
 }
 
-bool is_framework_pool(const std::map<uint32_t, PoolInfo>& pools, uint64_t pool) {
-  auto it = pools.find(static_cast<uint32_t>(pool));
-  return it != pools.end() && source_info(it->second.kind).kind == SourceKind::FrameworkPool;
-}
-
 }  // namespace cuaudit

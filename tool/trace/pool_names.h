@@ -11,8 +11,4 @@ namespace cuaudit {
 
 std::string pool_description(const std::map<uint32_t, PoolInfo>& pools, uint64_t pool);
 
-// A framework's own pool (CuPy's, PyTorch's): its blocks still allocated at exit are arrays and
-// tensors the program's Python objects still held, not leaks; what they say is growth.
-bool is_framework_pool(const std::map<uint32_t, PoolInfo>& pools, uint64_t pool);
-
 }  // namespace cuaudit
