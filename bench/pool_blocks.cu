@@ -21,8 +21,7 @@ int main(int argc, char** argv) {
     pool.dealloc(slot);
     slot = pool.alloc(static_cast<size_t>((i * 7919) % 61 + 1) * 4096);  // 4 KiB to 244 KiB
   }
-  const double us =
-      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / pairs;
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / pairs;
   for (void* p : live) pool.dealloc(p);
   std::printf("pool_blocks: %d pairs from an NVTX-annotated first-fit pool, %.3f us per pair\n", pairs, us);
   print_max_rss();

@@ -60,7 +60,6 @@ struct StackRecord {
   uint32_t reserved;
 };
 
-
 // An allocation (AllocRecord) or a release (FreeRecord) by one tracked API call.
 struct ApiEventRecord {
   RecordHeader header;

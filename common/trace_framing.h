@@ -8,7 +8,6 @@
 
 namespace cuaudit::trace {
 
-
 inline constexpr char kFileMagic[8] = {'C', 'U', 'A', 'U', 'D', 'T', 'R', 'C'};
 // Version 2: chunks carry a checksum of their payload. Version 3: allocations and releases are
 // written as CompactEventRecords, relative to the thread's previous one. Version 4: a LaunchBitsRecord

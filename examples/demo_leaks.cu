@@ -2,17 +2,17 @@
 //   1. a scratch buffer allocated in every batch and never freed (grows until out of memory);
 //   2. a pinned staging buffer whose owner forgot cudaFreeHost on one path.
 // Everything else is released correctly. Run it: cuaudit ./demo_leaks
+#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 
-#define CUDA_CHECK(call)                                                              \
-  do {                                                                                \
-    cudaError_t rc_ = (call);                                                         \
-    if (rc_ != cudaSuccess) {                                                         \
+#define CUDA_CHECK(call)                                                                \
+  do {                                                                                  \
+    cudaError_t rc_ = (call);                                                           \
+    if (rc_ != cudaSuccess) {                                                           \
       std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(rc_)); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
+      std::exit(1);                                                                     \
+    }                                                                                   \
   } while (0)
 
 __global__ void normalize(const float* in, float* out, int n, float scale) {

@@ -19,7 +19,8 @@ static_assert(kApiByNameCount == kCudaApis, "api_list.inc read twice differently
 
 #define CUAUDIT_CALLBACK(domain, cbid, api, roles) \
   {CUPTI_CB_DOMAIN_##domain##_API, CUPTI_##domain##_TRACE_CBID_##cbid, kApi_##api, roles},
-#define CUAUDIT_HOOK(domain, cbid, roles) {CUPTI_CB_DOMAIN_##domain##_API, CUPTI_##domain##_TRACE_CBID_##cbid, kNoApi, roles},
+#define CUAUDIT_HOOK(domain, cbid, roles) \
+  {CUPTI_CB_DOMAIN_##domain##_API, CUPTI_##domain##_TRACE_CBID_##cbid, kNoApi, roles},
 constexpr CallbackRow kRows[] = {
 #include "cupti_callbacks.inc"
 };

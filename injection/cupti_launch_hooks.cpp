@@ -10,8 +10,9 @@ namespace cuaudit::inject {
 using trace::LaunchPath;
 
 void on_graph_node_add(CuptiThreadState& tls, CUpti_CallbackId cbid, bool enter) noexcept {
-  const LaunchPath path = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddKernelNode_v10000 ? LaunchPath::cudaGraphAddKernelNode
-                                                                                      : LaunchPath::cudaGraphAddNode;
+  const LaunchPath path = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddKernelNode_v10000
+                              ? LaunchPath::cudaGraphAddKernelNode
+                              : LaunchPath::cudaGraphAddNode;
   tls.adding_nodes = enter ? path : LaunchPath::cuGraphAddKernelNode;
 }
 
@@ -137,8 +138,9 @@ void on_peer_access_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
     to = enable ? static_cast<const cudaDeviceEnablePeerAccess_v4000_params*>(data->functionParams)->peerDevice
                 : static_cast<const cudaDeviceDisablePeerAccess_v4000_params*>(data->functionParams)->peerDevice;
   } else {
-    to = device_of_context(enable ? static_cast<const cuCtxEnablePeerAccess_params*>(data->functionParams)->peerContext
-                                  : static_cast<const cuCtxDisablePeerAccess_params*>(data->functionParams)->peerContext);
+    to = device_of_context(enable
+                               ? static_cast<const cuCtxEnablePeerAccess_params*>(data->functionParams)->peerContext
+                               : static_cast<const cuCtxDisablePeerAccess_params*>(data->functionParams)->peerContext);
   }
   note_peer_access(from, to, enable);
 }

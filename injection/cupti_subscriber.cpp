@@ -98,7 +98,8 @@ bool run_hooks(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
   if (route.has(NodeAdd)) on_graph_node_add(tls, cbid, enter);
   // The program took a kernel handle it could give to cuLaunchKernel: driver launches are checked
   // from now on (the runtime's own driver calls inside its calls are not the program's).
-  if (route.has(KernelHandle) && enter && (!driver || tls.runtime_depth == 0)) enable_driver_launch_checks(g_subscriber);
+  if (route.has(KernelHandle) && enter && (!driver || tls.runtime_depth == 0))
+    enable_driver_launch_checks(g_subscriber);
   if (route.has(Launch)) {
     on_runtime_launch(tls, cbid, data);
     if (enter) return true;
@@ -272,7 +273,8 @@ bool subscribe_callbacks(const SubscribeOptions& options, char* error, size_t er
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   // Kernel nodes the program adds explicitly (the launch checks).
-  if (check_launches) cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+  if (check_launches)
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
   // The code of every module, for the checks of what each kernel's code requires (kernel_code.h).
   if (check_launches && keeping_kernel_code())
     cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);

@@ -25,7 +25,7 @@ namespace {
 // What the checks cost, for CUAUDIT_STATS=1 (benchmarks): the slow paths only.
 struct Stats {
   std::atomic<uint64_t> kernels{0};
-  std::atomic<uint64_t> name_compares{0};          // a known handle came with another name pointer
+  std::atomic<uint64_t> name_compares{0};  // a known handle came with another name pointer
 };
 Stats g_stats;
 

@@ -10,7 +10,8 @@ namespace {
 // Collapsed stacks separate frames with ';' and the count with the last ' ': neither may appear
 // inside a frame, and a C++ signature has both ("f(int, char)").
 std::string frame_name(const Frame& f) {
-  const std::string raw = valid_utf8(f.function.empty() ? (f.module.empty() ? std::string("??") : f.module) : f.function);
+  const std::string raw =
+      valid_utf8(f.function.empty() ? (f.module.empty() ? std::string("??") : f.module) : f.function);
   // Flame-graph tools read lines of text: no control character of any kind survives.
   std::string name;
   for (size_t i = 0; i < raw.size();) {

@@ -139,7 +139,8 @@ inline Frame frame_from(const json& frame, const std::string& at) {
 inline std::vector<Frame> stack_from(const json& object, const char* name, const std::string& where) {
   std::vector<Frame> out;
   const json& frames = get_array(object, name, where);
-  for (size_t i = 0; i < frames.size(); ++i) out.push_back(frame_from(frames[i], fmt::format("{}.{}[{}]", where, name, i)));
+  for (size_t i = 0; i < frames.size(); ++i)
+    out.push_back(frame_from(frames[i], fmt::format("{}.{}[{}]", where, name, i)));
   return out;
 }
 

@@ -112,9 +112,11 @@ json growth_json(const std::optional<GrowthStats>& g) {
 json finding_json(const Finding& f) {
   json related = json::array();
   for (const RelatedStack& r : f.related) {
-    related.push_back(
-        {{"role", related_role_key(r.role)}, {"api", r.api}, {"title", r.title}, {"stack", stack_json(r.stack)},
-         {"omitted_frames", r.omitted_frames}});
+    related.push_back({{"role", related_role_key(r.role)},
+                       {"api", r.api},
+                       {"title", r.title},
+                       {"stack", stack_json(r.stack)},
+                       {"omitted_frames", r.omitted_frames}});
   }
   json parameter = nullptr;
   if (f.parameter) {
@@ -198,8 +200,11 @@ json timeline_json(const Timeline& timeline) {
   for (const DevicePeak& p : timeline.peaks) {
     json sites = json::array();
     for (const PeakSite& site : p.sites) {
-      sites.push_back(
-          {{"api", site.api}, {"site", site.site}, {"bytes", site.bytes}, {"count", site.count}, {"stack", stack_json(site.stack)}});
+      sites.push_back({{"api", site.api},
+                       {"site", site.site},
+                       {"bytes", site.bytes},
+                       {"count", site.count},
+                       {"stack", stack_json(site.stack)}});
     }
     peaks.push_back({{"pid", p.pid},
                      {"device", p.device},
@@ -213,7 +218,8 @@ json timeline_json(const Timeline& timeline) {
   for (const SiteSeries& s : timeline.site_series) {
     json sites = json::array();
     for (const SeriesSite& site : s.sites) {
-      sites.push_back({{"api", site.api}, {"site", site.site}, {"bytes", site.bytes}, {"stack", stack_json(site.stack)}});
+      sites.push_back(
+          {{"api", site.api}, {"site", site.site}, {"bytes", site.bytes}, {"stack", stack_json(site.stack)}});
     }
     series.push_back({{"pid", s.pid}, {"device", s.device}, {"t", s.t}, {"sites", sites}, {"other", s.other}});
   }

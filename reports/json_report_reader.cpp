@@ -23,7 +23,8 @@ std::vector<RelatedStack> related_from(const json& j, const std::string& where) 
     r.api = get_text(related[i], "api", at);
     r.title = get_text(related[i], "title", at);
     r.stack = stack_from(related[i], "stack", at);
-    r.omitted_frames = get_optional_number<uint64_t>(related[i], "omitted_frames", at).value_or(0);  // older reports: none
+    r.omitted_frames =
+        get_optional_number<uint64_t>(related[i], "omitted_frames", at).value_or(0);  // older reports: none
     out.push_back(std::move(r));
   }
   return out;

@@ -52,9 +52,12 @@ std::vector<DevicePeakChange> peak_changes(const Report& before, const Report& a
   }
   std::vector<DevicePeakChange> changes;
   for (auto& [device, c] : out) {
-    c.sites.erase(std::remove_if(c.sites.begin(), c.sites.end(), [](const SitePeakChange& s) { return s.before == s.after; }),
-                  c.sites.end());
-    const auto change = [](const SitePeakChange& s) { return s.after > s.before ? s.after - s.before : s.before - s.after; };
+    c.sites.erase(
+        std::remove_if(c.sites.begin(), c.sites.end(), [](const SitePeakChange& s) { return s.before == s.after; }),
+        c.sites.end());
+    const auto change = [](const SitePeakChange& s) {
+      return s.after > s.before ? s.after - s.before : s.before - s.after;
+    };
     std::stable_sort(c.sites.begin(), c.sites.end(),
                      [&](const SitePeakChange& a, const SitePeakChange& b) { return change(a) > change(b); });
     changes.push_back(std::move(c));

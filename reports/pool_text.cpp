@@ -17,7 +17,8 @@ std::string segment_bar(const SegmentPicture& segment) {
     const uint64_t end = std::min(segment.bytes, b.offset + b.bytes);
     for (uint64_t at = b.offset; at < end;) {
       const size_t column = std::min(kBarColumns - 1, static_cast<size_t>(static_cast<double>(at) / width));
-      const uint64_t column_end = column + 1 == kBarColumns ? segment.bytes : static_cast<uint64_t>((column + 1) * width);
+      const uint64_t column_end =
+          column + 1 == kBarColumns ? segment.bytes : static_cast<uint64_t>((column + 1) * width);
       const uint64_t upto = std::max(at + 1, std::min(end, column_end));
       covered[column][b.site] += upto - at;
       at = upto;
@@ -36,7 +37,8 @@ std::string segment_bar(const SegmentPicture& segment) {
   return bar;
 }
 
-std::vector<std::string> picture_lines(const PoolPicture& picture, const std::function<std::string(const Frame&)>& where) {
+std::vector<std::string> picture_lines(const PoolPicture& picture,
+                                       const std::function<std::string(const Frame&)>& where) {
   std::vector<std::string> out;
   if (picture.segments.empty()) return out;
   out.push_back(fmt::format("  the pool then, {} column(s) a segment (A-{}: the sites below, #: other sites, -: free):",
@@ -50,8 +52,8 @@ std::vector<std::string> picture_lines(const PoolPicture& picture, const std::fu
   }
   for (size_t i = 0; i < picture.sites.size(); ++i) {
     const PictureSite& s = picture.sites[i];
-    out.push_back(fmt::format("    {} = {} in {} block(s) ({}) {}", static_cast<char>('A' + i), human_bytes(s.bytes), s.count,
-                              s.api, s.at ? where(*s.at) : std::string("(no stack)")));
+    out.push_back(fmt::format("    {} = {} in {} block(s) ({}) {}", static_cast<char>('A' + i), human_bytes(s.bytes),
+                              s.count, s.api, s.at ? where(*s.at) : std::string("(no stack)")));
   }
   return out;
 }
@@ -62,8 +64,8 @@ std::vector<std::string> pool_series_lines(const Timeline& timeline, uint64_t pi
     if (p.pid != pid || p.t.empty()) continue;
     const uint64_t reserved = *std::max_element(p.reserved.begin(), p.reserved.end());
     const uint64_t used = *std::max_element(p.used.begin(), p.used.end());
-    std::string line = fmt::format("Pool {}: reserved up to {}, used up to {}", p.pool, human_bytes(reserved),
-                                   human_bytes(used));
+    std::string line =
+        fmt::format("Pool {}: reserved up to {}, used up to {}", p.pool, human_bytes(reserved), human_bytes(used));
     // The most fragmented sample: 1 - largest free / free in holes.
     size_t worst = p.t.size();
     double ratio = 0;
@@ -80,20 +82,21 @@ std::vector<std::string> pool_series_lines(const Timeline& timeline, uint64_t pi
   }
   // CUDA's stream-ordered pool of each device (cudaMallocAsync): reserved against used, no more.
   std::map<int, std::pair<uint64_t, uint64_t>> stream_ordered;  // device -> most reserved, most used
-  std::map<int, uint64_t> unused;                                // device -> most reserved but unused
+  std::map<int, uint64_t> unused;                               // device -> most reserved but unused
   for (const TimelineSample& x : timeline.samples) {
     if (x.pid != pid || !x.pool_reserved) continue;
     auto& [reserved, used] = stream_ordered[x.device];
     reserved = std::max(reserved, *x.pool_reserved);
     used = std::max(used, x.pool_used.value_or(0));
-    unused[x.device] = std::max(unused[x.device], *x.pool_reserved - std::min(*x.pool_reserved, x.pool_used.value_or(0)));
+    unused[x.device] =
+        std::max(unused[x.device], *x.pool_reserved - std::min(*x.pool_reserved, x.pool_used.value_or(0)));
   }
   for (const auto& [device, figures] : stream_ordered) {
     if (!figures.first) continue;
-    out.push_back(fmt::format("Pool CUDA's stream-ordered pool of device {}: reserved up to {}, used up to {}, reserved "
-                              "but unused up to {} (CUDA tells no largest free block: its fragmentation is not measured)",
-                              device, human_bytes(figures.first), human_bytes(figures.second),
-                              human_bytes(unused[device])));
+    out.push_back(
+        fmt::format("Pool CUDA's stream-ordered pool of device {}: reserved up to {}, used up to {}, reserved "
+                    "but unused up to {} (CUDA tells no largest free block: its fragmentation is not measured)",
+                    device, human_bytes(figures.first), human_bytes(figures.second), human_bytes(unused[device])));
   }
   return out;
 }

@@ -20,7 +20,8 @@ inline constexpr size_t kBarSegments = 4;
 std::string segment_bar(const SegmentPicture& segment);
 
 // The picture's lines: a key, up to kBarSegments bars, and each lettered site with `where` its frame.
-std::vector<std::string> picture_lines(const PoolPicture& picture, const std::function<std::string(const Frame&)>& where);
+std::vector<std::string> picture_lines(const PoolPicture& picture,
+                                       const std::function<std::string(const Frame&)>& where);
 
 // "Pool CuPy's memory pool: reserved up to ..., used up to ...; most fragmented at ...", one per
 // pool of process `pid` in the series, then one per device whose stream-ordered pool the samples

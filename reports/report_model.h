@@ -104,7 +104,7 @@ struct OutOfMemoryState {
   // A framework allocator's own statistics then, where it gives them (XLA's): the most it may
   // hold, what its blocks held, its largest free block.
   std::optional<uint64_t> allocator_limit, allocator_in_use, allocator_largest_free;
-  std::string verdict;                                     // one line: what filled the device
+  std::string verdict;  // one line: what filled the device
 };
 
 // A site that allocates and frees again and again.
@@ -147,16 +147,16 @@ struct PoolPicture {
 // its free memory although enough was free (the pool took more memory instead: a miss), or a
 // long stretch of high fragmentation while the pool was at least half full.
 struct FragmentationStats {
-  std::string pool;                    // as reports name it
-  std::string trigger = "miss";        // "miss" or "stretch"
-  double at = 0;                       // seconds since the process started: the worst moment
-  uint64_t requested = 0;              // a miss: the request that did not fit then
-  uint64_t reserved = 0, used = 0;     // the pool's segments and handed-out blocks then
-  uint64_t free = 0, largest_free = 0;  // its free bytes in holes and largest hole then
-  double ratio = 0;                    // the seeds' 1 - largest free / free
-  uint64_t grew_by = 0;                // a miss: the segment it took instead
-  uint64_t misses = 0;                 // requests that did not fit over the run
-  std::vector<uint64_t> request_sizes;  // the distinct sizes that did not fit, largest first (up to 8)
+  std::string pool;                              // as reports name it
+  std::string trigger = "miss";                  // "miss" or "stretch"
+  double at = 0;                                 // seconds since the process started: the worst moment
+  uint64_t requested = 0;                        // a miss: the request that did not fit then
+  uint64_t reserved = 0, used = 0;               // the pool's segments and handed-out blocks then
+  uint64_t free = 0, largest_free = 0;           // its free bytes in holes and largest hole then
+  double ratio = 0;                              // the seeds' 1 - largest free / free
+  uint64_t grew_by = 0;                          // a miss: the segment it took instead
+  uint64_t misses = 0;                           // requests that did not fit over the run
+  std::vector<uint64_t> request_sizes;           // the distinct sizes that did not fit, largest first (up to 8)
   double stretch_from = 0, stretch_seconds = 0;  // a stretch: when it began and how long it lasted
   PoolPicture picture;                           // the pool at the worst moment
 };

@@ -105,7 +105,8 @@ json sarif_invocation(const Report& report) {
   if (root.exit_code) invocation["exitCode"] = *root.exit_code;
   if (root.signal) invocation["exitSignalName"] = *root.signal;
   json notifications = json::array();
-  for (const std::string& note : report.notes) notifications.push_back({{"message", {{"text", note}}}, {"level", "note"}});
+  for (const std::string& note : report.notes)
+    notifications.push_back({{"message", {{"text", note}}}, {"level", "note"}});
   if (!notifications.empty()) invocation["toolExecutionNotifications"] = notifications;
   return invocation;
 }

@@ -205,10 +205,11 @@ void write_peaks(Writer& w, const Report& report, const Process& p, const TextOp
       families += fmt::format("{}{} {}", families.empty() ? " (" : ", ", family, human_bytes(bytes));
     }
     if (!families.empty()) families += ")";
-    w.line(fmt::format("Memory on {}: peak {} in use at {:.3f} s; the program held {}{}, the other {} were "
-                       "contexts, libraries and memory cuaudit cannot see",
-                       p.devices.size() > 1 ? device_name(p, peak.device) : fmt::format("device {}", peak.device),
-                       human_bytes(peak.used), peak.t, human_bytes(peak.tracked), families, human_bytes(gap)));
+    w.line(
+        fmt::format("Memory on {}: peak {} in use at {:.3f} s; the program held {}{}, the other {} were "
+                    "contexts, libraries and memory cuaudit cannot see",
+                    p.devices.size() > 1 ? device_name(p, peak.device) : fmt::format("device {}", peak.device),
+                    human_bytes(peak.used), peak.t, human_bytes(peak.tracked), families, human_bytes(gap)));
     for (const PeakSite& site : peak.sites) {
       w.line(fmt::format("  held at the peak: {} in {} allocation(s) ({}) {}", human_bytes(site.bytes), site.count,
                          site.api,
@@ -300,8 +301,8 @@ void write_run_footnotes(Writer& w, const Report& report, const TextOptions& opt
     for (const SuppressionUse& u : report.suppressions) {
       // Where the rule was written: FILE:LINE, an option's name, or nothing (the allow-list's remainder).
       const std::string origin = u.file.empty() ? std::string()
-                                 : u.line     ? fmt::format("   ({}:{})", u.file, u.line)
-                                              : fmt::format("   ({})", u.file);
+                                 : u.line       ? fmt::format("   ({}:{})", u.file, u.line)
+                                                : fmt::format("   ({})", u.file);
       w.line(fmt::format("  {:>6} {:>12}  {}{}", u.hits, u.bytes, u.rule, origin));
     }
     w.line();

@@ -17,24 +17,24 @@
 #include "allocation_spans.h"
 #include "checks.h"
 #include "error_findings.h"
+#include "framework_history.h"
 #include "kernel_access.h"
 #include "kernel_names.h"
 #include "library_handles.h"
 #include "pipeline.h"
 #include "process_account.h"
-#include "site_labels.h"
+#include "python_hooks.h"
 #include "replay.h"
 #include "run_bounds.h"
 #include "run_dir.h"
 #include "run_integrity.h"
 #include "shared_memory_findings.h"
 #include "site_history.h"
+#include "site_labels.h"
 #include "stack_resolver.h"
 #include "symbolizer.h"
 #include "text_helpers.h"
 #include "timeline.h"
-#include "python_hooks.h"
-#include "framework_history.h"
 #include "trace_reader.h"
 
 #ifndef CUAUDIT_VERSION
@@ -346,7 +346,8 @@ void finish_report(RunState& state, const AnalysisOptions& options, report::Repo
     report.suppressions.push_back({r.text(), r.file, r.line, r.hits, r.bytes});
   }
   if (state.rules.has_keep_rules())  // what the allow-list left out, counted as a rule of its own
-    report.suppressions.push_back({"(through no keep: rule)", "", 0, state.rules.kept_out(), state.rules.kept_out_bytes()});
+    report.suppressions.push_back(
+        {"(through no keep: rule)", "", 0, state.rules.kept_out(), state.rules.kept_out_bytes()});
   report.summary = report::summarize(report.findings);
   const std::string& dir = state.dir;
   if (access(dir.c_str(), W_OK) != 0) return;
@@ -363,8 +364,7 @@ void finish_report(RunState& state, const AnalysisOptions& options, report::Repo
 }  // namespace
 
 std::string not_a_run_dir_message(const std::string& dir) {
-  return fmt::format("{} is not a directory; give `cuaudit report` the directory that `cuaudit --save DIR` wrote",
-                     dir);
+  return fmt::format("{} is not a directory; give `cuaudit report` the directory that `cuaudit --save DIR` wrote", dir);
 }
 
 report::Report analyze_run_dir(const std::string& dir, const AnalysisOptions& options) {

@@ -24,8 +24,9 @@ namespace {
 constexpr std::string_view kSeparator = "\n--cuaudit-file--\n";
 // The files a run directory holds, in the order the input gives them (pid 1 and 2: a parent and a
 // child, or one process's trace and a copy of it).
-constexpr const char* kFiles[] = {"trace-1.cutrace", "trace-2.cutrace", "run.json",           "symbols.json",
-                                  "call_sites.json", "kernel-access.json", "torch-blocks-1.json", "python-hooks-1.json"};
+constexpr const char* kFiles[] = {"trace-1.cutrace",     "trace-2.cutrace",    "run.json",
+                                  "symbols.json",        "call_sites.json",    "kernel-access.json",
+                                  "torch-blocks-1.json", "python-hooks-1.json"};
 
 }  // namespace
 
@@ -38,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const char* name : kFiles) {
     if (start > input.size()) break;
     const size_t end = std::min(input.find(kSeparator, start), input.size());
-    std::ofstream(dir + "/" + name, std::ios::binary).write(input.data() + start, static_cast<std::streamsize>(end - start));
+    std::ofstream(dir + "/" + name, std::ios::binary)
+        .write(input.data() + start, static_cast<std::streamsize>(end - start));
     start = end + kSeparator.size();
   }
   try {

@@ -9,7 +9,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    const cuaudit::ProcessTrace trace = cuaudit::parse_trace(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
+    const cuaudit::ProcessTrace trace =
+        cuaudit::parse_trace(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
     (void)cuaudit::replay(trace);
   } catch (const cuaudit::TraceError&) {
   }

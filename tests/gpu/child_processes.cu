@@ -4,10 +4,10 @@
 // EXPECT: leak api=cudaMalloc bytes=2000 count=1 at=@child-leak process=child
 // EXPECT-PROCESSES: 3
 // EXPECT-EXIT: 0
-#include <cstring>
 #include <cuda_runtime.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cstring>
 
 int main(int argc, char** argv) {
   void* p = nullptr;

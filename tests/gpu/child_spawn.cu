@@ -7,14 +7,14 @@
 // EXPECT: leak api=cudaMalloc bytes=400 count=1 at=@python-leak process=child
 // EXPECT-PROCESSES: 4
 // EXPECT-EXIT: 0
+#include <cuda_runtime.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cuda_runtime.h>
-#include <spawn.h>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 extern char** environ;
 
@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   if (mode == "spawned") return cudaMalloc(&p, 200) == cudaSuccess ? 0 : 1;  // @spawned-leak
   if (mode == "system") return cudaMalloc(&p, 300) == cudaSuccess ? 0 : 1;   // @system-leak
   if (mode == "python") return cudaMalloc(&p, 400) == cudaSuccess ? 0 : 1;   // @python-leak
-  if (cudaMalloc(&p, 100) != cudaSuccess) return 1;  // @parent-leak
+  if (cudaMalloc(&p, 100) != cudaSuccess) return 1;                          // @parent-leak
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return 1;

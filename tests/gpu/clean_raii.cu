@@ -1,14 +1,13 @@
 // A correct program: RAII owners and checked errors for every family. No finding, and the
 // program's own exit status (3) comes back through cuaudit.
 // EXPECT-EXIT: 3
+#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 
-#include "cuda_check.h"
 #include <memory>
 #include <vector>
-
+#include "cuda_check.h"
 
 struct DeviceDeleter {
   void operator()(void* p) const { CHECK(cudaFree(p)); }

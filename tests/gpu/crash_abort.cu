@@ -2,8 +2,8 @@
 // EXPECT: leak api=cudaMallocManaged bytes=8192 count=1 at=@leak
 // EXPECT-SIGNAL: SIGABRT
 // EXPECT-EXIT: 134
-#include <cstdlib>
 #include <cuda_runtime.h>
+#include <cstdlib>
 
 int main() {
   void* p = nullptr;

@@ -3,9 +3,9 @@
 // EXPECT: leak api=cudaMalloc bytes=65536 count=1 at=@leak
 // EXPECT-SIGNAL: SIGKILL
 // EXPECT-EXIT: 137
-#include <csignal>
 #include <cuda_runtime.h>
 #include <unistd.h>
+#include <csignal>
 
 int main() {
   void* p = nullptr;

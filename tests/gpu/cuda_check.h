@@ -1,8 +1,8 @@
 // The CUDA_CHECK pattern the seed tutorials teach: every runtime call's error checked at once.
 #pragma once
+#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 
 #define CHECK(call)                                                                     \
   do {                                                                                  \

@@ -8,8 +8,8 @@ int main() {
   if (cudaStreamCreate(&stream) != cudaSuccess) return 1;
   void* p = nullptr;
   if (cudaMallocAsync(&p, 1 << 20, stream) != cudaSuccess) return 1;  // @alloc
-  if (cudaFree(p) != cudaSuccess) return 1;  // @first
-  cudaFreeAsync(p, stream);  // @second
+  if (cudaFree(p) != cudaSuccess) return 1;                           // @first
+  cudaFreeAsync(p, stream);                                           // @second
   cudaStreamSynchronize(stream);
   return 0;
 }

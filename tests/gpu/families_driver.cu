@@ -14,19 +14,19 @@
 // EXPECT: leak api=cuMemAddressReserve bytes=0 count=1 at=@reserve
 // EXPECT: leak api=cuMemMap bytes=0 count=1 at=@map
 // EXPECT-EXIT: 0
+#include <cuda.h>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda.h>
 
-#define CHECK(call)                                                        \
-  do {                                                                     \
-    CUresult rc_ = (call);                                                 \
-    if (rc_ != CUDA_SUCCESS) {                                             \
-      const char* s_ = nullptr;                                            \
-      cuGetErrorString(rc_, &s_);                                          \
+#define CHECK(call)                                                           \
+  do {                                                                        \
+    CUresult rc_ = (call);                                                    \
+    if (rc_ != CUDA_SUCCESS) {                                                \
+      const char* s_ = nullptr;                                               \
+      cuGetErrorString(rc_, &s_);                                             \
       std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, s_ ? s_ : "?"); \
-      std::exit(1);                                                        \
-    }                                                                      \
+      std::exit(1);                                                           \
+    }                                                                         \
   } while (0)
 
 int main() {
@@ -40,11 +40,11 @@ int main() {
   CUdeviceptr d;
   size_t pitch;
   void* h;
-  CHECK(cuMemAlloc(&d, 1000));  // @alloc
-  CHECK(cuMemAllocPitch(&d, &pitch, 100, 10, 4));  // @pitch
+  CHECK(cuMemAlloc(&d, 1000));                               // @alloc
+  CHECK(cuMemAllocPitch(&d, &pitch, 100, 10, 4));            // @pitch
   CHECK(cuMemAllocManaged(&d, 2000, CU_MEM_ATTACH_GLOBAL));  // @managed
-  CHECK(cuMemAllocHost(&h, 3000));  // @host
-  CHECK(cuMemHostAlloc(&h, 4000, 0));  // @hostalloc
+  CHECK(cuMemAllocHost(&h, 3000));                           // @host
+  CHECK(cuMemHostAlloc(&h, 4000, 0));                        // @hostalloc
   void* user = std::aligned_alloc(4096, 65536);
   CHECK(cuMemHostRegister(user, 65536, 0));  // @register
   CUstream stream;
@@ -89,7 +89,7 @@ int main() {
   CHECK(cuMemCreate(&handle, granularity, &prop, 0));  // @create
   CUdeviceptr va;
   CHECK(cuMemAddressReserve(&va, granularity, 0, 0, 0));  // @reserve
-  CHECK(cuMemMap(va, granularity, 0, handle, 0));  // @map
+  CHECK(cuMemMap(va, granularity, 0, handle, 0));         // @map
   CUmemAccessDesc access = {};
   access.location = prop.location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;

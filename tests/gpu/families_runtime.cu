@@ -12,28 +12,28 @@
 // EXPECT: leak api=cudaMallocAsync bytes=5000 count=1 at=@async
 // EXPECT: leak api=cudaMallocFromPoolAsync bytes=6000 count=1 at=@pool
 // EXPECT-EXIT: 0
+#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 
 #include "cuda_check.h"
 
 int main() {
   void* p;
   size_t pitch;
-  CHECK(cudaMalloc(&p, 1000));  // @malloc
+  CHECK(cudaMalloc(&p, 1000));                  // @malloc
   CHECK(cudaMallocPitch(&p, &pitch, 100, 10));  // @pitch
   cudaPitchedPtr pp;
   CHECK(cudaMalloc3D(&pp, make_cudaExtent(64, 4, 2)));  // @m3d
   cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
   cudaArray_t array, array3d;
-  CHECK(cudaMallocArray(&array, &desc, 32, 32));  // @array
+  CHECK(cudaMallocArray(&array, &desc, 32, 32));                           // @array
   CHECK(cudaMalloc3DArray(&array3d, &desc, make_cudaExtent(16, 16, 32)));  // @array3d
   cudaMipmappedArray_t mipmap;
   CHECK(cudaMallocMipmappedArray(&mipmap, &desc, make_cudaExtent(64, 64, 0), 3));  // @mipmap
-  CHECK(cudaMallocManaged(&p, 2000));  // @managed
-  CHECK(cudaMallocHost(&p, 3000));  // @host
-  CHECK(cudaHostAlloc(&p, 4000, cudaHostAllocDefault));  // @hostalloc
+  CHECK(cudaMallocManaged(&p, 2000));                                              // @managed
+  CHECK(cudaMallocHost(&p, 3000));                                                 // @host
+  CHECK(cudaHostAlloc(&p, 4000, cudaHostAllocDefault));                            // @hostalloc
   void* user = std::aligned_alloc(4096, 65536);
   CHECK(cudaHostRegister(user, 65536, cudaHostRegisterDefault));  // @register
   cudaStream_t stream;

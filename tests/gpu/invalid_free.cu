@@ -8,7 +8,7 @@
 int main() {
   char* buffer = nullptr;
   if (cudaMalloc(&buffer, 4096) != cudaSuccess) return 1;  // @alloc
-  cudaFree(buffer + 16);  // @interior
+  cudaFree(buffer + 16);                                   // @interior
   int local = 0;
   cudaFree(&local);  // @stack
   cudaFree(nullptr);

@@ -30,8 +30,8 @@ int main() {
   CHECK(cudaMalloc(&flags, 4096));
   Window w{1};  // an odd value where a pointer would be: by value, not checked
   axpy2<<<1, 32>>>(x + 1, y + 3, reinterpret_cast<double2*>(d + 1), 0, w, flags + 1);  // @launch
-  scale<<<1, 32>>>(reinterpret_cast<double*>(reinterpret_cast<char*>(d) + 4), 0);  // @scalar
-  scale<<<1, 32>>>(d + 1, 0);  // aligned for double
+  scale<<<1, 32>>>(reinterpret_cast<double*>(reinterpret_cast<char*>(d) + 4), 0);      // @scalar
+  scale<<<1, 32>>>(d + 1, 0);                                                          // aligned for double
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
   CHECK(cudaFree(x));

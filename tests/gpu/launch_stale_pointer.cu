@@ -11,8 +11,8 @@ __global__ void scale(float* data, int n) {
 
 int main() {
   float* stale = nullptr;
-  CHECK(cudaMalloc(&stale, 1 << 20));  // @alloc
-  CHECK(cudaFree(stale));  // @free
+  CHECK(cudaMalloc(&stale, 1 << 20));                            // @alloc
+  CHECK(cudaFree(stale));                                        // @free
   for (int i = 0; i < 2; ++i) scale<<<1, 32>>>(stale + 256, 0);  // @launch
   CHECK(cudaDeviceSynchronize());
   float* again = nullptr;

@@ -1,8 +1,8 @@
 // A temporary buffer allocated in every step and never freed: one grouped leak.
 // EXPECT: leak api=cudaMalloc bytes=409600 count=100 at=@temp-alloc
 // EXPECT-EXIT: 0
-#include <cstdio>
 #include <cuda_runtime.h>
+#include <cstdio>
 
 __global__ void fill(float* data, int n, float value) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -7,6 +7,6 @@ int main() {
   cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
   cudaArray_t array = nullptr;
   if (cudaMallocArray(&array, &desc, 64, 64) != cudaSuccess) return 1;  // @alloc
-  cudaFree(array);  // @wrong
+  cudaFree(array);                                                      // @wrong
   return cudaFreeArray(array) == cudaSuccess ? 0 : 1;
 }

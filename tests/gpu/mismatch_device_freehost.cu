@@ -6,6 +6,6 @@
 int main() {
   void* d = nullptr;
   if (cudaMalloc(&d, 1 << 16) != cudaSuccess) return 1;  // @alloc
-  cudaFreeHost(d);  // @wrong
+  cudaFreeHost(d);                                       // @wrong
   return cudaFree(d) == cudaSuccess ? 0 : 1;
 }

@@ -8,6 +8,6 @@
 int main() {
   float* staging = nullptr;
   if (cudaMallocHost(&staging, 4096) != cudaSuccess) return 1;  // @alloc
-  cudaFree(staging);  // @free
+  cudaFree(staging);                                            // @free
   return 0;
 }

@@ -24,7 +24,7 @@ int main() {
   CHECK(cudaMallocManaged(&managed, 1 << 20));
   add<<<1, 256>>>(remote, local, 0);  // @no_peer
   CHECK(cudaDeviceSynchronize());
-  add<<<1, 256>>>(managed, local, 256);  // managed memory: fine
+  add<<<1, 256>>>(managed, local, 256);                 // managed memory: fine
   CHECK(cudaMemcpyPeer(local, 0, remote, 1, 1 << 20));  // a copy, not misuse
   if (can) {
     CHECK(cudaDeviceEnablePeerAccess(1, 0));

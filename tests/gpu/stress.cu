@@ -6,10 +6,10 @@
 // EXPECT-ALLOCATIONS: 3200001
 // EXPECT-RELEASES: 3200001
 // EXPECT-EXIT: 0
+#include <cuda_runtime.h>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 #include <thread>
 #include <vector>
 

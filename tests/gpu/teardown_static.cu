@@ -12,6 +12,4 @@ struct GlobalBuffer {
 };
 GlobalBuffer g_buffer;
 
-int main() {
-  return cudaMalloc(&g_buffer.p, 1 << 20) == cudaSuccess ? 0 : 1;
-}
+int main() { return cudaMalloc(&g_buffer.p, 1 << 20) == cudaSuccess ? 0 : 1; }

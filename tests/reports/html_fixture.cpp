@@ -90,7 +90,8 @@ Report pools_report() {
                         "cudaMalloc could not allocate 3.0 MiB");
   OutOfMemoryState o;
   o.requested = 3 * MiB;
-  o.verdict = "free memory was enough in total inside pool 'arena' (NVTX heap) (2.0 MiB in holes) but no hole was as large";
+  o.verdict =
+      "free memory was enough in total inside pool 'arena' (NVTX heap) (2.0 MiB in holes) but no hole was as large";
   oom.out_of_memory = o;
   oom.stack = {scratch};
   r.findings.push_back(oom);
@@ -186,8 +187,8 @@ int main(int argc, char** argv) {
     series.sites = {climbing, level};
     r.timeline.site_series.push_back(series);
     // An allocation that failed at 6.5 s, and two churning sites (the churn table, biggest time first).
-    Finding oom = finding(FindingKind::OutOfMemory, Severity::Warning, "cudaMalloc", static_cast<uint64_t>(GiB), 7,
-                          6.5, "cudaMalloc could not allocate 1.0 GiB: the program's own allocations filled the device");
+    Finding oom = finding(FindingKind::OutOfMemory, Severity::Warning, "cudaMalloc", static_cast<uint64_t>(GiB), 7, 6.5,
+                          "cudaMalloc could not allocate 1.0 GiB: the program's own allocations filled the device");
     oom.stack = {fr};
     r.findings.push_back(oom);
     for (int i = 0; i < 2; ++i) {

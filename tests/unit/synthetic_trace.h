@@ -14,7 +14,6 @@ inline Holders& no_holders() {
   return holders;
 }
 
-
 class SyntheticTrace {
  public:
   SyntheticTrace();

@@ -64,7 +64,8 @@ TEST_CASE("a recorded callback is recorded under the API its id names (versions 
 TEST_CASE("routes: tracked calls always, resources only with --track-resources, hooks either way") {
   using namespace callback_role;
   build_callback_routes(false);
-  const CallbackRoute malloc_route = callback_route(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
+  const CallbackRoute malloc_route =
+      callback_route(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
   CHECK(malloc_route.api == static_cast<int16_t>(Api::cudaMalloc));
   CHECK(malloc_route.has(Tracked));
   // (cuda.h makes cuMemFree a macro: the API is named by its name.)

@@ -146,7 +146,7 @@ TEST_CASE("the threshold: a miss in a pool only a little fragmented is not repor
 
 TEST_CASE("each pool's series on the timeline: a point at each sample after which it changed") {
   SyntheticTrace t = pool_with_holes(0b0101);  // 1 MiB, blocks 1 and 3 live: two 256 KiB holes
-  t.sample(0).sample(0);                        // the second sample sees no change: no point
+  t.sample(0).sample(0);                       // the second sample sees no change: no point
   t.block(Api::cupyPoolFree, 2, kFirst + 256 * kKiB).sample(0);
   Symbolizer symbolizer;
   StackResolver stacks(t.trace(), symbolizer);
@@ -221,7 +221,8 @@ constexpr uint64_t kSecondNs = 1'000'000'000;
 SyntheticTrace heap_cut_in_half() {
   SyntheticTrace t;
   t.pool(3, "arena", MemorySource::NvtxHeap, /*made_at_stack=*/9).segment(3, kFirst, kMiB);
-  for (uint64_t i = 0; i < 8; ++i) t.block(Api::nvtxMemRegionsRegister, 3, kFirst + i * 128 * kKiB, 128 * kKiB, 5 + i % 2);
+  for (uint64_t i = 0; i < 8; ++i)
+    t.block(Api::nvtxMemRegionsRegister, 3, kFirst + i * 128 * kKiB, 128 * kKiB, 5 + i % 2);
   t.sample(0).wait(kSecondNs / 10);
   for (uint64_t i = 0; i < 8; i += 2) t.block(Api::nvtxMemRegionsUnregister, 3, kFirst + i * 128 * kKiB);
   return t;
@@ -333,7 +334,9 @@ TEST_CASE("a pool that can grow is reported when it keeps missing and pays for i
   SyntheticTrace three = pool_with_holes(0b0101);
   for (uint64_t i = 0; i < 3; ++i) {
     const uint64_t base = kSecond + i * 0x1000000;
-    three.segment(2, base, kMiB).block(Api::cupyPoolMalloc, 2, base, 384 * kKiB, 6).block(Api::cupyPoolMalloc, 2, base + 384 * kKiB, 640 * kKiB, 7);
+    three.segment(2, base, kMiB)
+        .block(Api::cupyPoolMalloc, 2, base, 384 * kKiB, 6)
+        .block(Api::cupyPoolMalloc, 2, base + 384 * kKiB, 640 * kKiB, 7);
   }
   // (Their holes fall from 25% of the reserve to 12.5%: counted only when any share of holes counts.)
   FragmentationOptions any_share;
@@ -348,7 +351,9 @@ TEST_CASE("a pool that can grow is reported when it keeps missing and pays for i
   big.segment(2, 0x40000000, 64 * kMiB).block(Api::cupyPoolMalloc, 2, 0x40000000, 64 * kMiB, 8);
   for (uint64_t i = 0; i < 3; ++i) {
     const uint64_t base = kSecond + i * 0x1000000;
-    big.segment(2, base, kMiB).block(Api::cupyPoolMalloc, 2, base, 384 * kKiB, 6).block(Api::cupyPoolMalloc, 2, base + 384 * kKiB, 640 * kKiB, 7);
+    big.segment(2, base, kMiB)
+        .block(Api::cupyPoolMalloc, 2, base, 384 * kKiB, 6)
+        .block(Api::cupyPoolMalloc, 2, base + 384 * kKiB, 640 * kKiB, 7);
   }
   CHECK(judge(big.trace(), any_share).empty());
 }
@@ -363,7 +368,9 @@ TEST_CASE("misses while a cache fills in its first steps, then none for the rest
     for (uint64_t i = 0; i < 3; ++i) {
       const uint64_t base = kSecond + i * 0x1000000;
       if (go_on) t.wait(400'000'000);  // the misses spread over the pool's work
-      t.segment(2, base, kMiB).block(Api::cupyPoolMalloc, 2, base, 384 * kKiB, 6).block(Api::cupyPoolMalloc, 2, base + 384 * kKiB, 640 * kKiB, 7);
+      t.segment(2, base, kMiB)
+          .block(Api::cupyPoolMalloc, 2, base, 384 * kKiB, 6)
+          .block(Api::cupyPoolMalloc, 2, base + 384 * kKiB, 640 * kKiB, 7);
     }
     for (uint64_t step = 0; step < 10; ++step) {  // then blocks served from what it has
       t.wait(go_on ? 10'000'000 : 100'000'000);
@@ -386,7 +393,9 @@ TEST_CASE("a pool cut into holes over its work, then missing in one burst at the
   for (uint64_t i = 0; i < 3; ++i) {
     const uint64_t base = kSecond + i * 0x1000000;
     t.wait(100'000);
-    t.segment(2, base, kMiB).block(Api::cupyPoolMalloc, 2, base, 384 * kKiB, 6).block(Api::cupyPoolMalloc, 2, base + 384 * kKiB, 640 * kKiB, 7);
+    t.segment(2, base, kMiB)
+        .block(Api::cupyPoolMalloc, 2, base, 384 * kKiB, 6)
+        .block(Api::cupyPoolMalloc, 2, base + 384 * kKiB, 640 * kKiB, 7);
   }
   CHECK(judge(t.trace(), any_share).size() == 1);
 }

@@ -8,15 +8,15 @@
 #include <nlohmann/json.hpp>
 
 #include "error_findings.h"
+#include "framework_history.h"
 #include "growth_findings.h"
 #include "oom_findings.h"
-#include "symbolizer.h"
 #include "pool_heaps.h"
-#include "replay.h"
-#include "timeline.h"
 #include "python_frames.h"
 #include "python_hooks.h"
-#include "framework_history.h"
+#include "replay.h"
+#include "symbolizer.h"
+#include "timeline.h"
 #include "trace_reader.h"
 
 using namespace cuaudit;
@@ -257,7 +257,8 @@ TEST_CASE("PyTorch's own out-of-memory error: one finding at its Python line, wi
     if (cuda_failed) {
       CHECK(ooms[0].api == "cudaMalloc");
       bool raised = false;
-      for (const std::string& n : ooms[0].notes) raised |= n.find("raised its out-of-memory error for it") != std::string::npos;
+      for (const std::string& n : ooms[0].notes)
+        raised |= n.find("raised its out-of-memory error for it") != std::string::npos;
       CHECK(raised);
     } else {
       CHECK(ooms[0].api == "CUDACachingAllocator::malloc");
@@ -276,14 +277,16 @@ TEST_CASE("what the Python hooks did becomes the process's notes") {
   CHECK(notes[1] == "PyTorch's memory history: off (PYTORCH_NO_CUDA_MEMORY_CACHING is set)");
   CHECK(python_hooks_notes(R"({"format": "cuaudit-python-hooks", "version": 1, "hooks": {"cupy": {"state": "failed",
       "why": "cuaudit's injection library is not loaded"}}})")
-            .front() == "CuPy's memory hook did not attach: cuaudit's injection library is not loaded; its blocks "
-                        "are not followed");
+            .front() ==
+        "CuPy's memory hook did not attach: cuaudit's injection library is not loaded; its blocks "
+        "are not followed");
   CHECK(python_hooks_notes(R"({"format": "cuaudit-python-hooks", "version": 1, "hooks": {"cupy": {"threads": 1}}})")
             .front() == "CuPy's memory hook: installed on 1 thread(s), but CuPy's pool handed out no block");
   CHECK(python_hooks_notes(R"j({"format": "cuaudit-python-hooks", "version": 1, "hooks": {"jax": {"state": "attached",
       "interval_ms": 50, "why": "uncaught out-of-memory errors only (Python before 3.12 has no sys.monitoring)"}}})j")
-            .front() == "JAX's live arrays: listed every 50 ms, at out-of-memory errors and at exit (uncaught "
-                        "out-of-memory errors only (Python before 3.12 has no sys.monitoring))");
+            .front() ==
+        "JAX's live arrays: listed every 50 ms, at out-of-memory errors and at exit (uncaught "
+        "out-of-memory errors only (Python before 3.12 has no sys.monitoring))");
   CHECK_THROWS(python_hooks_notes(R"({"format": "other"})"));
 }
 
@@ -315,11 +318,13 @@ TEST_CASE("JAX's arrays: XLA's pool, growth at the line that keeps them, its out
   ProcessTrace p = process(12);
   for (MemorySample& s : p.samples) s.total_bytes = 141ull << 30, s.free_bytes = 20ull << 30;
   std::vector<std::string> notes;
-  const FrameworkHistory h = framework_history(kJaxArraysFile, jax_file(12, 2ull << 30, 7ull << 30, 512 << 20).dump(), p, notes);
+  const FrameworkHistory h =
+      framework_history(kJaxArraysFile, jax_file(12, 2ull << 30, 7ull << 30, 512 << 20).dump(), p, notes);
   REQUIRE(p.pools.size() == 1);
   CHECK(p.pools.begin()->second.kind == MemorySource::XlaBfc);
   REQUIRE(notes.size() == 1);
-  CHECK(notes[0].find("XLA's GPU allocator (JAX): 24 block allocation(s) and 12 free(s) seen in JAX's live arrays") == 0);
+  CHECK(notes[0].find("XLA's GPU allocator (JAX): 24 block allocation(s) and 12 free(s) seen in JAX's live arrays") ==
+        0);
   CHECK(notes[0].find("1 out-of-memory error(s) it raised") != std::string::npos);
   p.events = merge_by_time(p, h.events);
   Symbolizer symbolizer;
@@ -340,8 +345,8 @@ TEST_CASE("JAX's arrays: XLA's pool, growth at the line that keeps them, its out
   json with_stats = jax_file(12, 2ull << 30, 7ull << 30, 512 << 20);
   with_stats["stats"] = json::array();
   for (int step = 0; step < 12; ++step) {
-    with_stats["stats"].push_back(
-        {0, step_us(step) + 5, 8ull << 30, static_cast<uint64_t>(step + 1) * kBlock, (8ull << 30) - (step + 1) * kBlock});
+    with_stats["stats"].push_back({0, step_us(step) + 5, 8ull << 30, static_cast<uint64_t>(step + 1) * kBlock,
+                                   (8ull << 30) - (step + 1) * kBlock});
   }
   ProcessTrace q = process(12);
   std::vector<std::string> q_notes;
@@ -369,8 +374,9 @@ TEST_CASE("JAX's arrays: XLA's pool, growth at the line that keeps them, its out
   REQUIRE_FALSE(ooms[0].stack.empty());
   CHECK(ooms[0].stack[0].line == 19);
   // The top holder is the line that keeps the arrays, by its Python line.
-  const auto holder_at = std::find_if(ooms[0].related.begin(), ooms[0].related.end(),
-                                      [](const report::RelatedStack& r) { return r.role == report::RelatedRole::Holder; });
+  const auto holder_at =
+      std::find_if(ooms[0].related.begin(), ooms[0].related.end(),
+                   [](const report::RelatedStack& r) { return r.role == report::RelatedRole::Holder; });
   REQUIRE(holder_at != ooms[0].related.end());
   const report::RelatedStack& holder = *holder_at;
   CAPTURE(holder.title);
@@ -380,8 +386,9 @@ TEST_CASE("JAX's arrays: XLA's pool, growth at the line that keeps them, its out
 }
 
 TEST_CASE("XLA's refusal: too large for all it may hold, fragmentation inside it, or the arrays filled it") {
-  CHECK(oom_verdict(xla_facts(9ull << 30, 1ull << 30, 7ull << 30)).find("the request alone is larger than all it may "
-                                                                        "hold (8.0 GiB") != std::string::npos);
+  CHECK(oom_verdict(xla_facts(9ull << 30, 1ull << 30, 7ull << 30))
+            .find("the request alone is larger than all it may "
+                  "hold (8.0 GiB") != std::string::npos);
   CHECK(oom_verdict(xla_facts(2ull << 30, 4ull << 30, 1ull << 30)) ==
         "free memory was enough in total inside XLA's GPU allocator (4.0 GiB free) but its largest free block "
         "was 1.0 GiB: fragmentation inside the allocator");
@@ -417,7 +424,8 @@ TEST_CASE("PyTorch's and JAX's files in one process: each keeps its own Python s
   CHECK(p.python_stacks.size() == 4);
   auto line_of = [&](const FrameworkHistory& h) {
     for (const Event& e : h.events) {
-      if (e.kind == EventKind::Alloc && e.memory().python_stack_id) return p.python_stacks.at(e.memory().python_stack_id)[0];
+      if (e.kind == EventKind::Alloc && e.memory().python_stack_id)
+        return p.python_stacks.at(e.memory().python_stack_id)[0];
     }
     return PythonFrameInfo{};
   };

@@ -18,10 +18,9 @@ TEST_CASE("a short function name keeps the qualified name and drops templates, p
   CHECK(short_function_name("(anonymous namespace)::fill(float*, int)") == "(anonymous namespace)::fill");
   CHECK(short_function_name("at::native::(anonymous namespace)::cpu_kernel_vec<at::native::AddFunctor>(int)") ==
         "at::native::(anonymous namespace)::cpu_kernel_vec");
-  CHECK(short_function_name(
-            "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block(c10::cuda::"
-            "CUDACachingAllocator::Native::(anonymous namespace)::AllocParams&, bool, "
-            "std::shared_ptr<c10::GatheredContext> const&, std::unique_lock<std::recursive_mutex>&)") ==
+  CHECK(short_function_name("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block(c10::cuda::"
+                            "CUDACachingAllocator::Native::(anonymous namespace)::AllocParams&, bool, "
+                            "std::shared_ptr<c10::GatheredContext> const&, std::unique_lock<std::recursive_mutex>&)") ==
         "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block");
   CHECK(short_function_name("std::string make_name(int)") == "make_name");
 }

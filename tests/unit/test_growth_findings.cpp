@@ -234,7 +234,8 @@ TEST_CASE("a buffer cached in the first step beside the last step's outputs is n
   SyntheticTrace kept;
   kept.python_stack(7, kForward);
   for (uint64_t i = 0; i < 2; ++i) kept.alloc_from_python(Api::cudaMalloc, 0x100000000 + i * kMiB, kMiB, 7);
-  for (uint64_t step = 0; step < 20; ++step) kept.alloc_from_python(Api::cudaMalloc, 0x1000000 * (step + 1), kMiB, 7).wait(100 * kMs);
+  for (uint64_t step = 0; step < 20; ++step)
+    kept.alloc_from_python(Api::cudaMalloc, 0x1000000 * (step + 1), kMiB, 7).wait(100 * kMs);
   kept.end();
   CHECK(growth(kept.trace()).size() == 1);
 }

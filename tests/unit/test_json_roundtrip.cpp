@@ -98,8 +98,14 @@ Report everything() {
       {0.6, 11, 0, 1 << 20, 2 << 20, 4096, {{"device", 4096}}, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
   r.timeline.peaks = {
       {11, 0, 0.5, 1 << 20, 4096, {{"device", 4096}}, {{"cudaMalloc", 4096, 1, {frame("s", "s.cu", 3, 4)}}}}};
-  r.timeline.pool_series = {{11, "CuPy's memory pool", {0.5, 0.6}, {1 << 20, 1 << 20}, {4096, 8192}, {1044480, 1040384},
-                             {1044480, 1040384}, {1044000, 1040000}}};
+  r.timeline.pool_series = {{11,
+                             "CuPy's memory pool",
+                             {0.5, 0.6},
+                             {1 << 20, 1 << 20},
+                             {4096, 8192},
+                             {1044480, 1040384},
+                             {1044480, 1040384},
+                             {1044000, 1040000}}};
   r.merged_from = {"rank0.json", "rank1.json", "rank2.json"};
   return r;
 }

@@ -6,7 +6,6 @@
 #include <doctest/doctest.h>
 
 #include <dirent.h>
-#include <unistd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -238,7 +237,8 @@ TEST_CASE("fat-binary extraction never writes where a planted link points") {
   char outside_path[] = "/tmp/cuaudit-outside-XXXXXX";
   REQUIRE(mkdtemp(outside_path) != nullptr);
   const std::string outside = outside_path;
-  const std::string extract = std::string("cp '") + CUAUDIT_TEST_FIXTURES + "/sass-sm90-kernels.cubin' app.1.sm_90.cubin";
+  const std::string extract =
+      std::string("cp '") + CUAUDIT_TEST_FIXTURES + "/sass-sm90-kernels.cubin' app.1.sm_90.cubin";
   auto outside_empty = [&] {
     DIR* d = opendir(outside.c_str());
     REQUIRE(d != nullptr);

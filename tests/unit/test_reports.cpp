@@ -277,12 +277,14 @@ TEST_CASE("text report: --demangle simple drops parameters and templates, no sho
 TEST_CASE("text report: a segment as a bar of sites and holes, and a line per pool over the run") {
   // 64 KiB: site 0 in the first quarter, a hole, site 1 in the third quarter, a hole.
   SegmentPicture segment{64 * 1024, {{0, 16 * 1024, 0}, {32 * 1024, 16 * 1024, 1}}};
-  CHECK(segment_bar(segment) == std::string(16, 'A') + std::string(16, '-') + std::string(16, 'B') + std::string(16, '-'));
+  CHECK(segment_bar(segment) ==
+        std::string(16, 'A') + std::string(16, '-') + std::string(16, 'B') + std::string(16, '-'));
   // A block that covers less than half of a column leaves it free; the other sites are '#'.
   SegmentPicture small{64 * 1024, {{0, 256, 0}, {2048, 1024, -1}}};
   CHECK(segment_bar(small) == "--#" + std::string(61, '-'));
   PoolPicture picture;
-  picture.sites = {{"MemoryPool.malloc", 16 * 1024, 1, std::nullopt}, {"MemoryPool.malloc", 16 * 1024, 1, std::nullopt}};
+  picture.sites = {{"MemoryPool.malloc", 16 * 1024, 1, std::nullopt},
+                   {"MemoryPool.malloc", 16 * 1024, 1, std::nullopt}};
   picture.segments = {segment};
   const auto lines = picture_lines(picture, [](const Frame&) { return std::string("x"); });
   REQUIRE(lines.size() == 4);
@@ -290,12 +292,19 @@ TEST_CASE("text report: a segment as a bar of sites and holes, and a line per po
   CHECK(lines[2] == "    A = 16.0 KiB in 1 block(s) (MemoryPool.malloc) (no stack)");
 
   Timeline timeline;
-  timeline.pool_series = {{7, "CuPy's memory pool", {0.5, 1.5}, {1 << 20, 2 << 20}, {1 << 19, 1 << 20},
-                           {1 << 19, 1 << 20}, {1 << 19, 1 << 18}, {1 << 19, 1 << 20}}};
+  timeline.pool_series = {{7,
+                           "CuPy's memory pool",
+                           {0.5, 1.5},
+                           {1 << 20, 2 << 20},
+                           {1 << 19, 1 << 20},
+                           {1 << 19, 1 << 20},
+                           {1 << 19, 1 << 18},
+                           {1 << 19, 1 << 20}}};
   const auto pools = pool_series_lines(timeline, 7);
   REQUIRE(pools.size() == 1);
-  CHECK(pools[0] == "Pool CuPy's memory pool: reserved up to 2.0 MiB, used up to 1.0 MiB; most fragmented at 1.500 s: "
-                    "1.0 MiB free in holes, the largest 256.0 KiB (75%)");
+  CHECK(pools[0] ==
+        "Pool CuPy's memory pool: reserved up to 2.0 MiB, used up to 1.0 MiB; most fragmented at 1.500 s: "
+        "1.0 MiB free in holes, the largest 256.0 KiB (75%)");
   CHECK(pool_series_lines(timeline, 8).empty());
   // A stream-ordered pool, from the samples: reserved against used.
   TimelineSample x;
@@ -303,9 +312,10 @@ TEST_CASE("text report: a segment as a bar of sites and holes, and a line per po
   timeline.samples = {x};
   const auto stream_ordered = pool_series_lines(timeline, 8);
   REQUIRE(stream_ordered.size() == 1);
-  CHECK(stream_ordered[0] == "Pool CUDA's stream-ordered pool of device 0: reserved up to 8.0 MiB, used up to 2.0 MiB, "
-                             "reserved but unused up to 6.0 MiB (CUDA tells no largest free block: its fragmentation is "
-                             "not measured)");
+  CHECK(stream_ordered[0] ==
+        "Pool CUDA's stream-ordered pool of device 0: reserved up to 8.0 MiB, used up to 2.0 MiB, "
+        "reserved but unused up to 6.0 MiB (CUDA tells no largest free block: its fragmentation is "
+        "not measured)");
 }
 
 TEST_CASE("text report: errors come before warnings and notes, whatever the report's order") {

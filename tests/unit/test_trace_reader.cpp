@@ -264,8 +264,8 @@ TEST_CASE("a flipped byte is a damaged chunk, reported, traces of version 1 have
 }
 
 TEST_CASE("records the injection had to drop are damage: said, and the report is incomplete") {
-  const std::string notice = notice_record(
-      NoticeCode::DroppedEvents, "3 record(s) could not be written (no trace buffer or a failed write)");
+  const std::string notice =
+      notice_record(NoticeCode::DroppedEvents, "3 record(s) could not be written (no trace buffer or a failed write)");
   const auto t = parse_trace(header() + chunk(notice), "t.cutrace");
   REQUIRE(t.problems.size() == 1);
   CHECK(t.problems[0].find("3 record(s) could not be written") == 0);

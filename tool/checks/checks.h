@@ -49,7 +49,8 @@ class Check {
 // The finding kinds no check could find in this run, with why: turned off at report time
 // (--leak-check no), or never recorded (--check-launch-params no, no --track-resources; unknown
 // for runs whose run.json predates those fields: nullopt).
-std::vector<report::UncheckedKind> unchecked_kinds(const AnalysisOptions& options, std::optional<bool> launch_params_recorded,
+std::vector<report::UncheckedKind> unchecked_kinds(const AnalysisOptions& options,
+                                                   std::optional<bool> launch_params_recorded,
                                                    std::optional<bool> resources_recorded);
 
 // The checks `options` turns on, made for one process's trace, in the table's order.

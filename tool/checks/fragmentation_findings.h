@@ -119,7 +119,7 @@ class FragmentationObserver : public ReplayObserver {
   std::map<uint32_t, PoolMisses> misses_;
   std::map<uint32_t, uint64_t> peak_reserved_;
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> handing_out_;  // pool -> its first and last block's time
-  std::map<uint32_t, PressureStretch> open_, longest_;  // pool -> the stretch going on, the longest ended
+  std::map<uint32_t, PressureStretch> open_, longest_;             // pool -> the stretch going on, the longest ended
 };
 
 std::vector<report::Finding> fragmentation_findings(const ProcessTrace& trace, const FragmentationObserver& observer,

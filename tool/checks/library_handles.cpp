@@ -132,8 +132,8 @@ void judge_library_handles(std::vector<report::Finding>& findings) {
   kept.reserve(findings.size());
   for (report::Finding& f : findings) {
     // A framework's handle was made held_by_allocator (framework_handle): only leaks are the program's.
-    const auto [create, api] = f.kind == report::FindingKind::Leak ? create_call(f.stack)
-                                                                   : std::pair<size_t, const HandleApi*>{0, nullptr};
+    const auto [create, api] =
+        f.kind == report::FindingKind::Leak ? create_call(f.stack) : std::pair<size_t, const HandleApi*>{0, nullptr};
     if (!api) {
       kept.push_back(std::move(f));
       continue;

@@ -27,7 +27,8 @@ std::vector<PinningSite> sites_of(const std::vector<SegmentLayout>& layout) {
   }
   std::vector<PinningSite> out;
   for (auto& [key, site] : sites) out.push_back(site);
-  std::stable_sort(out.begin(), out.end(), [](const PinningSite& a, const PinningSite& b) { return a.bytes > b.bytes; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const PinningSite& a, const PinningSite& b) { return a.bytes > b.bytes; });
   return out;
 }
 
@@ -36,7 +37,8 @@ std::vector<PinningSite> sites_of(const std::vector<SegmentLayout>& layout) {
 std::set<std::string> pool_code_files(const std::vector<report::Frame>& made, const std::vector<report::Frame>& block) {
   std::set<std::string> files;
   for (const report::Frame& m : made) {
-    const bool shared = std::any_of(block.begin(), block.end(), [&](const report::Frame& b) { return b.function == m.function; });
+    const bool shared =
+        std::any_of(block.begin(), block.end(), [&](const report::Frame& b) { return b.function == m.function; });
     if (shared) {
       files.erase(m.file);
       return files;
@@ -68,7 +70,8 @@ PoolSnapshot snapshot_pool(const PoolsView& pools, uint32_t pool) {
     std::stable_sort(layout.begin(), layout.end(),
                      [](const SegmentLayout& a, const SegmentLayout& b) { return a.bytes > b.bytes; });
     layout.resize(kPictureSegments);
-    std::sort(layout.begin(), layout.end(), [](const SegmentLayout& a, const SegmentLayout& b) { return a.base < b.base; });
+    std::sort(layout.begin(), layout.end(),
+              [](const SegmentLayout& a, const SegmentLayout& b) { return a.base < b.base; });
     out.truncated = true;
   }
   for (const SegmentLayout& l : layout) {
@@ -83,7 +86,8 @@ PoolSnapshot snapshot_pool(const PoolsView& pools, uint32_t pool) {
       // Blocks of one site closer than a rounding gap are one span: the picture is of holes.
       if (!segment.spans.empty()) {
         PoolSnapshot::Span& last = segment.spans.back();
-        if (last.site == site && offset >= last.offset + last.bytes && offset - (last.offset + last.bytes) < kRoundingGap) {
+        if (last.site == site && offset >= last.offset + last.bytes &&
+            offset - (last.offset + last.bytes) < kRoundingGap) {
           last.bytes = offset + bytes - last.offset;
           continue;
         }
@@ -112,9 +116,9 @@ report::PoolPicture pool_picture(const ProcessTrace& trace, uint32_t pool, const
                                  StackResolver& stacks) {
   report::PoolPicture p;
   const auto info = trace.pools.find(pool);
-  const std::vector<report::Frame> made =
-      info != trace.pools.end() && info->second.stack_id ? stacks.user_stack(info->second.stack_id)
-                                                         : std::vector<report::Frame>{};
+  const std::vector<report::Frame> made = info != trace.pools.end() && info->second.stack_id
+                                              ? stacks.user_stack(info->second.stack_id)
+                                              : std::vector<report::Frame>{};
   for (const PinningSite& s : snapshot.sites) {
     report::PictureSite site;
     site.api = std::string(api_info(stacks.api_called(s.stack_id, s.api)).name);

@@ -24,15 +24,17 @@ std::string site_label(const std::vector<report::Frame>& stack, const Suppressio
 
 namespace {
 
-uint64_t highest(const report::SeriesSite& s) { return s.bytes.empty() ? 0 : *std::max_element(s.bytes.begin(), s.bytes.end()); }
+uint64_t highest(const report::SeriesSite& s) {
+  return s.bytes.empty() ? 0 : *std::max_element(s.bytes.begin(), s.bytes.end());
+}
 
 // Sites of one API and one name become the first of them, with every later one's figures added.
 template <typename Site, typename Add>
 void merge_by_name(std::vector<Site>& sites, Add add) {
   std::vector<Site> merged;
   for (Site& s : sites) {
-    auto same = std::find_if(merged.begin(), merged.end(),
-                             [&](const Site& m) { return m.api == s.api && m.site == s.site; });
+    auto same =
+        std::find_if(merged.begin(), merged.end(), [&](const Site& m) { return m.api == s.api && m.site == s.site; });
     if (same == merged.end()) {
       merged.push_back(std::move(s));
     } else {

@@ -88,7 +88,8 @@ bool rule_matches(const SuppressionRule& rule, report::FindingKind kind, const s
     });
   };
   if (frames_match(stack)) return true;
-  return std::any_of(related.begin(), related.end(), [&](const report::RelatedStack& r) { return frames_match(r.stack); });
+  return std::any_of(related.begin(), related.end(),
+                     [&](const report::RelatedStack& r) { return frames_match(r.stack); });
 }
 
 const char kBuiltinRules[] =

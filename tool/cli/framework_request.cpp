@@ -38,9 +38,10 @@ std::vector<std::string> ask_framework_files(const std::string& run_dir, std::ch
                 .count());
   std::string error;
   if (!replace_file(fmt::format("{}/{}", run_dir, run_dir::FrameworkRequest.prefix), request + "\n", error)) {
-    return {fmt::format("could not ask the Python hooks for their framework files ({}): PyTorch's and JAX's "
-                        "blocks are as they last wrote them",
-                        error)};
+    return {
+        fmt::format("could not ask the Python hooks for their framework files ({}): PyTorch's and JAX's "
+                    "blocks are as they last wrote them",
+                    error)};
   }
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (!waiting.empty() && std::chrono::steady_clock::now() < deadline) {

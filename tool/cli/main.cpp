@@ -23,13 +23,13 @@
 #include "option_words.h"
 #include "options.h"
 #include "output_path.h"
+#include "peak_diff.h"
 #include "report_outputs.h"
 #include "run_dir.h"
 #include "running_process.h"
 #include "safe_file.h"
-#include "peak_diff.h"
-#include "suppressions.h"
 #include "signal_forwarding.h"
+#include "suppressions.h"
 #include "text_report.h"
 
 namespace cuaudit {
@@ -94,7 +94,8 @@ AnalysisOptions analysis_options(const Options& o) {
     for (const auto& m : o.out.path_maps) a.path_map.push_back(parse_path_mapping(m));
     for (const auto& prefix : o.out.strip_prefixes) a.path_map.push_back({prefix, ""});
     for (const auto& k : o.analysis.kernel_names) add_to_filter(a.kernels, k, "--kernel-name");
-    for (const auto& k : o.analysis.kernel_names_excluded) add_to_filter(a.kernels_excluded, k, "--kernel-name-exclude");
+    for (const auto& k : o.analysis.kernel_names_excluded)
+      add_to_filter(a.kernels_excluded, k, "--kernel-name-exclude");
     a.nvdisasm = o.analysis.nvdisasm;
     for (const auto& p : o.analysis.process_filters) add_to_filter(a.processes, p, "--target-processes-filter");
     for (const auto& file : o.analysis.suppression_files) a.suppressions.load_file(file);
@@ -186,9 +187,9 @@ void write_snapshot(const Options& o, const AnalysisOptions& analysis, const std
   const std::string tag = fmt::format("snapshot-{}", number);
   // Interim reports are files even when the final one goes to standard output (`--json -`).
   const bool json_file = !o.out.json_file.empty() && o.out.json_file != kStandardOutput;
-  const std::string json = json_file ? numbered_path(expand_output_path(o.out.json_file, pid), tag)
-                           : !temporary         ? fmt::format("{}/{}.json", run_dir, tag)
-                                                : fmt::format("cuaudit-{}.json", tag);
+  const std::string json = json_file    ? numbered_path(expand_output_path(o.out.json_file, pid), tag)
+                           : !temporary ? fmt::format("{}/{}.json", run_dir, tag)
+                                        : fmt::format("cuaudit-{}.json", tag);
   std::string error;
   // By rename: a link planted where a snapshot goes (the working directory) is replaced, never
   // written through.

@@ -64,7 +64,8 @@ void add_output_options(CLI::App& app, Options& o) {
       {{"full", report::LeakDetail::Full}, {"summary", report::LeakDetail::Summary}, {"no", report::LeakDetail::None}},
       "full: every leak with its allocation stack; summary: totals only; no: do not check leaks", "full");
   add_error_exitcode(app, o, "exit with N when unsuppressed findings of severity error exist (the CI gate)");
-  app.add_option("--log-file", o.out.log_file, "write the text report to FILE instead of stderr (%p: pid, %q{ENV}, %%)");
+  app.add_option("--log-file", o.out.log_file,
+                 "write the text report to FILE instead of stderr (%p: pid, %q{ENV}, %%)");
   app.add_option("--json", o.out.json_file, "write the JSON report (schema cuaudit.report.v1) to FILE");
   app.add_option("--sarif", o.out.sarif_file, "write SARIF 2.1.0 (for code scanning) to FILE");
   app.add_option("--html", o.out.html_file, "write a self-contained HTML report (works offline) to FILE");
@@ -160,7 +161,8 @@ void add_run_options(CLI::App& app, Options& o) {
   app.add_option("--output", o.run.output,
                  "keep the run in NAME and write NAME/report.json: one name per MPI rank with "
                  "%q{OMPI_COMM_WORLD_RANK}, combined by `cuaudit merge`");
-  app.add_option("--injection-path", o.run.injection_path, "FILE: the libcuaudit-injection.so to load into the program");
+  app.add_option("--injection-path", o.run.injection_path,
+                 "FILE: the libcuaudit-injection.so to load into the program");
   add_choice(app, "--require-cuda-init", o.run.require_cuda_init, kYesNo,
              "yes: exit 122 when the program never initialized CUDA; no: accept it", "yes");
   app.add_option("--target-processes", o.run.target_processes,
@@ -206,7 +208,6 @@ class UsageFormatter : public CLI::Formatter {
  private:
   std::string usage_;
 };
-
 
 // Every long and short option name the command takes, as typed.
 std::vector<std::string> option_names(const CLI::App& app) {
@@ -324,7 +325,8 @@ std::optional<int> take_program(const CLI::App& app, Options& o) {
   }
   if (!program.empty() && program.front() == "--") program.erase(program.begin());
   if (program.empty()) {
-    std::cerr << "cuaudit: no program given\n" << text_of(Command::Run).usage << "Run `cuaudit --help` for the options.\n";
+    std::cerr << "cuaudit: no program given\n"
+              << text_of(Command::Run).usage << "Run `cuaudit --help` for the options.\n";
     return kExitUsage;
   }
   return std::nullopt;

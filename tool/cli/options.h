@@ -45,14 +45,14 @@ struct OutputOptions {
 struct AnalysisChoices {
   bool check_api_results = false;
   std::vector<std::string> suppression_files;
-  std::vector<std::string> keep_patterns;  // --keep-only: the allow-list
+  std::vector<std::string> keep_patterns;                        // --keep-only: the allow-list
   std::vector<std::string> kernel_names, kernel_names_excluded;  // --kernel-name, --kernel-name-exclude
   std::string nvdisasm;                                          // --nvdisasm
   std::vector<std::string> process_filters;                      // --target-processes-filter
   std::string baseline_file;                                     // diff: the older report
   bool builtin_suppressions = true;
   bool print_builtin_suppressions = false;
-  std::optional<double> churn_threshold;  // percent of the run spent in one site's allocation calls
+  std::optional<double> churn_threshold;          // percent of the run spent in one site's allocation calls
   std::optional<double> fragmentation_threshold;  // percent: 1 - a pool's largest hole / its free bytes
 };
 

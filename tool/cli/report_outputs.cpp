@@ -54,7 +54,8 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid, cons
   }
   if (!o.out.json_file.empty()) write_file_or_fail(expand_output_path(o.out.json_file, pid), report::render_json(a));
   const std::string root = resolved_source_root(o);
-  if (!o.out.sarif_file.empty()) write_file_or_fail(expand_output_path(o.out.sarif_file, pid), report::render_sarif(a, root));
+  if (!o.out.sarif_file.empty())
+    write_file_or_fail(expand_output_path(o.out.sarif_file, pid), report::render_sarif(a, root));
   if (!o.out.junit_file.empty()) write_file_or_fail(expand_output_path(o.out.junit_file, pid), report::render_junit(a));
   if (!o.out.html_file.empty()) {
     write_file_or_fail(expand_output_path(o.out.html_file, pid), report::render_html(a, html_source_root(o)));
@@ -71,16 +72,16 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid, cons
 void refuse_unwritable_outputs(const Options& o) {
   // %q{NAME} is known now (the program inherits this environment): a bad one is refused before the
   // program runs, not after.
-  for (const std::string* out : {&o.out.log_file, &o.out.json_file, &o.out.sarif_file, &o.out.junit_file, &o.out.html_file,
-                                 &o.out.perfetto_file, &o.out.collapsed_file, &o.run.save_dir}) {
+  for (const std::string* out : {&o.out.log_file, &o.out.json_file, &o.out.sarif_file, &o.out.junit_file,
+                                 &o.out.html_file, &o.out.perfetto_file, &o.out.collapsed_file, &o.run.save_dir}) {
     try {
       (void)expand_output_path(*out, 0);
     } catch (const std::exception& e) {
       fail(kExitUsage, e.what());
     }
   }
-  for (const std::string* out :
-       {&o.out.log_file, &o.out.json_file, &o.out.sarif_file, &o.out.junit_file, &o.out.html_file, &o.out.perfetto_file, &o.out.collapsed_file}) {
+  for (const std::string* out : {&o.out.log_file, &o.out.json_file, &o.out.sarif_file, &o.out.junit_file,
+                                 &o.out.html_file, &o.out.perfetto_file, &o.out.collapsed_file}) {
     if (!o.run.output.empty() && out == &o.out.json_file && o.out.json_file == o.run.output + "/report.json") continue;
     std::string why;
     if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);
@@ -100,7 +101,7 @@ std::string text_report(const Options& o, const report::Report& a) {
   // auto: a terminal that is not "dumb", no NO_COLOR (no-color.org), the report not going to a file.
   const char* term = getenv("TERM");
   text.colour = o.out.color == "always" || (o.out.color == "auto" && o.out.log_file.empty() && isatty(STDERR_FILENO) &&
-                                        !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0);
+                                            !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0);
   return report::render_text(a, text);
 }
 

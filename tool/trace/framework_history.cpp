@@ -158,26 +158,34 @@ std::string when_written(const json& doc, const ProcessTrace& process) {
   if (at == "exit") return "at exit";
   const auto written_us = doc.value("written_us", uint64_t{0});
   const std::string moment =
-      written_us ? fmt::format(" at {:.1f} s", static_cast<double>(monotonic_ns(process, written_us) -
-                                                                    process.start_monotonic_ns) / 1e9)
-                 : std::string();
+      written_us
+          ? fmt::format(" at {:.1f} s",
+                        static_cast<double>(monotonic_ns(process, written_us) - process.start_monotonic_ns) / 1e9)
+          : std::string();
   if (at == "running") {
-    return fmt::format("when the hooks last wrote the file while the program ran{} (blocks handed out or taken back "
-                       "after are not seen: a snapshot, or a process that did not reach its exit handlers, killed?)",
-                       moment);
+    return fmt::format(
+        "when the hooks last wrote the file while the program ran{} (blocks handed out or taken back "
+        "after are not seen: a snapshot, or a process that did not reach its exit handlers, killed?)",
+        moment);
   }
-  return fmt::format("when the file was last written{} (at an out-of-memory error; the process did not reach its "
-                     "exit handlers)",
-                     moment);
+  return fmt::format(
+      "when the file was last written{} (at an out-of-memory error; the process did not reach its "
+      "exit handlers)",
+      moment);
 }
 
 }  // namespace
 
-const FrameworkFile kTorchBlocksFile{run_dir::TorchBlocks, "cuaudit-torch-blocks", 2, MemorySource::TorchCaching,
-                                     Api::torchBlockAlloc, Api::torchBlockFree, "PyTorch's caching allocator",
-                                     "its memory history"};
-const FrameworkFile kJaxArraysFile{run_dir::JaxArrays, "cuaudit-jax-arrays", 1, MemorySource::XlaBfc,
-                                   Api::xlaBufferAlloc, Api::xlaBufferFree, "XLA's GPU allocator (JAX)",
+const FrameworkFile kTorchBlocksFile{run_dir::TorchBlocks,          "cuaudit-torch-blocks", 2,
+                                     MemorySource::TorchCaching,    Api::torchBlockAlloc,   Api::torchBlockFree,
+                                     "PyTorch's caching allocator", "its memory history"};
+const FrameworkFile kJaxArraysFile{run_dir::JaxArrays,
+                                   "cuaudit-jax-arrays",
+                                   1,
+                                   MemorySource::XlaBfc,
+                                   Api::xlaBufferAlloc,
+                                   Api::xlaBufferFree,
+                                   "XLA's GPU allocator (JAX)",
                                    "JAX's live arrays, listed as the program ran"};
 const FrameworkFile* const kFrameworkFiles[2] = {&kTorchBlocksFile, &kJaxArraysFile};
 
@@ -241,7 +249,8 @@ FrameworkHistory framework_history(const FrameworkFile& file, const std::string&
                                    "before them, counted as allocated at the start)",
                                    max_entries, before_history)
                      : std::string(),
-      doc.at("live").size(), end, segments ? fmt::format("; {} segment(s) reserved from CUDA", segments) : std::string(),
+      doc.at("live").size(), end,
+      segments ? fmt::format("; {} segment(s) reserved from CUDA", segments) : std::string(),
       read.ooms.empty() ? std::string() : fmt::format("; {} out-of-memory error(s) it raised", read.ooms.size())));
   return out;
 }
@@ -260,7 +269,8 @@ std::optional<FrameworkHistory> load_framework_history(const FrameworkFile& file
   try {
     return framework_history(file, text, process, notes);
   } catch (const std::exception& e) {
-    notes.push_back(fmt::format("{} could not be read ({}): {}'s blocks are not judged", path, e.what(), file.framework));
+    notes.push_back(
+        fmt::format("{} could not be read ({}): {}'s blocks are not judged", path, e.what(), file.framework));
     process.side_file_damaged = true;
     return std::nullopt;
   }

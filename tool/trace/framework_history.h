@@ -24,10 +24,10 @@ namespace cuaudit {
 
 // What tells one framework's file apart from another's.
 struct FrameworkFile {
-  run_dir::Entry entry;   // its name in the run directory
-  const char* format;     // its "format" field
-  int max_version;        // the newest version this build reads (1 is the oldest)
-  MemorySource source;    // the pool's memory source (common/memory_sources.inc)
+  run_dir::Entry entry;  // its name in the run directory
+  const char* format;    // its "format" field
+  int max_version;       // the newest version this build reads (1 is the oldest)
+  MemorySource source;   // the pool's memory source (common/memory_sources.inc)
   Api hand_out, take_back;
   const char* framework;  // how notes name it: "PyTorch's caching allocator"
   const char* facility;   // what the hook read: "its memory history"

@@ -50,7 +50,8 @@ std::vector<std::string> python_hooks_notes(const std::string& json_text) {
     } else if (state == "off") {
       notes.push_back(fmt::format("{}: off ({})", name, why));
     } else if (state == "attached" && key == "cupy") {
-      notes.push_back(fmt::format("{}: attached{} (the importing thread and those started after it)", name, on_threads));
+      notes.push_back(
+          fmt::format("{}: attached{} (the importing thread and those started after it)", name, on_threads));
     } else if (state == "attached" && key == "jax") {
       const auto interval = entry.find("interval_ms");
       const uint64_t ms = interval != entry.end() && interval->is_number_unsigned() ? interval->get<uint64_t>() : 0;

@@ -18,9 +18,8 @@ std::optional<uint64_t> pid_in_file_name(const std::string& path) {
 // whose name is its pid. A trace named for another pid than its header's is damage too. Both are
 // said, and the report is incomplete.
 void drop_repeated_processes(std::vector<TraceFile>& loaded, report::Report& report) {
-  std::stable_partition(loaded.begin(), loaded.end(), [](const TraceFile& f) {
-    return pid_in_file_name(f.metadata().file) == f.metadata().pid;
-  });
+  std::stable_partition(loaded.begin(), loaded.end(),
+                        [](const TraceFile& f) { return pid_in_file_name(f.metadata().file) == f.metadata().pid; });
   std::map<std::pair<uint64_t, uint64_t>, std::string> first_of;
   for (auto it = loaded.begin(); it != loaded.end();) {
     const ProcessTrace& t = it->metadata();

@@ -20,7 +20,6 @@ namespace cuaudit {
 void drop_repeated_processes(std::vector<TraceFile>& loaded, report::Report& report);
 
 // Adds to the trace's problems what only the whole trace shows.
-void note_missing_records(const TraceFile& file, ProcessTrace& trace, const std::optional<RunInfo>& run,
-                          bool snapshot);
+void note_missing_records(const TraceFile& file, ProcessTrace& trace, const std::optional<RunInfo>& run, bool snapshot);
 
 }  // namespace cuaudit

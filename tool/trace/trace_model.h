@@ -291,8 +291,8 @@ struct ProcessTrace {
   std::vector<FrameworkOom> framework_ooms;                                  // out of memory, said by a pool
   std::vector<ModuleCodeFact> module_code;                                   // what became of each module's code
   std::vector<std::string> notices;                                          // from the injection
-  bool tracked = true;                // false when the injection could not subscribe
-  bool reached_exit = false;          // a ProcessEnd record was seen
+  bool tracked = true;        // false when the injection could not subscribe
+  bool reached_exit = false;  // a ProcessEnd record was seen
   // A framework's file of this process (torch-blocks-<pid>.json, ...) could not be read: its
   // verdicts are lost, so the report is incomplete.
   bool side_file_damaged = false;

@@ -311,8 +311,7 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
   return payload + chunk.payload_bytes;
 }
 
-bool TraceFile::repeats_earlier_chunk(size_t pos, const ChunkHeader& chunk, const char* payload,
-                                      IndexCounts& counts) {
+bool TraceFile::repeats_earlier_chunk(size_t pos, const ChunkHeader& chunk, const char* payload, IndexCounts& counts) {
   // The payload read already, and what of the header is not derived from it (the checksum is).
   const uint64_t key = content_hash64(payload, chunk.payload_bytes) ^ (uint64_t{chunk.tid} << 32 | chunk.payload_bytes);
   const auto [first, last] = counts.seen.equal_range(key);

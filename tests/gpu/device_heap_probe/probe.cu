@@ -46,10 +46,10 @@ void on_module(const Sanitizer_ResourceModuleData* m) {
     std::printf("sanitizerAddPatchesFromFile: %s\n", sanitizer_text(r));
     return;
   }
-  const SanitizerResult a = sanitizerPatchInstructions(SANITIZER_INSTRUCTION_DEVICE_SIDE_MALLOC, m->module,
-                                                       "probe_device_malloc");
-  const SanitizerResult b = sanitizerPatchInstructions(SANITIZER_INSTRUCTION_DEVICE_SIDE_FREE, m->module,
-                                                       "probe_device_free");
+  const SanitizerResult a =
+      sanitizerPatchInstructions(SANITIZER_INSTRUCTION_DEVICE_SIDE_MALLOC, m->module, "probe_device_malloc");
+  const SanitizerResult b =
+      sanitizerPatchInstructions(SANITIZER_INSTRUCTION_DEVICE_SIDE_FREE, m->module, "probe_device_free");
   r = sanitizerPatchModule(m->module);
   if (a != SANITIZER_SUCCESS || b != SANITIZER_SUCCESS || r != SANITIZER_SUCCESS) {
     std::printf("patching a module: malloc %s, free %s, module %s\n", sanitizer_text(a), sanitizer_text(b),
@@ -152,8 +152,7 @@ int main(int argc, char** argv) {
   std::printf("kernels: %s\n", cudaGetErrorString(sync));
   const double cost = launch_cost_us();
   std::printf("subscribed: cupti %d, sanitizer %d\n", cupti, sanitizer);
-  std::printf("cupti: %llu runtime calls, %llu cudaLaunchKernel\n", cupti_runtime_calls.load(),
-              cupti_launches.load());
+  std::printf("cupti: %llu runtime calls, %llu cudaLaunchKernel\n", cupti_runtime_calls.load(), cupti_launches.load());
   std::printf("sanitizer: %llu module(s) patched, %llu launch callbacks\n",
               static_cast<unsigned long long>(modules_patched), static_cast<unsigned long long>(sanitizer_launches));
   if (events) {
@@ -169,11 +168,12 @@ int main(int argc, char** argv) {
       }
       if (e.kind == kProbeFree) ++frees;
     }
-    std::printf("device heap events: %u recorded (capacity %u): %llu malloc (%llu returned NULL), %llu free; "
-                "first malloc pc 0x%llx\n",
-                events->count, kProbeEventCapacity, static_cast<unsigned long long>(mallocs),
-                static_cast<unsigned long long>(nulls), static_cast<unsigned long long>(frees),
-                static_cast<unsigned long long>(first_pc));
+    std::printf(
+        "device heap events: %u recorded (capacity %u): %llu malloc (%llu returned NULL), %llu free; "
+        "first malloc pc 0x%llx\n",
+        events->count, kProbeEventCapacity, static_cast<unsigned long long>(mallocs),
+        static_cast<unsigned long long>(nulls), static_cast<unsigned long long>(frees),
+        static_cast<unsigned long long>(first_pc));
     std::printf("expected: 1281 malloc (1 NULL), 256 free (plus 20001 empty launches' none)\n");
   }
   std::printf("empty launch: %.3f us\n", cost);

@@ -19,7 +19,7 @@ __device__ __inline__ void record(ProbeEvents& events, uint32_t kind, uint64_t p
 }  // namespace
 
 extern "C" __device__ __noinline__ SanitizerPatchResult probe_device_malloc(void* userdata, uint64_t pc, void* ptr,
-                                                                          uint64_t bytes) {
+                                                                            uint64_t bytes) {
   if (userdata) record(*static_cast<ProbeEvents*>(userdata), kProbeMalloc, pc, ptr, bytes);
   return SANITIZER_PATCH_SUCCESS;
 }
