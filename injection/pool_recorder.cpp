@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "call_recorder.h"
+#include "cuaudit_pool_api.h"
 #include "event_clock.h"
 #include "stack_capture.h"
 #include "trace_writer.h"
@@ -194,37 +195,29 @@ int32_t device_of_pointer(uint64_t pointer) noexcept {
 }  // namespace cuaudit::inject
 
 // The C entry points a framework's memory hook calls (CuPy's, through ctypes.PyDLL, holding the
-// GIL: python/cuaudit_site/cuaudit_hooks.py). Exported by the injection library.
+// GIL: python/cuaudit_site/cuaudit_hooks_cupy.py), declared once in common/python_contract.inc and
+// defined against the header generated from it: a signature changed there and not here fails to
+// build. Exported by the injection library.
 
-// The number of the memory source a key names ("cupy_pool": common/memory_sources.inc), which
-// cuaudit_pool_register takes as its kind; -1 for a key this build does not know.
-extern "C" __attribute__((visibility("default"))) int32_t cuaudit_memory_source(const char* key) {
+int32_t cuaudit_memory_source(const char* key) {
   const cuaudit::SourceInfo* source = cuaudit::source_by_key(key);
   return source && cuaudit::is_pool_source(static_cast<uint32_t>(source->source)) ? static_cast<int32_t>(source->source)
                                                                                   : -1;
 }
 
-// A framework's pool (`kind`: a pool's memory source); returns its number, 0 for an unknown kind.
-extern "C" __attribute__((visibility("default"))) uint32_t cuaudit_pool_register(uint32_t kind, const char* name,
-                                                                                 int32_t device) {
+uint32_t cuaudit_pool_register(uint32_t kind, const char* name, int32_t device) {
   using namespace cuaudit;
   if (!trace::is_known_pool_kind(kind)) return 0;
   return inject::register_pool(static_cast<MemorySource>(kind), name, 0, 0, device, inject::capture_stack());
 }
 
-// A block pool `pool` handed out (`handed_out` 1) or took back (0).
-extern "C" __attribute__((visibility("default"))) void cuaudit_pool_block(uint32_t pool, int32_t handed_out,
-                                                                          uint64_t pointer, uint64_t bytes,
-                                                                          int32_t device) {
+void cuaudit_pool_block(uint32_t pool, int32_t handed_out, uint64_t pointer, uint64_t bytes, int32_t device) {
   using namespace cuaudit;
   inject::record_pool_block(inject::block_api_of(pool, handed_out != 0), pool, pointer, bytes, device,
                             inject::capture_stack());
 }
 
-// Memory pool `pool` took from CUDA to hand blocks out of (`mapped` 1), or gave back (0).
-extern "C" __attribute__((visibility("default"))) void cuaudit_pool_segment(uint32_t pool, int32_t mapped,
-                                                                            uint64_t pointer, uint64_t bytes,
-                                                                            int32_t device) {
+void cuaudit_pool_segment(uint32_t pool, int32_t mapped, uint64_t pointer, uint64_t bytes, int32_t device) {
   using namespace cuaudit;
   inject::record_pool_segment(pool, mapped != 0, pointer, bytes, device, inject::capture_stack());
 }

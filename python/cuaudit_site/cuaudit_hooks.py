@@ -39,13 +39,13 @@ import sys
 import threading
 import time
 
-import cuaudit_layout  # the run directory's names (generated from common/run_dir_layout.inc)
+import cuaudit_contract as contract  # generated from common/python_contract.inc and the lists beside it
 
-_DEFAULT_ENTRIES = 100000
-_DEFAULT_WRITE_MS = 60000
+_DEFAULT_ENTRIES = int(contract.ENV_DEFAULTS["CUAUDIT_TORCH_HISTORY_ENTRIES"])
+_DEFAULT_WRITE_MS = int(contract.ENV_DEFAULTS["CUAUDIT_FRAMEWORK_WRITE_MS"])
 _REQUEST_POLL_S = 0.1  # how often the run directory's framework-request file is looked at
 # framework module -> the hook module that starts following it when the program imports it
-_HOOKS = {"torch": "cuaudit_hooks_torch", "jax": "cuaudit_hooks_jax", "cupy": "cuaudit_hooks_cupy"}
+_HOOKS = {module: framework.hook for module, framework in contract.FRAMEWORKS.items()}
 
 
 def history_entries():
@@ -94,9 +94,10 @@ def note_hook(framework=None, state=None, why=None, **more):
     if not directory:
         return
     # Quietly: the report then says nothing of the hooks; the program is not disturbed.
-    doc = {"format": "cuaudit-python-hooks", "version": 1, "pid": os.getpid(), "hooks": _hook_state}
+    entry, name, version = contract.HOOKS_STATE
+    doc = {"format": name, "version": version, "pid": os.getpid(), "hooks": _hook_state}
     doc.update(_answer)
-    write_run_file(directory, cuaudit_layout.PythonHooks, doc, quiet=True)
+    write_run_file(directory, entry, doc, quiet=True)
 
 
 def _write_interval_s():
@@ -153,7 +154,7 @@ class FileWrites:
                     warn("cuaudit's framework file could not be written", error)
 
     def _watch(self, directory):
-        request_path = os.path.join(directory, cuaudit_layout.FrameworkRequest[0])
+        request_path = os.path.join(directory, contract.FrameworkRequest.prefix)
         interval = _write_interval_s()
         answered = _read_request(request_path)  # one made before this process started was not for it
         last_write = time.monotonic()

@@ -3,9 +3,11 @@ default pool to the injection library (cuaudit_hooks.py says more)."""
 import os
 import sys
 
+import cuaudit_contract as contract  # generated from common/python_contract.inc
 from cuaudit_hooks import note_hook, warn
 
-_CUPY_SOURCE = b"cupy_pool"  # the memory source's key in common/memory_sources.inc
+_CUPY = contract.FRAMEWORKS["cupy"]
+_CUPY_SOURCE = _CUPY.source.encode()  # its memory source's key (memory_sources.inc)
 
 
 def _injection():
@@ -19,16 +21,7 @@ def _injection():
         lib = ctypes.PyDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
     except OSError:
         return None
-    lib.cuaudit_pool_register.restype = ctypes.c_uint32
-    lib.cuaudit_pool_register.argtypes = [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_int32]
-    lib.cuaudit_pool_block.restype = None
-    lib.cuaudit_pool_block.argtypes = [ctypes.c_uint32, ctypes.c_int32, ctypes.c_uint64, ctypes.c_uint64,
-                                       ctypes.c_int32]
-    lib.cuaudit_pool_segment.restype = None
-    lib.cuaudit_pool_segment.argtypes = lib.cuaudit_pool_block.argtypes
-    lib.cuaudit_memory_source.restype = ctypes.c_int32
-    lib.cuaudit_memory_source.argtypes = [ctypes.c_char_p]
-    return lib
+    return contract.bind_entry_points(lib)  # each entry point's signature, as cuaudit_pool_api.h declares it
 
 
 def start(cupy):
@@ -49,14 +42,14 @@ def start(cupy):
                 if self.lib:
                     kind = self.lib.cuaudit_memory_source(_CUPY_SOURCE)
                     if kind < 0:
-                        warn("CuPy's blocks are not followed", "this cuaudit knows no memory source cupy_pool")
-                        note_hook("cupy", "failed", "this cuaudit's injection knows no memory source cupy_pool")
+                        warn("CuPy's blocks are not followed", "this cuaudit knows no memory source %s" % _CUPY_SOURCE.decode())
+                        note_hook(_CUPY.module, "failed", "this cuaudit's injection knows no memory source %s" % _CUPY_SOURCE.decode())
                         self.lib = False
                     else:
                         self.pool = self.lib.cuaudit_pool_register(kind, b"CuPy memory pool", -1)
-                        note_hook("cupy", "attached")
+                        note_hook(_CUPY.module, "attached")
                 else:
-                    note_hook("cupy", "failed", "cuaudit's injection library is not loaded in the process "
+                    note_hook(_CUPY.module, "failed", "cuaudit's injection library is not loaded in the process "
                                "(CUDA_INJECTION64_PATH unset, or CUDA initialized without it)")
             return bool(self.lib) and self.pool
 
@@ -91,7 +84,7 @@ def start(cupy):
         try:
             hook.__enter__()
             threads[0] += 1
-            note_hook("cupy", threads=threads[0])
+            note_hook(_CUPY.module, threads=threads[0])
         except Exception:
             pass  # a thread that entered it already
         if previous is not None:
@@ -99,4 +92,4 @@ def start(cupy):
         return None
 
     threading.setprofile(enter)
-    note_hook("cupy", threads=threads[0])
+    note_hook(_CUPY.module, threads=threads[0])

@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 
-import cuaudit_layout
+import cuaudit_contract as contract  # generated from common/python_contract.inc
 from cuaudit_hooks import StackTable, file_writes, history_entries, note_hook, warn, write_run_file
 
 # XLA's allocator (its BFC allocator takes 75% of the device at start-up by default) hands out the
@@ -23,7 +23,9 @@ from cuaudit_hooks import StackTable, file_writes, history_entries, note_hook, w
 # allocator's statistics then (jax.Device.memory_stats()), and those statistics at every listing
 # where they changed.
 
-_JAX_DEFAULT_INTERVAL_MS = 50
+_JAX_DEFAULT_INTERVAL_MS = int(contract.ENV_DEFAULTS["CUAUDIT_JAX_INTERVAL_MS"])
+_JAX = contract.FRAMEWORKS["jax"]
+_ALLOC, _FREE, _OOM = contract.ACTION_ALLOC, contract.ACTION_FREE_COMPLETED, contract.ACTION_OOM
 
 
 def _ordinal(device):
@@ -47,7 +49,7 @@ class _JaxArrays:
         # An array is known by its id and buffer address (a dead array's id is reused by Python);
         # several arrays can share one buffer (an output that is its input), counted once.
         self.live = {}  # (id(array), address) -> the (device, address) of its buffers
-        self.buffers = {}  # (device, address) -> [arrays holding it, its event: [device, 1, address, bytes, 0, time, stack]]
+        self.buffers = {}  # (device, address) -> [arrays holding it, its event: [device, _ALLOC, address, bytes, 0, time, stack]]
         self.failed = set()  # arrays whose allocation failed (they hold no memory)
         # XLA's statistics at each listing where they changed: [device, time, reserved, used, largest free]
         self.stats = collections.deque(maxlen=entries)
@@ -90,7 +92,7 @@ class _JaxArrays:
         held[0] -= 1
         if not held[0]:
             del self.buffers[buffer]
-            self.events.append([buffer[0], 0, buffer[1], 0, 0, now, 0])
+            self.events.append([buffer[0], _FREE, buffer[1], 0, 0, now, 0])
 
     def sample(self):
         """Lists the live arrays: buffers new since the last list were handed out, those gone taken back."""
@@ -124,7 +126,7 @@ class _JaxArrays:
                     if held:
                         held[0] += 1
                     else:
-                        event = [device, 1, address, size, 0, now, stack]
+                        event = [device, _ALLOC, address, size, 0, now, stack]
                         self.buffers[(device, address)] = [1, event]
                         self.events.append(event)
                 self.live[key] = [(device, address) for device, address, _ in buffers]
@@ -185,7 +187,7 @@ class _JaxArrays:
                                 pass
                     self.failed.add(array)
                     break
-            self.events.append([device, 6, 0, requested, 0, time.time_ns() // 1000, self.stacks.intern(tuple(stack)),
+            self.events.append([device, _OOM, 0, requested, 0, time.time_ns() // 1000, self.stacks.intern(tuple(stack)),
                                 stats.get("bytes_limit", 0), stats.get("bytes_in_use", 0),
                                 stats.get("largest_free_block_bytes", 0)])
         file_writes.now(self.write, "out_of_memory")
@@ -195,12 +197,13 @@ class _JaxArrays:
         if not directory:
             return
         with self.lock:
-            live = [[e[0], e[2], e[3], e[6]] for _, e in self.buffers.values()]
-            out = {"format": "cuaudit-jax-arrays", "version": 1, "pid": os.getpid(), "jax": self.jax.__version__,
+            live = [[e[contract.COLUMN_DEVICE], e[contract.COLUMN_ADDRESS], e[contract.COLUMN_BYTES], e[contract.COLUMN_STACK]]
+                    for _, e in self.buffers.values()]
+            out = {"format": _JAX.format, "version": _JAX.version, "pid": os.getpid(), "jax": self.jax.__version__,
                    "max_entries": self.entries, "clock": "realtime_us", "written_at": when,
                    "written_us": time.time_ns() // 1000, "frames": self.stacks.frames,
                    "live": live, "events": list(self.events), "stats": list(self.stats)}
-        write_run_file(directory, cuaudit_layout.JaxArrays, out)
+        write_run_file(directory, _JAX.entry, out)
 
 
 def _jax_interval_ms():
@@ -261,7 +264,7 @@ def start(jax):
         file_writes.last(write)
 
     if interval:
-        threading.Thread(target=watch, name="cuaudit-jax-arrays", daemon=True).start()
+        threading.Thread(target=watch, name="cuaudit-jax-listing", daemon=True).start()
     atexit.register(at_exit)
     file_writes.add(write)
-    note_hook("jax", "attached", errors, interval_ms=interval)
+    note_hook(_JAX.module, "attached", errors, interval_ms=interval)

@@ -5,14 +5,15 @@ import atexit
 import os
 import time
 
-import cuaudit_layout
+import cuaudit_contract as contract  # generated from common/python_contract.inc
 from cuaudit_hooks import StackTable, file_writes, history_entries, note_hook, warn, write_run_file
 
-# The history's actions cuaudit keeps, as numbers in the blocks file (tool/trace/framework_history.cpp
-# reads them): blocks handed out and given back, segments taken from CUDA and given back (mapped and
-# unmapped with expandable segments), and the out-of-memory errors PyTorch raised.
-_TORCH_ACTIONS = {"free_completed": 0, "alloc": 1, "segment_alloc": 2, "segment_free": 3, "segment_map": 4,
-                  "segment_unmap": 5, "oom": 6}
+# The history's actions cuaudit keeps, as numbers in the blocks file (common/python_contract.inc):
+# blocks handed out and given back, segments taken from CUDA and given back (mapped and unmapped with
+# expandable segments), and the out-of-memory errors PyTorch raised.
+_TORCH_ACTIONS = contract.HISTORY_ACTIONS
+_WITH_STACK = (contract.ACTION_ALLOC, contract.ACTION_OOM)
+_TORCH = contract.FRAMEWORKS["torch"]
 
 
 def start(torch):
@@ -20,7 +21,7 @@ def start(torch):
         return
     if os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING", "0") not in ("", "0"):
         # No cache: every tensor is a cudaMalloc of its own, which cuaudit sees.
-        note_hook("torch", "off", "PYTORCH_NO_CUDA_MEMORY_CACHING is set: every tensor is a cudaMalloc of its own")
+        note_hook(_TORCH.module, "off", "PYTORCH_NO_CUDA_MEMORY_CACHING is set: every tensor is a cudaMalloc of its own")
         return
     entries = history_entries()
 
@@ -41,10 +42,10 @@ def start(torch):
             atexit.register(file_writes.last, write)
             file_writes.add(write)
             _watch_out_of_memory(torch, write)
-            note_hook("torch", "attached")
+            note_hook(_TORCH.module, "attached")
         except Exception as error:
             warn("PyTorch's memory history could not be started; its blocks are not followed", error)
-            note_hook("torch", "failed", "its memory history could not be started: %r" % (error,))
+            note_hook(_TORCH.module, "failed", "its memory history could not be started: %r" % (error,))
 
     # When PyTorch initializes CUDA (at once if it already has): never initializes it itself.
     torch.cuda._lazy_call(record_history)
@@ -93,8 +94,8 @@ def _write_torch_blocks(torch, entries, when="exit"):
             action = _TORCH_ACTIONS.get(e.get("action"))
             if action is not None:
                 events.append([device, action, e.get("addr", 0), e.get("size", 0), e.get("stream", 0),
-                               e.get("time_us", 0), stack_id(e.get("frames")) if action in (1, 6) else 0])
-    out = {"format": "cuaudit-torch-blocks", "version": 2, "pid": os.getpid(), "torch": torch.__version__,
+                               e.get("time_us", 0), stack_id(e.get("frames")) if action in _WITH_STACK else 0])
+    out = {"format": _TORCH.format, "version": _TORCH.version, "pid": os.getpid(), "torch": torch.__version__,
            "max_entries": entries, "clock": "realtime_us", "written_at": when, "written_us": time.time_ns() // 1000,
            "frames": stacks.frames, "live": live, "segments": segments, "events": events}
-    write_run_file(directory, cuaudit_layout.TorchBlocks, out)
+    write_run_file(directory, _TORCH.entry, out)

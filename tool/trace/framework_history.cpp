@@ -9,12 +9,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "python_contract.h"
 #include "safe_file.h"
 
 namespace cuaudit {
 namespace {
 
 using nlohmann::json;
+using namespace python_contract;  // the file's actions and columns, declared once (python_contract.inc)
 
 // A million events of PyTorch's history with their stacks take about 100 MB.
 constexpr size_t kMaxFrameworkFileBytes = size_t{1} << 30;
@@ -34,17 +36,6 @@ StackIds stack_ids_after(const ProcessTrace& process) {
   }
   return ids;
 }
-
-// The file's actions, as the hooks write them (PyTorch's version 1 had only the first two).
-enum Action {
-  kFreeCompleted = 0,
-  kAlloc = 1,
-  kSegmentAlloc = 2,
-  kSegmentFree = 3,
-  kSegmentMap = 4,
-  kSegmentUnmap = 5,
-  kOom = 6
-};
 
 // cudaErrorMemoryAllocation's value, which the out-of-memory check looks for in any allocation.
 constexpr int32_t kOutOfMemoryResult = 2;
@@ -111,16 +102,16 @@ HistoryEvents read_events(const FrameworkFile& file, const json& doc, const Proc
                           const StackIds& stack_id, std::vector<Event>& events) {
   HistoryEvents read;
   for (const json& e : doc.at("events")) {
-    const auto device = e.at(0).get<int32_t>();
-    const int action = e.at(1).get<int>();
-    const auto addr = e.at(2).get<uint64_t>();
-    const auto bytes = e.at(3).get<uint64_t>();
-    const uint64_t ns = monotonic_ns(process, e.at(5).get<uint64_t>());
+    const auto device = e.at(kColumnDevice).get<int32_t>();
+    const int action = e.at(kColumnAction).get<int>();
+    const auto addr = e.at(kColumnAddress).get<uint64_t>();
+    const auto bytes = e.at(kColumnBytes).get<uint64_t>();
+    const uint64_t ns = monotonic_ns(process, e.at(kColumnTimeUs).get<uint64_t>());
     switch (action) {
       case kAlloc:
       case kFreeCompleted:
         events.push_back(block_event(file, pool, action == kAlloc, device, addr, bytes,
-                                     action == kAlloc ? stack_id(e.at(6).get<uint64_t>()) : 0, ns));
+                                     action == kAlloc ? stack_id(e.at(kColumnStack).get<uint64_t>()) : 0, ns));
         read.block_live[{device, addr}] = action == kAlloc;
         ++(action == kAlloc ? read.allocations : read.frees);
         break;
@@ -136,10 +127,11 @@ HistoryEvents read_events(const FrameworkFile& file, const json& doc, const Proc
       }
       case kOom: {  // PyTorch's entry keeps the device's free bytes where a block's address would be;
                     // XLA's has its allocator's statistics after the stack
-        read.ooms.push_back({pool, ns, device, bytes, addr, optional_at(e, 7), optional_at(e, 8), optional_at(e, 9)});
+        read.ooms.push_back({pool, ns, device, bytes, addr, optional_at(e, kColumnStack + 1),
+                             optional_at(e, kColumnStack + 2), optional_at(e, kColumnStack + 3)});
         // The allocator's own out-of-memory error, a failed block allocation at the Python line
         // that asked (PyTorch's hooks before version 2 of its format wrote no stack for it).
-        Event failed = block_event(file, pool, true, device, 0, bytes, stack_id(optional_at(e, 6)), ns);
+        Event failed = block_event(file, pool, true, device, 0, bytes, stack_id(optional_at(e, kColumnStack)), ns);
         failed.memory().result = kOutOfMemoryResult;
         events.push_back(failed);
         break;
@@ -176,17 +168,22 @@ std::string when_written(const json& doc, const ProcessTrace& process) {
 
 }  // namespace
 
-const FrameworkFile kTorchBlocksFile{run_dir::TorchBlocks,          "cuaudit-torch-blocks", 2,
-                                     MemorySource::TorchCaching,    Api::torchBlockAlloc,   Api::torchBlockFree,
-                                     "PyTorch's caching allocator", "its memory history"};
-const FrameworkFile kJaxArraysFile{run_dir::JaxArrays,
-                                   "cuaudit-jax-arrays",
-                                   1,
-                                   MemorySource::XlaBfc,
-                                   Api::xlaBufferAlloc,
-                                   Api::xlaBufferFree,
-                                   "XLA's GPU allocator (JAX)",
-                                   "JAX's live arrays, listed as the program ran"};
+namespace {
+
+// A framework's file as python_contract.inc declares it: its name, format, version and source.
+FrameworkFile framework_file(Framework f, Api hand_out, Api take_back, const char* framework, const char* facility) {
+  const FrameworkInfo& info = framework_info(f);
+  return {*info.file, info.format, info.version, source_by_key(info.source_key)->source,
+          hand_out,   take_back,   framework,    facility};
+}
+
+}  // namespace
+
+const FrameworkFile kTorchBlocksFile = framework_file(Framework::Torch, Api::torchBlockAlloc, Api::torchBlockFree,
+                                                      "PyTorch's caching allocator", "its memory history");
+const FrameworkFile kJaxArraysFile =
+    framework_file(Framework::Jax, Api::xlaBufferAlloc, Api::xlaBufferFree, "XLA's GPU allocator (JAX)",
+                   "JAX's live arrays, listed as the program ran");
 const FrameworkFile* const kFrameworkFiles[2] = {&kTorchBlocksFile, &kJaxArraysFile};
 
 FrameworkHistory framework_history(const FrameworkFile& file, const std::string& json_text, ProcessTrace& process,

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "python_contract.h"
 #include "run_dir_layout.h"
 #include "safe_file.h"
 
@@ -18,9 +19,7 @@ using nlohmann::json;
 constexpr size_t kMaxHooksFileBytes = 1 << 20;
 
 std::string framework_name(const std::string& key) {
-  if (key == "torch") return "PyTorch's memory history";
-  if (key == "cupy") return "CuPy's memory hook";
-  if (key == "jax") return "JAX's live arrays";
+  if (const python_contract::FrameworkInfo* f = python_contract::framework_by_module(key.c_str())) return f->hook_name;
   return fmt::format("the {} hook", key);
 }
 
@@ -33,13 +32,17 @@ std::string text_of(const json& entry, const char* key) {
 
 std::vector<std::string> python_hooks_notes(const std::string& json_text) {
   const json doc = json::parse(json_text);
-  if (!doc.is_object() || doc.value("format", "") != "cuaudit-python-hooks" || doc.value("version", 0) != 1 ||
-      !doc.contains("hooks") || !doc.at("hooks").is_object()) {
-    throw std::runtime_error("not a cuaudit-python-hooks file of version 1");
+  const python_contract::DocumentInfo& hooks_state = python_contract::kHooksState;
+  if (!doc.is_object() || doc.value("format", "") != hooks_state.format ||
+      doc.value("version", 0) != hooks_state.version || !doc.contains("hooks") || !doc.at("hooks").is_object()) {
+    throw std::runtime_error(fmt::format("not a {} file of version {}", hooks_state.format, hooks_state.version));
   }
   std::vector<std::string> notes;
+  using python_contract::Framework;
+  using python_contract::framework_info;
   for (const auto& [key, entry] : doc.at("hooks").items()) {
     if (!entry.is_object()) continue;
+    const bool cupy = key == framework_info(Framework::Cupy).module, jax = key == framework_info(Framework::Jax).module;
     const std::string name = framework_name(key), state = text_of(entry, "state"), why = text_of(entry, "why");
     const auto threads = entry.find("threads");
     const std::string on_threads = threads != entry.end() && threads->is_number_unsigned()
@@ -49,16 +52,16 @@ std::vector<std::string> python_hooks_notes(const std::string& json_text) {
       notes.push_back(fmt::format("{} did not attach: {}; its blocks are not followed", name, why));
     } else if (state == "off") {
       notes.push_back(fmt::format("{}: off ({})", name, why));
-    } else if (state == "attached" && key == "cupy") {
+    } else if (state == "attached" && cupy) {
       notes.push_back(
           fmt::format("{}: attached{} (the importing thread and those started after it)", name, on_threads));
-    } else if (state == "attached" && key == "jax") {
+    } else if (state == "attached" && jax) {
       const auto interval = entry.find("interval_ms");
       const uint64_t ms = interval != entry.end() && interval->is_number_unsigned() ? interval->get<uint64_t>() : 0;
       notes.push_back(fmt::format("{}: listed {}at out-of-memory errors and at exit{}", name,
                                   ms ? fmt::format("every {} ms, ", ms) : std::string(),
                                   why.empty() ? std::string() : fmt::format(" ({})", why)));
-    } else if (state.empty() && key == "cupy") {
+    } else if (state.empty() && cupy) {
       notes.push_back(fmt::format("{}: installed{}, but CuPy's pool handed out no block", name, on_threads));
     }
   }
@@ -68,7 +71,7 @@ std::vector<std::string> python_hooks_notes(const std::string& json_text) {
 HooksAnswer python_hooks_answer(const std::string& json_text) {
   const json doc = json::parse(json_text, nullptr, false);
   HooksAnswer out;
-  if (!doc.is_object() || doc.value("format", "") != "cuaudit-python-hooks") return out;
+  if (!doc.is_object() || doc.value("format", "") != python_contract::kHooksState.format) return out;
   const auto writes = doc.find("writes");
   out.writes = writes != doc.end() && writes->is_boolean() && writes->get<bool>();
   out.answered = text_of(doc, "answered");
@@ -82,7 +85,8 @@ HooksAnswer python_hooks_answer(const std::string& dir, uint64_t pid) {
 }
 
 std::string python_hooks_path(const std::string& dir, uint64_t pid) {
-  return fmt::format("{}/{}{}{}", dir, run_dir::PythonHooks.prefix, pid, run_dir::PythonHooks.suffix);
+  const run_dir::Entry& file = *python_contract::kHooksState.file;
+  return fmt::format("{}/{}{}{}", dir, file.prefix, pid, file.suffix);
 }
 
 void load_python_hooks(const std::string& dir, const ProcessTrace& process, std::vector<std::string>& notes) {
