@@ -20,10 +20,9 @@ using namespace cuaudit;
 namespace {
 
 // The entry points live in the recorder's static library: named here, they are linked in and exported.
-__attribute__((used)) const void* const kEntryPoints[] = {reinterpret_cast<const void*>(&cuaudit_memory_source),
-                                                     reinterpret_cast<const void*>(&cuaudit_pool_register),
-                                                     reinterpret_cast<const void*>(&cuaudit_pool_block),
-                                                     reinterpret_cast<const void*>(&cuaudit_pool_segment)};
+__attribute__((used)) const void* const kEntryPoints[] = {
+    reinterpret_cast<const void*>(&cuaudit_memory_source), reinterpret_cast<const void*>(&cuaudit_pool_register),
+    reinterpret_cast<const void*>(&cuaudit_pool_block), reinterpret_cast<const void*>(&cuaudit_pool_segment)};
 
 void at_exit() {
   inject::on_process_end();
