@@ -6,21 +6,17 @@
 #include <string>
 #include <vector>
 
-#include "churn_findings.h"
-#include "fragmentation_findings.h"
+#include "check_options.h"
 #include "name_filter.h"
 #include "path_map.h"
 #include "suppressions.h"
 
 namespace cuaudit {
 
-struct AnalysisOptions {
-  bool check_leaks = true;               // --leak-check no turns leak findings off
+// The checks' options (check_options.h: --leak-check, the thresholds) and the rest.
+struct AnalysisOptions : CheckOptions {
   size_t num_callers = 0;                // frames kept per stack; 0 = all
-  bool check_api_results = false;        // also lint discarded results of successful calls
   Suppressions suppressions;             // --suppressions rules, already loaded
-  ChurnOptions churn;                    // --churn-threshold
-  FragmentationOptions fragmentation;    // --fragmentation-threshold
   std::vector<PathMapping> path_map;     // --path-map, --strip-path-prefix: before suppressions match
   NameFilter kernels, kernels_excluded;  // --kernel-name, --kernel-name-exclude: launch findings
   NameFilter processes;                  // --target-processes-filter: executable names reported

@@ -1,7 +1,7 @@
 // The second cudaFree of the same buffer, with the first release and the allocation shown.
 // Addresses reused by later allocations must not be mistaken for double frees.
-// EXPECT: double_free api=cudaFree alloc_api=cudaMalloc result=cudaErrorInvalidValue at=@second first_at=@first
-// alloc_at=@alloc EXPECT-EXIT: 0
+// EXPECT: double_free api=cudaFree alloc_api=cudaMalloc result=cudaErrorInvalidValue at=@second first_at=@first alloc_at=@alloc
+// EXPECT-EXIT: 0
 #include <cuda_runtime.h>
 
 static void release(void* p) {

@@ -1,8 +1,9 @@
 // The same two failures, handled: the cudaMalloc result is checked, the launch error retrieved
 // with cudaGetLastError. The request larger than the device is an out_of_memory warning (handled);
 // the launch an api_error info entry. Built at -O0 and -O2.
-// EXPECT: out_of_memory api=cudaMalloc result=cudaErrorMemoryAllocation severity=warning verdict=larger_than_the_device
-// at=@oom EXPECT: api_error api=cudaLaunchKernel result=cudaErrorInvalidValue at=@launch EXPECT-EXIT: 0
+// EXPECT: out_of_memory api=cudaMalloc result=cudaErrorMemoryAllocation severity=warning verdict=larger_than_the_device at=@oom
+// EXPECT: api_error api=cudaLaunchKernel result=cudaErrorInvalidValue at=@launch
+// EXPECT-EXIT: 0
 #include <cuda_runtime.h>
 #include <cstdio>
 

@@ -1,9 +1,9 @@
 // The seeds' "runs for a while and suddenly runs out of memory": a buffer leaked per iteration
 // until the device is full; the program checks cudaMalloc and stops. One out_of_memory warning at
 // the failing call, naming the leaking site as what filled the device, and the leak itself.
-// EXPECT: out_of_memory api=cudaMalloc result=cudaErrorMemoryAllocation severity=warning
-// verdict=own_allocations_filled_the_device at=@grow EXPECT: leak api=cudaMalloc bytes=* count=* at=@grow EXPECT-EXIT:
-// 0
+// EXPECT: out_of_memory api=cudaMalloc result=cudaErrorMemoryAllocation severity=warning verdict=own_allocations_filled_the_device at=@grow
+// EXPECT: leak api=cudaMalloc bytes=* count=* at=@grow
+// EXPECT-EXIT: 0
 #include <cuda_runtime.h>
 #include <cstdio>
 

@@ -2,9 +2,10 @@
 // whose pointer is then given to a copy that fails too), and a launch with 4096 threads per block
 // (CUDA 13 answers cudaErrorInvalidValue) never followed by cudaGetLastError. Built at -O0 and -O2.
 // The failed allocation is an out_of_memory error (unchecked), asking for more than the device has.
-// EXPECT: out_of_memory api=cudaMalloc result=cudaErrorMemoryAllocation severity=error verdict=larger_than_the_device
-// at=@oom note=cudaMemcpy EXPECT: unchecked_error api=cudaMemcpy result=* at=@copy EXPECT: unchecked_error
-// api=cudaLaunchKernel result=cudaErrorInvalidValue at=@launch EXPECT-EXIT: 0
+// EXPECT: out_of_memory api=cudaMalloc result=cudaErrorMemoryAllocation severity=error verdict=larger_than_the_device at=@oom note=cudaMemcpy
+// EXPECT: unchecked_error api=cudaMemcpy result=* at=@copy
+// EXPECT: unchecked_error api=cudaLaunchKernel result=cudaErrorInvalidValue at=@launch
+// EXPECT-EXIT: 0
 #include <cuda_runtime.h>
 
 __global__ void scale(float* x, float s) { x[threadIdx.x] *= s; }

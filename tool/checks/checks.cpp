@@ -1,6 +1,6 @@
 #include "checks.h"
 
-#include "analysis_options.h"
+#include "check_options.h"
 #include "churn_findings.h"
 #include "error_findings.h"
 #include "fragmentation_findings.h"
@@ -106,36 +106,36 @@ class SiteGrowthCheck : public Check {
 };
 
 template <typename C>
-std::unique_ptr<Check> make(const ProcessTrace&, const AnalysisOptions&) {
+std::unique_ptr<Check> make(const ProcessTrace&, const CheckOptions&) {
   return std::make_unique<C>();
 }
-bool always(const AnalysisOptions&) { return true; }
-bool leaks_checked(const AnalysisOptions& o) { return o.check_leaks; }
+bool always(const CheckOptions&) { return true; }
+bool leaks_checked(const CheckOptions& o) { return o.check_leaks; }
 
 // The checks of one process, in the order the report lists their findings: each a name, what
 // turns it on, and how it is made. Release misuse comes first: the failures it explains are not
 // reported again as errors (CheckContext::explained).
 struct CheckRow {
   const char* name;  // what the row is, for the reader of this table
-  bool (*enabled)(const AnalysisOptions&);
-  std::unique_ptr<Check> (*make)(const ProcessTrace&, const AnalysisOptions&);
+  bool (*enabled)(const CheckOptions&);
+  std::unique_ptr<Check> (*make)(const ProcessTrace&, const CheckOptions&);
 };
 const CheckRow kChecks[] = {
     {"release misuse", always, make<ReleaseCheck>},
     {"out of memory", always, make<OutOfMemoryCheck>},
     {"allocation churn", always, make<ChurnCheck>},
     {"pool fragmentation", always,
-     [](const ProcessTrace& t, const AnalysisOptions& o) -> std::unique_ptr<Check> {
+     [](const ProcessTrace& t, const CheckOptions& o) -> std::unique_ptr<Check> {
        return std::make_unique<FragmentationCheck>(t, o.fragmentation);
      }},
     {"errors", always,
-     [](const ProcessTrace&, const AnalysisOptions& o) -> std::unique_ptr<Check> {
+     [](const ProcessTrace&, const CheckOptions& o) -> std::unique_ptr<Check> {
        return std::make_unique<ErrorCheck>(o.check_api_results);
      }},
     {"launch parameters", always, make<LaunchCheck>},
     {"leaks", leaks_checked, make<LeakCheck>},
     {"growth by Python line", leaks_checked,
-     [](const ProcessTrace& t, const AnalysisOptions&) -> std::unique_ptr<Check> {
+     [](const ProcessTrace& t, const CheckOptions&) -> std::unique_ptr<Check> {
        return std::make_unique<PythonGrowthCheck>(t);
      }},
     {"growth by site", leaks_checked, make<SiteGrowthCheck>},
@@ -143,7 +143,7 @@ const CheckRow kChecks[] = {
 
 }  // namespace
 
-std::vector<report::UncheckedKind> unchecked_kinds(const AnalysisOptions& options,
+std::vector<report::UncheckedKind> unchecked_kinds(const CheckOptions& options,
                                                    std::optional<bool> launch_params_recorded,
                                                    std::optional<bool> resources_recorded) {
   using report::FindingKind;
@@ -163,7 +163,7 @@ std::vector<report::UncheckedKind> unchecked_kinds(const AnalysisOptions& option
   return out;
 }
 
-std::vector<std::unique_ptr<Check>> make_checks(const ProcessTrace& trace, const AnalysisOptions& options) {
+std::vector<std::unique_ptr<Check>> make_checks(const ProcessTrace& trace, const CheckOptions& options) {
   std::vector<std::unique_ptr<Check>> checks;
   for (const CheckRow& row : kChecks) {
     if (row.enabled(options)) checks.push_back(row.make(trace, options));

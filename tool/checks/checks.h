@@ -22,7 +22,7 @@
 
 namespace cuaudit {
 
-struct AnalysisOptions;
+struct CheckOptions;
 class FailureJudge;
 
 // What a check reads once its process's replay is done.
@@ -35,7 +35,7 @@ struct CheckContext {
   const RunBounds& bounds;        // the run's first and last facts
   const SiteHistory& history;     // live memory by site, now and over the run
   Holders& holders;               // who holds memory on purpose: asked as leaks are made
-  const AnalysisOptions& options;
+  const CheckOptions& options;
 };
 
 class Check {
@@ -49,11 +49,11 @@ class Check {
 // The finding kinds no check could find in this run, with why: turned off at report time
 // (--leak-check no), or never recorded (--check-launch-params no, no --track-resources; unknown
 // for runs whose run.json predates those fields: nullopt).
-std::vector<report::UncheckedKind> unchecked_kinds(const AnalysisOptions& options,
+std::vector<report::UncheckedKind> unchecked_kinds(const CheckOptions& options,
                                                    std::optional<bool> launch_params_recorded,
                                                    std::optional<bool> resources_recorded);
 
 // The checks `options` turns on, made for one process's trace, in the table's order.
-std::vector<std::unique_ptr<Check>> make_checks(const ProcessTrace& trace, const AnalysisOptions& options);
+std::vector<std::unique_ptr<Check>> make_checks(const ProcessTrace& trace, const CheckOptions& options);
 
 }  // namespace cuaudit

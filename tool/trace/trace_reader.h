@@ -1,4 +1,4 @@
-// Reads trace-<pid>.cutrace files written by the injection (see injection/trace_format.h).
+// Reads trace-<pid>.cutrace files written by the injection (the format: common/trace_format.h).
 #pragma once
 
 #include <algorithm>
