@@ -20,6 +20,9 @@ import sys
 import tempfile
 import textwrap
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import check_framework_hooks as hook_tests  # noqa: E402  (its stand-ins, and write_tree)
+
 # Shared by the stand-ins: CUDA's allocations and kernel launches, played through the injection stand-in.
 CUDA = textwrap.dedent("""\
     import ctypes, os
@@ -120,21 +123,7 @@ FAKE_CUPY = {
     "cupy/__init__.py": "from . import cuda\nfrom ._pool import empty\n",
     "cupy/_cuda_stand_in.py": CUDA,
     "cupy/cuda/__init__.py": "from . import memory_hook\n",
-    "cupy/cuda/memory_hook.py": textwrap.dedent("""\
-        import threading
-        _local = threading.local()
-        def get_memory_hooks():
-            if not hasattr(_local, "hooks"): _local.hooks = {}
-            return _local.hooks
-        class MemoryHook:
-            name = "MemoryHook"
-            def __enter__(self):
-                get_memory_hooks()[self.name] = self
-                return self
-            def alloc_postprocess(self, **kw): pass
-            def malloc_postprocess(self, **kw): pass
-            def free_postprocess(self, **kw): pass
-        """),
+    "cupy/cuda/memory_hook.py": hook_tests.FAKE_CUPY["cupy/cuda/memory_hook.py"],  # per-thread hooks
     "cupy/_pool.py": textwrap.dedent("""\
         from .cuda.memory_hook import get_memory_hooks
         from ._cuda_stand_in import cuda_alloc, launch
@@ -258,14 +247,6 @@ PROGRAMS = {
 }
 
 
-def write_tree(root, files):
-    for path, text in files.items():
-        full = os.path.join(root, path)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        with open(full, "w") as f:
-            f.write(text)
-
-
 def line_of(program, marker):
     return next(i for i, text in enumerate(program.splitlines(), start=1) if marker in text)
 
@@ -274,7 +255,7 @@ def check(framework, opts, tmp):
     fake, program, expected = PROGRAMS[framework]
     # Under site-packages, as an installed framework is: its frames are the library's, not the program's.
     packages = os.path.join(tmp, framework, "site-packages")
-    write_tree(packages, fake)
+    hook_tests.write_tree(packages, fake)
     path = os.path.join(tmp, framework, "program.py")
     with open(path, "w") as f:
         f.write(program)
