@@ -83,13 +83,11 @@ std::optional<report::Report> load_baseline(const Options& o) {
 // Reads the suppression files now: a bad rule is refused before any program runs.
 AnalysisOptions analysis_options(const Options& o) {
   AnalysisOptions a;
+  static_cast<CheckOptions&>(a) = o.analysis.checks;
   a.check_leaks = o.out.leak_check != report::LeakDetail::None;
   a.num_callers = o.out.num_callers;
-  a.check_api_results = o.analysis.check_api_results;
   // Perfetto shows each allocation's life as a slice: enough for any run a viewer can open.
   if (!o.out.perfetto_file.empty()) a.allocation_spans = 200000;
-  a.churn.warn_percent = o.analysis.churn_threshold;
-  if (o.analysis.fragmentation_threshold) a.fragmentation.threshold_percent = *o.analysis.fragmentation_threshold;
   try {
     for (const auto& m : o.out.path_maps) a.path_map.push_back(parse_path_mapping(m));
     for (const auto& prefix : o.out.strip_prefixes) a.path_map.push_back({prefix, ""});
@@ -228,7 +226,7 @@ LaunchRequest launch_request(const Options& o, const std::string& program_path, 
   request.injection_path = injection;
   request.preload_path = find_preload_library(injection);
   request.run_dir = run_dir;
-  request.record_call_sites = o.analysis.check_api_results;
+  request.record_call_sites = o.analysis.checks.check_api_results;
   request.target_processes = o.run.target_processes;
   request.sample_interval_ms = o.run.sample_interval_ms;
   request.check_launch_params = o.run.check_launch_params;

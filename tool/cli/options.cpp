@@ -142,16 +142,16 @@ void add_judging_options(CLI::App& app, Options& o) {
   add_repeatable(app, "--target-processes-filter", o.analysis.process_filters,
                  "report only processes whose executable name or command line contains TEXT (kns=TEXT; kne=NAME: "
                  "the executable's name exactly); repeatable");
-  app.add_option("--churn-threshold", o.analysis.churn_threshold,
+  app.add_option("--churn-threshold", o.analysis.checks.churn.warn_percent,
                  "allocation_churn is a warning (not info) when a site's allocation and release calls took at "
                  "least PERCENT of the run")
       ->check(CLI::Range(0.0, 100.0));
-  app.add_option("--fragmentation-threshold", o.analysis.fragmentation_threshold,
+  app.add_option("--fragmentation-threshold", o.analysis.checks.fragmentation.threshold_percent,
                  "report a pool as fragmented when requests kept not fitting in its free memory although enough was "
                  "free and it was at least PERCENT fragmented then, or a heap that cannot grow stayed that fragmented "
                  "while at least half full (1 - largest hole / free; default 30)")
       ->check(CLI::Range(0.0, 100.0));
-  app.add_flag("--check-api-results", o.analysis.check_api_results,
+  app.add_flag("--check-api-results", o.analysis.checks.check_api_results,
                "also warn, once per call site, where a CUDA call's result is discarded even when it succeeded");
 }
 

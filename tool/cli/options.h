@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "check_options.h"
 #include "text_report.h"
 
 namespace cuaudit {
@@ -43,7 +44,9 @@ struct OutputOptions {
 
 // What the analysis judges and how (run, report, snapshot): it becomes AnalysisOptions.
 struct AnalysisChoices {
-  bool check_api_results = false;
+  // The checks' own options, which the command line fills in place: a check's new option is its
+  // field (tool/checks/) and one add_option line in options.cpp.
+  CheckOptions checks;
   std::vector<std::string> suppression_files;
   std::vector<std::string> keep_patterns;                        // --keep-only: the allow-list
   std::vector<std::string> kernel_names, kernel_names_excluded;  // --kernel-name, --kernel-name-exclude
@@ -52,8 +55,6 @@ struct AnalysisChoices {
   std::string baseline_file;                                     // diff: the older report
   bool builtin_suppressions = true;
   bool print_builtin_suppressions = false;
-  std::optional<double> churn_threshold;          // percent of the run spent in one site's allocation calls
-  std::optional<double> fragmentation_threshold;  // percent: 1 - a pool's largest hole / its free bytes
 };
 
 // How the program runs and what the injection records (run only).

@@ -1,5 +1,15 @@
 // Replays a process's allocations and releases in order: what was still live at the end, and
 // which releases were wrong (mismatched, double, invalid).
+//
+// Events are replayed in sequence order per key space (CUDA's own allocations in allocation_table.h,
+// a pool's blocks in its heap, pool_heaps.h; a pool's own figures in its usage). Failed allocations
+// are not live; failed releases free nothing; releases refused during CUDA shutdown are neither
+// leaks nor judged; a context's destruction reclaims its memory (not pool or VMM memory). Each
+// release is judged: the exact live key of its family is fine; another family or key space is
+// mismatched_free; inside a live allocation, or unknown and refused, invalid_free; released before
+// and not allocated since, double_free; unknown but accepted by CUDA (memory allocated before
+// cuaudit saw it) is not judged. An executable graph's launch allocates at the alloc nodes it was
+// instantiated with and releases at its free nodes (auto-free-on-launch frees the last launch's first).
 #pragma once
 
 #include <array>

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "memory_sources.h"
 #include "python_contract.h"
 #include "run_dir_layout.h"
 #include "safe_file.h"
@@ -23,6 +24,13 @@ std::string framework_name(const std::string& key) {
   return fmt::format("the {} hook", key);
 }
 
+// The pool a framework's hook follows, by its memory source's name ("CuPy's memory pool").
+std::string pool_name(const std::string& key) {
+  const python_contract::FrameworkInfo* f = python_contract::framework_by_module(key.c_str());
+  const SourceInfo* source = f ? source_by_key(f->source_key) : nullptr;
+  return source ? source->description : fmt::format("the {} pool", key);
+}
+
 std::string text_of(const json& entry, const char* key) {
   const auto it = entry.find(key);
   return it != entry.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -37,32 +45,30 @@ std::vector<std::string> python_hooks_notes(const std::string& json_text) {
       doc.value("version", 0) != hooks_state.version || !doc.contains("hooks") || !doc.at("hooks").is_object()) {
     throw std::runtime_error(fmt::format("not a {} file of version {}", hooks_state.format, hooks_state.version));
   }
+  // A note follows what the hook wrote, never which framework it is (python_contract.inc names
+  // them): a hook that follows threads writes "threads", one that lists at intervals "interval_ms".
   std::vector<std::string> notes;
-  using python_contract::Framework;
-  using python_contract::framework_info;
   for (const auto& [key, entry] : doc.at("hooks").items()) {
     if (!entry.is_object()) continue;
-    const bool cupy = key == framework_info(Framework::Cupy).module, jax = key == framework_info(Framework::Jax).module;
     const std::string name = framework_name(key), state = text_of(entry, "state"), why = text_of(entry, "why");
-    const auto threads = entry.find("threads");
-    const std::string on_threads = threads != entry.end() && threads->is_number_unsigned()
-                                       ? fmt::format(" on {} thread(s)", threads->get<uint64_t>())
-                                       : std::string();
+    const auto threads = entry.find("threads"), interval = entry.find("interval_ms");
+    const bool by_thread = threads != entry.end() && threads->is_number_unsigned();
+    const bool by_interval = interval != entry.end() && interval->is_number_unsigned();
+    const std::string on_threads = by_thread ? fmt::format(" on {} thread(s)", threads->get<uint64_t>()) : "";
     if (state == "failed") {
       notes.push_back(fmt::format("{} did not attach: {}; its blocks are not followed", name, why));
     } else if (state == "off") {
       notes.push_back(fmt::format("{}: off ({})", name, why));
-    } else if (state == "attached" && cupy) {
+    } else if (state == "attached" && by_thread) {
       notes.push_back(
           fmt::format("{}: attached{} (the importing thread and those started after it)", name, on_threads));
-    } else if (state == "attached" && jax) {
-      const auto interval = entry.find("interval_ms");
-      const uint64_t ms = interval != entry.end() && interval->is_number_unsigned() ? interval->get<uint64_t>() : 0;
+    } else if (state == "attached" && by_interval) {
+      const uint64_t ms = interval->get<uint64_t>();
       notes.push_back(fmt::format("{}: listed {}at out-of-memory errors and at exit{}", name,
                                   ms ? fmt::format("every {} ms, ", ms) : std::string(),
                                   why.empty() ? std::string() : fmt::format(" ({})", why)));
-    } else if (state.empty() && cupy) {
-      notes.push_back(fmt::format("{}: installed{}, but CuPy's pool handed out no block", name, on_threads));
+    } else if (state.empty() && by_thread) {
+      notes.push_back(fmt::format("{}: installed{}, but {} handed out no block", name, on_threads, pool_name(key)));
     }
   }
   return notes;

@@ -4,6 +4,7 @@
 
 #include "growth_findings.h"
 #include "leak_findings.h"
+#include "ownership.h"
 #include "replay.h"
 #include "symbolizer.h"
 #include "synthetic_trace.h"

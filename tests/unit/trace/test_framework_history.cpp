@@ -281,7 +281,7 @@ TEST_CASE("what the Python hooks did becomes the process's notes") {
         "CuPy's memory hook did not attach: cuaudit's injection library is not loaded; its blocks "
         "are not followed");
   CHECK(python_hooks_notes(R"({"format": "cuaudit-python-hooks", "version": 1, "hooks": {"cupy": {"threads": 1}}})")
-            .front() == "CuPy's memory hook: installed on 1 thread(s), but CuPy's pool handed out no block");
+            .front() == "CuPy's memory hook: installed on 1 thread(s), but CuPy's memory pool handed out no block");
   CHECK(python_hooks_notes(R"j({"format": "cuaudit-python-hooks", "version": 1, "hooks": {"jax": {"state": "attached",
       "interval_ms": 50, "why": "uncaught out-of-memory errors only (Python before 3.12 has no sys.monitoring)"}}})j")
             .front() ==
