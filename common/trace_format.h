@@ -165,6 +165,7 @@ enum class NoticeCode : uint32_t {
   SubscribeFailed = 1,  // text: why; cuaudit saw nothing of this process
   DroppedEvents = 2,    // text: how many and why
   InitFailed = 3,
+  UnifiedMemoryUnavailable = 4,  // text: why CUPTI gives no unified-memory records here
 };
 
 // Followed by text_bytes of text (no NUL).

@@ -122,4 +122,29 @@ struct PoolSegmentRecord {
   uint8_t reserved[3];
 };
 
+// What CUDA's unified memory did to a managed range (CUPTI's unified-memory counters): bytes moved
+// each way, page faults, thrashing and throttling. Written from CUPTI's activity buffers, after
+// the fact and out of sequence: `start_ns` (the injection's monotonic clock) places it. Version 5 on.
+enum class MigrationKind : uint8_t {
+  HostToDevice = 1,    // value: bytes
+  DeviceToHost = 2,    // value: bytes
+  CpuPageFault = 3,    // value: the faulting instruction's address
+  GpuPageFault = 4,    // value: fault groups for the page
+  Thrashing = 5,       // value: bytes of the range
+  Throttling = 6,      // value: 0
+  RemoteMap = 7,       // value: bytes mapped remotely instead of migrated
+  DeviceToDevice = 8,  // value: bytes
+};
+struct ManagedMigrationRecord {
+  RecordHeader header;
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint64_t address;
+  uint64_t value;
+  uint32_t src_id;  // device ordinal, or CUPTI's id for the host
+  uint32_t dst_id;
+  uint8_t kind;  // MigrationKind
+  uint8_t reserved[7];
+};
+
 }  // namespace cuaudit::trace

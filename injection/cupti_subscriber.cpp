@@ -11,6 +11,7 @@
 #include "cupti_callback_table.h"
 #include "cupti_graph_memory.h"
 #include "cupti_launch_hooks.h"
+#include "cupti_unified_memory.h"
 #include "device_state.h"
 #include "driver_api.h"
 #include "kernel_code.h"
@@ -149,6 +150,7 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
   if (is_host_family(info.family) || is_resource(info.family)) return;
   if (call.result == 0) {
     if (info.family == MemoryFamily::StreamOrdered) note_stream_ordered_use();
+    if (info.family == MemoryFamily::Managed && info.role == ApiRole::Alloc) start_unified_memory_records();
     sample_after_memory_change(call.device);
   } else if (info.role == ApiRole::Alloc) {
     // Rare, and what the out-of-memory finding is made of: the device's state right now.

@@ -15,6 +15,7 @@
 #include "call_recorder.h"
 #include "crash_handler.h"
 #include "cupti_subscriber.h"
+#include "cupti_unified_memory.h"
 #include "device_state.h"
 #include "driver_api.h"
 #include "environment.h"
@@ -23,6 +24,7 @@
 #include "launch_checker.h"
 #include "memory_sampler.h"
 #include "module_map.h"
+#include "notice_writer.h"
 #include "pool_recorder.h"
 #include "preload_link.h"
 #include "python_stack.h"
@@ -56,18 +58,11 @@ void write_process_info() noexcept {
   trace_writer().append_with_tail(r, cmdline, cmdline_bytes);
 }
 
-void write_notice(trace::NoticeCode code, const char* text) noexcept {
-  trace::NoticeRecord r{};
-  const size_t text_bytes = strnlen(text, 1024);
-  r.code = static_cast<uint32_t>(code);
-  r.text_bytes = static_cast<uint32_t>(text_bytes);
-  trace_writer().append_with_tail(r, text, text_bytes);
-}
-
 // Runs before the program's static destructors (registered at the first CUDA call, after
 // them): CUDA calls made by those destructors still arrive, so keep recording, but write each
 // event at once, since no flusher or thread-exit hook is guaranteed to run again.
 void at_exit() noexcept {
+  flush_unified_memory_records();  // what CUPTI still holds of managed memory's migrations
   stop_memory_sampler();
   if (const char* stats = getenv(cuaudit::env_name(cuaudit::EnvVar::Stats)); stats && strcmp(stats, "1") == 0) {
     log_launch_check_stats();

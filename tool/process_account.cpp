@@ -94,6 +94,12 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
   for (const auto& notice : trace.notices) p.notes.push_back(notice);
   for (const auto& problem : trace.problems)
     p.notes.push_back(fmt::format("damaged trace {}: {}", trace.file, problem));
+  if (trace.managed_migrations_dropped) {
+    p.notes.push_back(fmt::format(
+        "managed memory's migrations: the first {} unified-memory records were kept and {} more only counted; "
+        "managed_migration findings judge the kept ones",
+        trace.managed_migrations.size(), trace.managed_migrations_dropped));
+  }
   if (trace.samples_thinned) {
     p.notes.push_back(fmt::format(
         "a long run: its memory timeline keeps {} of its {} samples (neighbouring samples merged, the higher use "

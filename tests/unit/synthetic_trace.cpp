@@ -89,6 +89,12 @@ SyntheticTrace& SyntheticTrace::failure_state(int32_t device, std::optional<uint
   return *this;
 }
 
+SyntheticTrace& SyntheticTrace::migration(trace::MigrationKind kind, uint64_t address, uint64_t value) {
+  const uint64_t now = seq_ * 1000 + waited_ns_ - 500;  // between the last event and the next
+  trace_.managed_migrations.push_back({now, now + 100, address, value, 0, 1, kind});
+  return *this;
+}
+
 SyntheticTrace& SyntheticTrace::wait(uint64_t ns) {
   waited_ns_ += ns;
   return *this;

@@ -56,6 +56,8 @@ class SyntheticTrace {
   SyntheticTrace& block(Api api, uint32_t pool, uint64_t key, uint64_t bytes = 0, uint64_t stack = 5);
   // Memory a pool took to hand blocks out of (mapped), or gave back.
   SyntheticTrace& segment(uint32_t pool, uint64_t base, uint64_t bytes, bool mapped = true);
+  // What unified memory did now (after the last event, before the next): CUPTI's record.
+  SyntheticTrace& migration(trace::MigrationKind kind, uint64_t address, uint64_t value);
   SyntheticTrace& pid(uint64_t pid);
   // Later events happen `ns` later than they otherwise would.
   SyntheticTrace& wait(uint64_t ns);

@@ -5,6 +5,7 @@
 
 #include "churn_findings.h"
 #include "fragmentation_findings.h"
+#include "migration_findings.h"
 
 namespace cuaudit {
 
@@ -13,6 +14,7 @@ struct CheckOptions {
   bool check_api_results = false;      // also lint discarded results of successful calls
   ChurnOptions churn;                  // --churn-threshold
   FragmentationOptions fragmentation;  // --fragmentation-threshold
+  MigrationOptions migration;          // managed memory's round trips
 };
 
 }  // namespace cuaudit

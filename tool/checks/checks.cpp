@@ -45,6 +45,17 @@ class ChurnCheck : public Check {
   ChurnCounter counter_;
 };
 
+class MigrationCheck : public Check {
+ public:
+  ReplayObserver* observer() override { return &ranges_; }
+  std::vector<report::Finding> findings(CheckContext& c) override {
+    return migration_findings(c.trace, ranges_, c.stacks, c.options.migration);
+  }
+
+ private:
+  ManagedRanges ranges_;
+};
+
 class FragmentationCheck : public Check {
  public:
   FragmentationCheck(const ProcessTrace& trace, const FragmentationOptions& options)
@@ -124,6 +135,7 @@ const CheckRow kChecks[] = {
     {"release misuse", always, make<ReleaseCheck>},
     {"out of memory", always, make<OutOfMemoryCheck>},
     {"allocation churn", always, make<ChurnCheck>},
+    {"managed memory migrations", always, make<MigrationCheck>},
     {"pool fragmentation", always,
      [](const ProcessTrace& t, const CheckOptions& o) -> std::unique_ptr<Check> {
        return std::make_unique<FragmentationCheck>(t, o.fragmentation);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "bounded_facts.h"
 #include "trace_format.h"
 
 namespace cuaudit {
@@ -106,7 +107,7 @@ class RecordParser::Builder {
 
   bool parse(const MemorySampleRecord& r, Tail) {
     out_.samples.push_back({r.seq, r.time_ns, r.device, r.free_bytes, r.total_bytes, r.launches});
-    if (out_.samples.size() >= kMaxSamples) thin_samples();
+    if (out_.samples.size() >= kMaxSamples) thin_samples(out_);
     return true;
   }
 
@@ -302,6 +303,12 @@ class RecordParser::Builder {
     return true;
   }
 
+  bool parse(const ManagedMigrationRecord& r, Tail) {
+    keep_migration(out_,
+                   {r.start_ns, r.end_ns, r.address, r.value, r.src_id, r.dst_id, static_cast<MigrationKind>(r.kind)});
+    return true;
+  }
+
   bool parse(const ProcessEndRecord& r, Tail) {
     add_event(EventKind::ProcessEnd, r.seq, r.time_ns, kNoStack, 0, std::monostate{});
     out_.reached_exit = true;
@@ -316,30 +323,6 @@ class RecordParser::Builder {
   size_t unknown_apis() const { return unknown_apis_; }
   size_t unknown_records() const { return unknown_records_; }
   void count_unknown_record() { ++unknown_records_; }
-
-  // A long run's timeline, kept within kMaxSamples: of each two neighbouring samples of a device the
-  // one that saw more memory in use stays (peaks survive), and the samples left say so.
-  void thin_samples() {
-    std::vector<MemorySample>& samples = out_.samples;
-    std::stable_sort(samples.begin(), samples.end(), [](const MemorySample& a, const MemorySample& b) {
-      return std::tie(a.device, a.seq) < std::tie(b.device, b.seq);
-    });
-    size_t kept = 0;
-    for (size_t i = 0; i < samples.size(); ++i) {
-      if (i + 1 < samples.size() && samples[i + 1].device == samples[i].device) {
-        const MemorySample& a = samples[i];
-        const MemorySample& b = samples[i + 1];
-        MemorySample higher = a.free_bytes < b.free_bytes ? a : b;
-        higher.launches = std::max(a.launches, b.launches);
-        samples[kept++] = higher;
-        ++i;
-      } else {
-        samples[kept++] = samples[i];
-      }
-    }
-    out_.samples_thinned += samples.size() - kept;
-    samples.resize(kept);
-  }
 
   // seq of an allocation made from Python -> (its Python stack, launches before it).
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> take_alloc_python() { return std::move(alloc_python_); }

@@ -268,6 +268,18 @@ struct DeviceInfo {
 // samples are merged two into one, the higher use kept (3 MB of memory, whatever the run's length).
 inline constexpr size_t kMaxSamples = 65536;
 
+// What unified memory did to a managed range (trace::MigrationKind says what `value` is), on the
+// trace's clock. Kept beside the events, not among them: CUPTI hands them over late and unordered.
+struct ManagedMigration {
+  uint64_t start_ns = 0, end_ns = 0;
+  uint64_t address = 0;
+  uint64_t value = 0;
+  uint32_t src_id = 0, dst_id = 0;
+  trace::MigrationKind kind = trace::MigrationKind::HostToDevice;
+};
+// The migrations kept of one process (48 MB at most); beyond, the rest are counted, and said.
+inline constexpr size_t kMaxManagedMigrations = size_t(1) << 20;
+
 struct ProcessTrace {
   std::string file;
   uint64_t pid = 0;
@@ -291,8 +303,10 @@ struct ProcessTrace {
   std::vector<FrameworkOom> framework_ooms;                                  // out of memory, said by a pool
   std::vector<ModuleCodeFact> module_code;                                   // what became of each module's code
   std::vector<std::string> notices;                                          // from the injection
-  bool tracked = true;        // false when the injection could not subscribe
-  bool reached_exit = false;  // a ProcessEnd record was seen
+  std::vector<ManagedMigration> managed_migrations;  // in recording order, kMaxManagedMigrations at most
+  uint64_t managed_migrations_dropped = 0;           // beyond kMaxManagedMigrations
+  bool tracked = true;                               // false when the injection could not subscribe
+  bool reached_exit = false;                         // a ProcessEnd record was seen
   // A framework's file of this process (torch-blocks-<pid>.json, ...) could not be read: its
   // verdicts are lost, so the report is incomplete.
   bool side_file_damaged = false;

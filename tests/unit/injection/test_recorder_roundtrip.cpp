@@ -15,6 +15,7 @@
 #include "kernel_code.h"
 #include "launch_recorder.h"
 #include "pool_recorder.h"
+#include "recorder_trace.h"
 #include "replay.h"
 #include "stack_resolver.h"
 #include "symbolizer.h"
@@ -27,22 +28,9 @@ namespace {
 
 // The writer is process-wide and opened once; each test uses keys of its own and reads back
 // only the events with those keys.
-const std::string& trace_path() {
-  static const std::string path = [] {
-    char dir[] = "/tmp/cuaudit-unit-XXXXXX";
-    REQUIRE(mkdtemp(dir) != nullptr);
-    char error[256];
-    REQUIRE(inject::trace_writer().open(dir, error, sizeof error));
-    return std::string(inject::trace_writer().path());
-  }();
-  return path;
-}
+const std::string& trace_path() { return testing::recorder_trace_path(); }
 
-ProcessTrace read_back() {
-  trace_path();
-  inject::trace_writer().flush_all();
-  return read_trace_file(trace_path());
-}
+ProcessTrace read_back() { return testing::read_recorder_trace(); }
 
 std::vector<Event> events_with_key_in(const ProcessTrace& t, uint64_t lo, uint64_t hi) {
   std::vector<Event> out;

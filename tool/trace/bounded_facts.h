@@ -1,0 +1,17 @@
+// Facts a process may record without end, kept within bounds as they are read: memory samples
+// (neighbours merged, the higher use kept, so peaks survive) and unified-memory migrations (the
+// first kMaxManagedMigrations, the rest counted), so a long run's reading stays the same size.
+#pragma once
+
+#include "trace_model.h"
+
+namespace cuaudit {
+
+// Of each two neighbouring samples of a device the one that saw more memory in use stays; the
+// samples left say how many went (ProcessTrace::samples_thinned).
+void thin_samples(ProcessTrace& process);
+
+// Keeps `m` while there is room, else counts it (ProcessTrace::managed_migrations_dropped).
+void keep_migration(ProcessTrace& process, const ManagedMigration& m);
+
+}  // namespace cuaudit
