@@ -149,6 +149,7 @@ std::vector<report::Finding> migration_findings(const ProcessTrace& trace, const
     const ManagedRanges::Range& r = ranges.ranges()[i];
     if (t.to_device + t.to_host < options.min_bytes) continue;
     if (t.round_trips < options.min_round_trips && t.thrashing == 0) continue;
+    const std::string moved = figures(t);
     report::Finding f;
     f.kind = report::FindingKind::ManagedMigration;
     f.severity = report::Severity::Warning;
@@ -164,8 +165,8 @@ std::vector<report::Finding> migration_findings(const ProcessTrace& trace, const
     f.message = fmt::format(
         "{} of managed memory went back and forth between host and device: {}; some of its pages came back to a "
         "device {} time(s) after going to the host",
-        report::human_bytes(r.bytes), figures(t), t.round_trips);
-    f.notes.push_back(figures(t));
+        report::human_bytes(r.bytes), moved, t.round_trips);
+    f.notes.push_back(moved);
     f.stack = stacks.user_stack(r.stack_id);
     findings.push_back(std::move(f));
   }
