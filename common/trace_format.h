@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "memory_sources.h"
+#include "trace_device_heap_records.h"
 #include "trace_framing.h"
 #include "trace_launch_records.h"
 #include "trace_memory_records.h"
@@ -166,6 +167,7 @@ enum class NoticeCode : uint32_t {
   DroppedEvents = 2,    // text: how many and why
   InitFailed = 3,
   UnifiedMemoryUnavailable = 4,  // text: why CUPTI gives no unified-memory records here
+  DeviceHeapMode = 5,            // --device-heap: text says what this mode does not see
 };
 
 // Followed by text_bytes of text (no NUL).

@@ -41,6 +41,7 @@ void resolve_driver_api() noexcept {
   resolve(library, g_driver.device_get_name, CUAUDIT_SYMBOL(cuDeviceGetName));
   resolve(library, g_driver.device_total_mem, CUAUDIT_SYMBOL(cuDeviceTotalMem));
   resolve(library, g_driver.stream_get_capture_info, CUAUDIT_SYMBOL(cuStreamGetCaptureInfo));
+  resolve(library, g_driver.ctx_get_limit, CUAUDIT_SYMBOL(cuCtxGetLimit));
 }
 
 int32_t device_ordinal_of(uint64_t pointer) noexcept {

@@ -27,6 +27,7 @@ struct DriverApi {
   decltype(&::cuDeviceGetName) device_get_name = nullptr;
   decltype(&::cuDeviceTotalMem) device_total_mem = nullptr;
   decltype(&::cuStreamGetCaptureInfo) stream_get_capture_info = nullptr;
+  decltype(&::cuCtxGetLimit) ctx_get_limit = nullptr;
 };
 
 // The device that memory at `pointer` is on; kUnknownDevice (-1) when the driver cannot say.

@@ -28,6 +28,7 @@
 #include "pool_recorder.h"
 #include "preload_link.h"
 #include "python_stack.h"
+#include "sanitizer_subscriber.h"
 #include "stack_capture.h"
 #include "stage_stats.h"
 #include "standalone_report.h"
@@ -63,6 +64,7 @@ void write_process_info() noexcept {
 // event at once, since no flusher or thread-exit hook is guaranteed to run again.
 void at_exit() noexcept {
   flush_unified_memory_records();  // what CUPTI still holds of managed memory's migrations
+  flush_device_heap();             // --device-heap: the calls still in the buffers
   stop_memory_sampler();
   if (const char* stats = getenv(cuaudit::env_name(cuaudit::EnvVar::Stats)); stats && strcmp(stats, "1") == 0) {
     log_launch_check_stats();
@@ -181,6 +183,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   write_process_info();
   record_loaded_modules();
 
+  const char* device_heap = getenv(cuaudit::env_name(cuaudit::EnvVar::DeviceHeap));
+  const bool device_heap_mode = device_heap && strcmp(device_heap, "1") == 0;
   const char* lint = getenv(cuaudit::env_name(cuaudit::EnvVar::CheckApiResults));
   const char* launches = getenv(cuaudit::env_name(cuaudit::EnvVar::CheckLaunchParams));
   const char* resources = getenv(cuaudit::env_name(cuaudit::EnvVar::TrackResources));
@@ -189,7 +193,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   options.record_call_sites = lint && strcmp(lint, "1") == 0;
   options.check_launches = !launches || strcmp(launches, "0") != 0;
   options.track_resources = resources && strcmp(resources, "1") == 0;
-  if (!subscribe_callbacks(options, error, sizeof error)) {
+  // --device-heap: the Compute Sanitizer API instead of CUPTI (a process has room for one of them).
+  if (device_heap_mode ? !subscribe_device_heap(error, sizeof error)
+                       : !subscribe_callbacks(options, error, sizeof error)) {
     log_error("%s", error);
     write_notice(cuaudit::trace::NoticeCode::SubscribeFailed, error);
     trace_writer().flush_all();

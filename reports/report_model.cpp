@@ -87,7 +87,7 @@ Summary summarize_process(const std::vector<Finding>& findings, uint64_t pid) {
     if (f.suppressed || (pid != 0 && f.pid != pid)) continue;
     ++s.findings;
     if (f.severity == Severity::Error && f.baseline != BaselineStatus::StillPresent) ++s.error_findings;
-    if (f.kind == FindingKind::Leak) {
+    if (counts_as_leak(f.kind)) {
       s.leaked_bytes += f.bytes;
       s.leaked_allocations += f.count;
     }

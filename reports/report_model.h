@@ -351,6 +351,12 @@ struct Report {
 // Memory sizes for people: "3.0 GiB", "540.8 MiB", "4.0 KiB", "100 B".
 std::string human_bytes(uint64_t bytes);
 
+// Memory the program never released: CUDA's allocations and kernels' device-heap blocks alike
+// (the summary's leaked bytes and sites).
+inline bool counts_as_leak(FindingKind kind) {
+  return kind == FindingKind::Leak || kind == FindingKind::DeviceHeapLeak;
+}
+
 // Recomputes the summary from the findings (of one process, for summarize_process).
 Summary summarize(const std::vector<Finding>& findings);
 Summary summarize_process(const std::vector<Finding>& findings, uint64_t pid);

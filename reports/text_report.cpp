@@ -338,7 +338,7 @@ void write_summaries(Writer& w, const Report& report, const TextOptions& options
   }
   if (options.leak_detail != LeakDetail::None) {
     size_t sites = 0;
-    for (const Finding& f : report.findings) sites += !f.suppressed && f.kind == FindingKind::Leak;
+    for (const Finding& f : report.findings) sites += !f.suppressed && counts_as_leak(f.kind);
     w.line(fmt::format("LEAK SUMMARY: {} byte(s) leaked in {} allocation(s) from {} site(s){}", s.leaked_bytes,
                        s.leaked_allocations, sites, across),
            "1");

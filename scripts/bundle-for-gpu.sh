@@ -11,7 +11,7 @@ rm -rf .gpu && mkdir -p .gpu/bin
 for f in "$build"/bin/*; do
   case "$(basename "$f")" in
     cuaudit) strip --strip-debug -o .gpu/bin/cuaudit "$f" ;;
-    lib*.so | gpu_* | demo_* | bench_* | probe_* | service_*) cp "$f" .gpu/bin/ ;;
+    lib*.so | *.fatbin | gpu_* | demo_* | bench_* | probe_* | service_*) cp "$f" .gpu/bin/ ;;
     cuaudit_site) cp -r "$f" .gpu/bin/ ;;  # the Python hooks, found beside the injection library
     *) ;;  # unit and self tests run here, not there
   esac

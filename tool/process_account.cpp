@@ -100,6 +100,12 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
         "managed_migration findings judge the kept ones",
         trace.managed_migrations.size(), trace.managed_migrations_dropped));
   }
+  if (trace.device_heap_calls_dropped) {
+    p.notes.push_back(fmt::format(
+        "device heap: the first {} device-side malloc/free calls were kept and {} more only counted; device-heap "
+        "findings judge the kept ones",
+        trace.device_heap_calls.size(), trace.device_heap_calls_dropped));
+  }
   if (trace.samples_thinned) {
     p.notes.push_back(fmt::format(
         "a long run: its memory timeline keeps {} of its {} samples (neighbouring samples merged, the higher use "

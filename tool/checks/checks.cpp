@@ -2,6 +2,7 @@
 
 #include "check_options.h"
 #include "churn_findings.h"
+#include "device_heap_findings.h"
 #include "error_findings.h"
 #include "fragmentation_findings.h"
 #include "growth_findings.h"
@@ -54,6 +55,11 @@ class MigrationCheck : public Check {
 
  private:
   ManagedRanges ranges_;
+};
+
+class DeviceHeapCheck : public Check {
+ public:
+  std::vector<report::Finding> findings(CheckContext& c) override { return device_heap_findings(c.trace, c.stacks); }
 };
 
 class FragmentationCheck : public Check {
@@ -136,6 +142,7 @@ const CheckRow kChecks[] = {
     {"out of memory", always, make<OutOfMemoryCheck>},
     {"allocation churn", always, make<ChurnCheck>},
     {"managed memory migrations", always, make<MigrationCheck>},
+    {"device heap (--device-heap)", always, make<DeviceHeapCheck>},
     {"pool fragmentation", always,
      [](const ProcessTrace& t, const CheckOptions& o) -> std::unique_ptr<Check> {
        return std::make_unique<FragmentationCheck>(t, o.fragmentation);

@@ -123,6 +123,34 @@ std::string find_injection_library(const std::string& explicit_path) {
   return path;
 }
 
+std::string find_sanitizer_library() {
+  if (const char* env = getenv(env_name(EnvVar::SanitizerLibrary)); env && *env) {
+    if (!is_regular_file(env))
+      throw LaunchError(kExitToolFailure, fmt::format("{}={} does not exist", env_name(EnvVar::SanitizerLibrary), env));
+    return env;
+  }
+  std::vector<std::string> folders;
+  for (const char* home : {static_cast<const char*>(getenv("CUDA_HOME")), static_cast<const char*>(getenv("CUDA_PATH")),
+                           "/usr/local/cuda"})
+    if (home && *home) folders.push_back(std::string(home) + "/compute-sanitizer");
+  try {
+    char real[PATH_MAX];
+    const std::string tool = resolve_program("compute-sanitizer");
+    if (realpath(tool.c_str(), real)) folders.push_back(std::string(real).substr(0, std::string(real).rfind('/')));
+  } catch (const LaunchError&) {
+    // not on PATH: the folders above are all there is
+  }
+  for (const std::string& folder : folders)
+    if (is_regular_file(folder + "/libsanitizer-public.so")) return folder + "/libsanitizer-public.so";
+  std::string looked;
+  for (const std::string& folder : folders) looked += (looked.empty() ? "" : ", ") + folder;
+  throw LaunchError(kExitToolFailure,
+                    fmt::format("--device-heap needs the Compute Sanitizer API library (libsanitizer-public.so, in the "
+                                "CUDA toolkit's compute-sanitizer folder); it is not in {}: install compute-sanitizer "
+                                "or set {} to its path",
+                                looked, env_name(EnvVar::SanitizerLibrary)));
+}
+
 namespace {
 // `name` in the directory of the injection library.
 std::string beside_injection(const std::string& injection_path, const char* name) {
@@ -159,6 +187,9 @@ void set_child_environment(const LaunchRequest& request) {
   setenv(env_name(EnvVar::SampleIntervalMs), std::to_string(request.sample_interval_ms).c_str(), 1);
   setenv(env_name(EnvVar::CheckLaunchParams), request.check_launch_params ? "1" : "0", 1);
   setenv(env_name(EnvVar::TrackResources), request.track_resources ? "1" : "0", 1);
+  setenv(env_name(EnvVar::DeviceHeap), request.sanitizer_library.empty() ? "0" : "1", 1);
+  if (!request.sanitizer_library.empty())
+    setenv(env_name(EnvVar::SanitizerLibrary), request.sanitizer_library.c_str(), 1);
   if (!request.python_hooks_dir.empty()) {
     const char* existing = getenv("PYTHONPATH");
     const std::string path =

@@ -40,6 +40,7 @@ struct LaunchRequest {
   unsigned sample_interval_ms = 10;      // --sample-interval (0: no memory timeline)
   bool check_launch_params = true;       // --check-launch-params
   bool track_resources = false;          // --track-resources
+  std::string sanitizer_library;         // --device-heap: the Sanitizer API library; empty: CUPTI as usual
   std::string python_hooks_dir;          // put first on PYTHONPATH (its sitecustomize.py); empty: none
   // --snapshot-interval: called every this many ms while the program runs, with its pid (0: never).
   unsigned while_running_interval_ms = 0;
@@ -50,6 +51,11 @@ struct LaunchRequest {
   // Before a stop is passed on: the Python hooks write PyTorch's and JAX's files.
   std::function<void()> before_passing_on;
 };
+
+// --device-heap: compute-sanitizer's libsanitizer-public.so: $CUAUDIT_SANITIZER_LIBRARY, else in
+// the toolkit's compute-sanitizer folder ($CUDA_HOME, /usr/local/cuda, beside compute-sanitizer on
+// PATH). Throws LaunchError(125) saying where it looked when there is none.
+std::string find_sanitizer_library();
 
 // libcuaudit-preload.so beside the injection library, or empty when it is not there.
 std::string find_preload_library(const std::string& injection_path);

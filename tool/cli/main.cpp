@@ -241,10 +241,11 @@ int run_command(Options o) {
        "this cuaudit was built without the CUDA toolkit (CUAUDIT_TOOL_ONLY): it analyses recorded runs "
        "(cuaudit report, merge, diff) but cannot run programs; use a full build to record one");
 #endif
-  std::string program_path, injection;
+  std::string program_path, injection, sanitizer_library;
   try {
     program_path = resolve_program(o.run.program.front());
     injection = find_injection_library(o.run.injection_path);
+    if (o.run.device_heap) sanitizer_library = find_sanitizer_library();
   } catch (const LaunchError& e) {
     fail(e.exit_code, e.what() + command_guess(o.run.program.front(), e.exit_code));
   }
@@ -264,6 +265,7 @@ int run_command(Options o) {
   const std::string run_dir = prepare_run_dir(o, temporary);
   RunInfo run;
   LaunchRequest request = launch_request(o, program_path, injection, run_dir);
+  request.sanitizer_library = sanitizer_library;
   SignalForwarding signals(run_dir);  // a CI timeout's SIGTERM still gets its report
   request.signals = &signals;
   // A job stopped through cuaudit (a container's SIGTERM reaches only PID 1) keeps its tensors by line.
@@ -283,7 +285,7 @@ int run_command(Options o) {
     fail(e.exit_code, e.what());
   }
   run.cuaudit_version = CUAUDIT_VERSION;
-  run.launch_params_recorded = o.run.check_launch_params;
+  run.launch_params_recorded = o.run.check_launch_params && !o.run.device_heap;  // CUPTI's launches only
   run.resources_recorded = o.run.track_resources;
   std::string error;
   if (!write_run_info(run_dir, run, error)) std::cerr << "cuaudit: warning: " << error << '\n';

@@ -181,6 +181,10 @@ void add_run_options(CLI::App& app, Options& o) {
   app.add_flag("--track-resources", o.run.track_resources,
                "also record streams, events, graphs, executable graphs, modules, libraries, texture and surface "
                "objects, memory pools and external memory, and report those never destroyed (resource_leak)");
+  app.add_flag("--device-heap", o.run.device_heap,
+               "record kernels' device-side malloc and free (and new/delete) through the Compute Sanitizer API "
+               "instead of CUPTI, and report device heap leaks, double and invalid frees and an exhausted heap; host "
+               "allocations are still tracked, launch parameters and unchecked errors are not (docs/RESOURCES.md)");
   app.add_option_function<std::string>(
          "--snapshot-interval",
          [&o](const std::string& text) {

@@ -69,6 +69,7 @@ struct RunOptions {
   bool check_launch_params = true;
   bool python_hooks = true;           // --python-hooks
   bool track_resources = false;       // --track-resources
+  bool device_heap = false;           // --device-heap: the Compute Sanitizer API instead of CUPTI
   unsigned snapshot_interval_ms = 0;  // --snapshot-interval: interim reports while it runs (0: none)
 };
 

@@ -18,6 +18,8 @@ bool is_internal_module(std::string_view module) {
   const std::string_view name = basename_of(module);
   for (std::string_view prefix : {"libcuda.so", "libcudart.so", "libcupti.so", "libcuaudit-injection.so",
                                   "libcuaudit-preload.so", "libnvidia-", "libcudadebugger.so",
+                                  // --device-heap: the Compute Sanitizer API calls the injection's callbacks
+                                  "libsanitizer-public.so",
                                   // ctypes's call into the injection, from cuaudit's Python memory hook
                                   "libffi.so", "_ctypes.cpython"}) {
     if (starts_with(name, prefix)) return true;

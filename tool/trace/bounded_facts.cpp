@@ -35,4 +35,12 @@ void keep_migration(ProcessTrace& process, const ManagedMigration& m) {
   }
 }
 
+void keep_device_heap_call(ProcessTrace& process, const DeviceHeapCallFact& call) {
+  if (process.device_heap_calls.size() < kMaxDeviceHeapCalls) {
+    process.device_heap_calls.push_back(call);
+  } else {
+    ++process.device_heap_calls_dropped;
+  }
+}
+
 }  // namespace cuaudit

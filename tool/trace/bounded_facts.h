@@ -1,6 +1,7 @@
 // Facts a process may record without end, kept within bounds as they are read: memory samples
 // (neighbours merged, the higher use kept, so peaks survive) and unified-memory migrations (the
-// first kMaxManagedMigrations, the rest counted), so a long run's reading stays the same size.
+// first kMaxManagedMigrations, the rest counted) and device-heap calls (likewise), so a long run's reading stays the
+// same size.
 #pragma once
 
 #include "trace_model.h"
@@ -13,5 +14,8 @@ void thin_samples(ProcessTrace& process);
 
 // Keeps `m` while there is room, else counts it (ProcessTrace::managed_migrations_dropped).
 void keep_migration(ProcessTrace& process, const ManagedMigration& m);
+
+// Keeps `call` while there is room, else counts it (ProcessTrace::device_heap_calls_dropped).
+void keep_device_heap_call(ProcessTrace& process, const DeviceHeapCallFact& call);
 
 }  // namespace cuaudit

@@ -98,6 +98,7 @@ class RecordParser::Builder {
     }
     out_.notices.emplace_back(tail.data, r.text_bytes);
     if (r.code == static_cast<uint32_t>(NoticeCode::SubscribeFailed)) out_.tracked = false;
+    if (r.code == static_cast<uint32_t>(NoticeCode::DeviceHeapMode)) out_.device_heap_mode = true;
     return true;
   }
 
@@ -306,6 +307,22 @@ class RecordParser::Builder {
   bool parse(const ManagedMigrationRecord& r, Tail) {
     keep_migration(out_,
                    {r.start_ns, r.end_ns, r.address, r.value, r.src_id, r.dst_id, static_cast<MigrationKind>(r.kind)});
+    return true;
+  }
+
+  bool parse(const DeviceHeapLaunchRecord& r, Tail tail) {
+    if (r.name_bytes > tail.bytes) return false;
+    DeviceHeapLaunchFact& l = out_.device_heap_launches[r.launch_id];
+    l = {r.launch_id, r.time_ns, r.stack_id, r.function_pc, r.function_bytes, r.heap_bytes};
+    std::copy_n(r.grid, 3, l.grid.begin()), std::copy_n(r.block, 3, l.block.begin());
+    l.device = r.device;
+    l.name.assign(tail.data, r.name_bytes);
+    return true;
+  }
+  bool parse(const DeviceHeapCallRecord& r, Tail) {
+    if (r.kind != static_cast<uint8_t>(DeviceHeapCall::Malloc) && r.kind != static_cast<uint8_t>(DeviceHeapCall::Free))
+      return false;
+    keep_device_heap_call(out_, {r.launch_id, r.pc, r.address, r.bytes, static_cast<DeviceHeapCall>(r.kind)});
     return true;
   }
 

@@ -280,6 +280,23 @@ struct ManagedMigration {
 // The migrations kept of one process (48 MB at most); beyond, the rest are counted, and said.
 inline constexpr size_t kMaxManagedMigrations = size_t(1) << 20;
 
+// --device-heap: a launch of a patched kernel (trace::DeviceHeapLaunchRecord) and each device-side
+// malloc or free its threads made, in the order the GPU made them.
+struct DeviceHeapLaunchFact {
+  uint64_t launch_id = 0, time_ns = 0, stack_id = 0;
+  uint64_t function_pc = 0, function_bytes = 0;
+  uint64_t heap_bytes = 0;
+  std::array<uint32_t, 3> grid{}, block{};
+  int32_t device = -1;
+  std::string name;  // as the driver gave it (mangled for C++ kernels)
+};
+struct DeviceHeapCallFact {
+  uint64_t launch_id = 0, pc = 0, address = 0, bytes = 0;
+  trace::DeviceHeapCall kind = trace::DeviceHeapCall::Malloc;
+};
+// The calls kept of one process (320 MB at most); beyond, the rest are counted, and said.
+inline constexpr size_t kMaxDeviceHeapCalls = size_t(1) << 23;
+
 struct ProcessTrace {
   std::string file;
   uint64_t pid = 0;
@@ -305,8 +322,12 @@ struct ProcessTrace {
   std::vector<std::string> notices;                                          // from the injection
   std::vector<ManagedMigration> managed_migrations;  // in recording order, kMaxManagedMigrations at most
   uint64_t managed_migrations_dropped = 0;           // beyond kMaxManagedMigrations
-  bool tracked = true;                               // false when the injection could not subscribe
-  bool reached_exit = false;                         // a ProcessEnd record was seen
+  std::unordered_map<uint64_t, DeviceHeapLaunchFact> device_heap_launches;  // --device-heap: launch id -> launch
+  std::vector<DeviceHeapCallFact> device_heap_calls;  // in the GPU's order, kMaxDeviceHeapCalls at most
+  uint64_t device_heap_calls_dropped = 0;             // beyond kMaxDeviceHeapCalls
+  bool device_heap_mode = false;                      // recorded with --device-heap
+  bool tracked = true;                                // false when the injection could not subscribe
+  bool reached_exit = false;                          // a ProcessEnd record was seen
   // A framework's file of this process (torch-blocks-<pid>.json, ...) could not be read: its
   // verdicts are lost, so the report is incomplete.
   bool side_file_damaged = false;
