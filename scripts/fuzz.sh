@@ -18,8 +18,9 @@ harnesses=("$@")
 jobs=${FUZZ_JOBS:-1}
 export PATH="$PATH:/usr/local/cuda/bin"
 [[ ${FUZZ_PREBUILT:-0} == 1 ]] || {
+# -O1 with line tables, as libFuzzer's documentation builds harnesses: a crash's stack keeps its lines.
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUAUDIT_FUZZ=ON \
-  -DCUAUDIT_BUILD_TESTS=OFF >/dev/null
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DCUAUDIT_BUILD_TESTS=OFF >/dev/null
 cmake --build build-fuzz --target fuzz_trace_reader fuzz_report_json fuzz_suppressions fuzz_baseline fuzz_run_dir >/dev/null
 }
 seeds=build-fuzz/seeds
