@@ -47,7 +47,7 @@ struct ContextState {
   bool failed = false;  // said once; its modules stay unpatched
   LaunchSlot* slots = nullptr;
   Buffer* calls = nullptr;
-  DeviceHeapDrain* drain = nullptr;
+  std::atomic<DeviceHeapDrain*> drain{nullptr};  // published last: synchronizations on other threads drain it
   alignas(DeviceHeapDrain) unsigned char drain_storage[sizeof(DeviceHeapDrain)];
 };
 ContextState g_contexts[kMaxContexts];
@@ -124,7 +124,7 @@ bool prepare_context(ContextState& state, CUcontext context) noexcept {
   memset(slots, 0, kLaunchSlots * sizeof(LaunchSlot));
   state.slots = static_cast<LaunchSlot*>(slots);
   state.calls = calls;
-  state.drain = new (state.drain_storage) DeviceHeapDrain(calls);
+  state.drain.store(new (state.drain_storage) DeviceHeapDrain(calls), std::memory_order_release);
   state.patches_loaded = true;
   return true;
 }
@@ -178,7 +178,7 @@ void on_launch(const sanitizer::LaunchData& l) noexcept {
 void drain_all() noexcept {
   const int n = g_context_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i)
-    if (g_contexts[i].drain) g_contexts[i].drain->drain();
+    if (DeviceHeapDrain* drain = g_contexts[i].drain.load(std::memory_order_acquire)) drain->drain();
 }
 
 // The program's own allocations, from the API's memory callbacks: named by the kind of memory
@@ -284,7 +284,7 @@ void flush_device_heap() noexcept {
   uint64_t dropped = 0;
   const int n = g_context_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i)
-    if (g_contexts[i].drain) dropped += g_contexts[i].drain->dropped();
+    if (DeviceHeapDrain* drain = g_contexts[i].drain.load(std::memory_order_acquire)) dropped += drain->dropped();
   if (dropped) {
     char text[256];
     snprintf(text, sizeof text,
