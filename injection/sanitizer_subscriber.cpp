@@ -55,7 +55,7 @@ std::atomic<int> g_context_count{0};
 
 std::atomic<CUmodule> g_patched[kModuleTable];
 
-thread_local bool tls_own_call = false;  // our own sanitizerAllocHost: not the program's allocation
+thread_local bool tls_own_call = false;  // inside our own API calls: their allocations are not the program's
 
 size_t module_slot(CUmodule m) noexcept { return (reinterpret_cast<uintptr_t>(m) >> 4) * 0x9E3779B97F4A7C15ull >> 52; }
 
@@ -100,13 +100,11 @@ bool prepare_context(ContextState& state, CUcontext context) noexcept {
   const sanitizer::Result loaded = g_api.add_patches_from_file(g_patches, context);
   void* buffer = nullptr;
   void* slots = nullptr;
-  tls_own_call = true;
   const sanitizer::Result a = loaded == sanitizer::kSuccess
                                   ? g_api.alloc_host(context, &buffer, device_heap::buffer_bytes(g_capacity))
                                   : loaded;
   const sanitizer::Result b =
       a == sanitizer::kSuccess ? g_api.alloc_host(context, &slots, kLaunchSlots * sizeof(LaunchSlot)) : a;
-  tls_own_call = false;
   if (b != sanitizer::kSuccess || !buffer || !slots) {
     char text[768];
     snprintf(text, sizeof text,
@@ -132,6 +130,9 @@ bool prepare_context(ContextState& state, CUcontext context) noexcept {
 void on_module_loaded(const sanitizer::ResourceModuleData& m) noexcept {
   if (!calls_device_malloc(m)) return;
   pthread_mutex_lock(&g_patch_lock);
+  // The API allocates device memory of its own while it loads patches (512 bytes on the H100,
+  // reported through the memory callbacks on this thread): not the program's.
+  tls_own_call = true;
   ContextState* state = context_state(m.context, true);
   if (state && prepare_context(*state, m.context)) {
     const sanitizer::Result a = g_api.patch_instructions(sanitizer::kDeviceSideMalloc, m.module, kMallocPatch);
@@ -150,6 +151,7 @@ void on_module_loaded(const sanitizer::ResourceModuleData& m) noexcept {
       write_notice(trace::NoticeCode::DroppedEvents, text);
     }
   }
+  tls_own_call = false;
   pthread_mutex_unlock(&g_patch_lock);
 }
 

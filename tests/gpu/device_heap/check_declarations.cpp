@@ -46,8 +46,8 @@ SAME_FIELD(ours::LaunchData, Sanitizer_LaunchData, stream_handle, hStream);
 SAME_FIELD(ours::LaunchData, Sanitizer_LaunchData, module, module);
 SAME_FIELD(ours::LaunchData, Sanitizer_LaunchData, function, function);
 SAME_FIELD(ours::LaunchData, Sanitizer_LaunchData, function_name, functionName);
-SAME_FIELD(ours::LaunchData, Sanitizer_LaunchData, grid, gridDim_x);
-SAME_FIELD(ours::LaunchData, Sanitizer_LaunchData, block, blockDim_x);
+SAME_FIELDS(ours::LaunchData, Sanitizer_LaunchData, grid, gridDim_x, 3);
+SAME_FIELDS(ours::LaunchData, Sanitizer_LaunchData, block, blockDim_x, 3);
 SAME_FIELD(ours::LaunchData, Sanitizer_LaunchData, launch, hLaunch);
 SAME_FIELD(ours::LaunchData, Sanitizer_LaunchData, device, device);
 

@@ -9,5 +9,5 @@ mkdir -p "$out"
 cuda=${CUDA_HOME:-/usr/local/cuda}
 header=$(find "$cuda/" "$(dirname "$(readlink -f "$(command -v compute-sanitizer)")")/.." -name sanitizer_callbacks.h 2>/dev/null | head -1)
 [[ -n $header ]] || { echo "FAIL: no sanitizer_callbacks.h in $cuda or beside compute-sanitizer"; exit 1; }
-g++ -std=c++17 -I"$(dirname "$header")" -I"$cuda/include" -I"$here/../../../injection" \
+g++ -std=c++17 -Wno-enum-compare -I"$(dirname "$header")" -I"$cuda/include" -I"$here/../../../injection" \
   -o "$out/check_declarations" "$here/check_declarations.cpp" && "$out/check_declarations"
