@@ -132,7 +132,9 @@ std::string find_sanitizer_library() {
   std::vector<std::string> folders;
   for (const char* home : {static_cast<const char*>(getenv("CUDA_HOME")), static_cast<const char*>(getenv("CUDA_PATH")),
                            "/usr/local/cuda"})
-    if (home && *home) folders.push_back(std::string(home) + "/compute-sanitizer");
+    if (home && *home &&
+        std::find(folders.begin(), folders.end(), std::string(home) + "/compute-sanitizer") == folders.end())
+      folders.push_back(std::string(home) + "/compute-sanitizer");
   try {
     char real[PATH_MAX];
     const std::string tool = resolve_program("compute-sanitizer");
