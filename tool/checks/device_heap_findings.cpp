@@ -28,14 +28,12 @@ struct Tally {
   uint64_t first_address = 0;
   uint64_t heap_bytes = 0;
   int32_t device = -1;
-  const DeviceHeapLaunchFact* launch = nullptr;  // one launch of the site, for its kernel's code range
   void add(uint64_t size, uint64_t address, const DeviceHeapLaunchFact* l) {
     if (count++ == 0) first_address = address;
     bytes += size;
     smallest = std::min(smallest, size);
     largest = std::max(largest, size);
     if (l) {
-      launch = l;
       heap_bytes = l->heap_bytes;
       device = l->device;
     }
@@ -61,10 +59,10 @@ class DeviceHeapReplay {
     std::sort(live.begin(), live.end());
     for (const auto& [address, block] : live) leaks_[block->site].add(block->bytes, address, launch_of(block->site));
     std::vector<report::Finding> findings;
-    for (const auto& [site, t] : leaks_) findings.push_back(leak(site, t));
-    for (const auto& [site, t] : double_frees_) findings.push_back(bad_free(site, t, true));
-    for (const auto& [site, t] : invalid_frees_) findings.push_back(bad_free(site, t, false));
-    for (const auto& [site, t] : exhausted_) findings.push_back(exhausted(site, t));
+    for (const auto& [site, t] : leaks_) findings.push_back(leak(place(site), t));
+    for (const auto& [site, t] : double_frees_) findings.push_back(bad_free(place(site), t, true));
+    for (const auto& [site, t] : invalid_frees_) findings.push_back(bad_free(place(site), t, false));
+    for (const auto& [site, t] : exhausted_) findings.push_back(exhausted(place(site), t));
     return findings;
   }
 
@@ -127,7 +125,15 @@ class DeviceHeapReplay {
     return fmt::format("of {} to {}", report::human_bytes(t.smallest), report::human_bytes(t.largest));
   }
 
-  report::Finding base(report::FindingKind kind, report::Severity severity, const Site& site, const Tally& t) {
+  // A site as findings word it, made once per finding.
+  struct Place {
+    uint64_t stack_id;
+    std::string at;        // device_location
+    std::string launched;  // launches_text
+  };
+  Place place(const Site& site) { return {site.stack_id, device_location(site), launches_text(site)}; }
+
+  report::Finding base(report::FindingKind kind, report::Severity severity, const Place& p, const Tally& t) {
     report::Finding f;
     f.kind = kind;
     f.severity = severity;
@@ -136,48 +142,48 @@ class DeviceHeapReplay {
     f.pid = trace_.pid;
     if (t.device >= 0) f.device = t.device;
     if (t.first_address) f.address = t.first_address;
-    f.stack = site.stack_id ? stacks_.user_stack(site.stack_id) : std::vector<report::Frame>{};
-    f.notes.push_back("in device code: " + device_location(site) + "; " + launches_text(site));
+    f.stack = p.stack_id ? stacks_.user_stack(p.stack_id) : std::vector<report::Frame>{};
+    f.notes.push_back("in device code: " + p.at + "; " + p.launched);
     return f;
   }
 
-  report::Finding leak(const Site& site, const Tally& t) {
-    report::Finding f = base(report::FindingKind::DeviceHeapLeak, report::Severity::Error, site, t);
+  report::Finding leak(const Place& p, const Tally& t) {
+    report::Finding f = base(report::FindingKind::DeviceHeapLeak, report::Severity::Error, p, t);
     f.bytes = t.bytes;
     f.headline =
         fmt::format("Device heap leak: {} allocation(s) {} ({}) from malloc in {}, never freed; launched at:", t.count,
-                    sizes(t), report::human_bytes(t.bytes), device_location(site));
+                    sizes(t), report::human_bytes(t.bytes), p.at);
     f.message = fmt::format(
         "{} device-side allocation(s) {} ({} in all) made by malloc in {} were never freed before the process "
         "ended; {}",
-        t.count, sizes(t), report::human_bytes(t.bytes), device_location(site), launches_text(site));
+        t.count, sizes(t), report::human_bytes(t.bytes), p.at, p.launched);
     return f;
   }
 
-  report::Finding bad_free(const Site& site, const Tally& t, bool twice) {
+  report::Finding bad_free(const Place& p, const Tally& t, bool twice) {
     report::Finding f =
         base(twice ? report::FindingKind::DeviceHeapDoubleFree : report::FindingKind::DeviceHeapInvalidFree,
-             report::Severity::Error, site, t);
+             report::Severity::Error, p, t);
     f.api = "free (device)";
     const std::string what = twice ? "memory it had freed already" : "an address device malloc never returned";
     f.headline =
         fmt::format("Device {}: free in {} of {}, {} time(s); launched at:", twice ? "double free" : "invalid free",
-                    device_location(site), what, t.count);
-    f.message = fmt::format("free in {} was given {} ({} time(s), the first {:#x}); {}", device_location(site), what,
-                            t.count, t.first_address, launches_text(site));
+                    p.at, what, t.count);
+    f.message = fmt::format("free in {} was given {} ({} time(s), the first {:#x}); {}", p.at, what, t.count,
+                            t.first_address, p.launched);
     return f;
   }
 
-  report::Finding exhausted(const Site& site, const Tally& t) {
-    report::Finding f = base(report::FindingKind::DeviceHeapExhausted, report::Severity::Warning, site, t);
+  report::Finding exhausted(const Place& p, const Tally& t) {
+    report::Finding f = base(report::FindingKind::DeviceHeapExhausted, report::Severity::Warning, p, t);
     f.bytes = t.largest;
     const std::string heap = t.heap_bytes ? fmt::format("the device heap is {}", report::human_bytes(t.heap_bytes))
                                           : "the heap's size was not recorded";
     f.headline = fmt::format(
-        "Device heap exhausted: malloc in {} returned NULL {} time(s), largest request {} ({}); launched at:",
-        device_location(site), t.count, report::human_bytes(t.largest), heap);
-    f.message = fmt::format("device-side malloc in {} returned NULL {} time(s) (largest request {}; {}); {}",
-                            device_location(site), t.count, report::human_bytes(t.largest), heap, launches_text(site));
+        "Device heap exhausted: malloc in {} returned NULL {} time(s), largest request {} ({}); launched at:", p.at,
+        t.count, report::human_bytes(t.largest), heap);
+    f.message = fmt::format("device-side malloc in {} returned NULL {} time(s) (largest request {}; {}); {}", p.at,
+                            t.count, report::human_bytes(t.largest), heap, p.launched);
     f.notes.push_back(
         "raise the heap with cudaDeviceSetLimit(cudaLimitMallocHeapSize, bytes) before the first kernel that calls "
         "malloc is launched, free device allocations sooner, and check malloc's result in device code");
