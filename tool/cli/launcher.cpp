@@ -144,13 +144,11 @@ std::string find_sanitizer_library() {
   }
   for (const std::string& folder : folders)
     if (is_regular_file(folder + "/libsanitizer-public.so")) return folder + "/libsanitizer-public.so";
-  std::string looked;
-  for (const std::string& folder : folders) looked += (looked.empty() ? "" : ", ") + folder;
   throw LaunchError(kExitToolFailure,
                     fmt::format("--device-heap needs the Compute Sanitizer API library (libsanitizer-public.so, in the "
                                 "CUDA toolkit's compute-sanitizer folder); it is not in {}: install compute-sanitizer "
                                 "or set {} to its path",
-                                looked, env_name(EnvVar::SanitizerLibrary)));
+                                fmt::join(folders, ", "), env_name(EnvVar::SanitizerLibrary)));
 }
 
 namespace {
