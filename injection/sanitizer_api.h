@@ -18,6 +18,8 @@ inline constexpr Result kSuccess = 0;
 
 enum Domain : int { kDomainResource = 3, kDomainSynchronize = 4, kDomainLaunch = 5 };
 enum ResourceCbid : int {
+  kContextCreationStarting = 2,
+  kContextCreationFinished = 3,
   kModuleLoaded = 9,
   kDeviceMemoryAlloc = 11,
   kDeviceMemoryFree = 12,

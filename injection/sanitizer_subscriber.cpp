@@ -56,6 +56,9 @@ std::atomic<int> g_context_count{0};
 std::atomic<CUmodule> g_patched[kModuleTable];
 
 thread_local bool tls_own_call = false;  // inside our own API calls: their allocations are not the program's
+// Between a context's creation starting and finishing on this thread: what the driver allocates
+// then (512 bytes on the H100 and H200, inside the program's first CUDA call) is the context's own.
+thread_local bool tls_creating_context = false;
 
 size_t module_slot(CUmodule m) noexcept { return (reinterpret_cast<uintptr_t>(m) >> 4) * 0x9E3779B97F4A7C15ull >> 52; }
 
@@ -186,7 +189,7 @@ void drain_all() noexcept {
 // The program's own allocations, from the API's memory callbacks: named by the kind of memory
 // (the callbacks do not say which call made them).
 void on_memory(int cbid, const sanitizer::ResourceMemoryData& d) noexcept {
-  if (tls_own_call || (d.flags & sanitizer::kFlagModule)) return;  // ours, or a module's globals
+  if (tls_own_call || tls_creating_context || (d.flags & sanitizer::kFlagModule)) return;  // not the program's
   const bool host = cbid == sanitizer::kHostMemoryAlloc || cbid == sanitizer::kHostMemoryFree;
   const bool alloc = cbid == sanitizer::kDeviceMemoryAlloc || cbid == sanitizer::kHostMemoryAlloc;
   Api api = host ? Api::cudaMallocHost : (d.flags & sanitizer::kFlagManaged) ? Api::cudaMallocManaged : Api::cudaMalloc;
@@ -207,7 +210,9 @@ void on_callback(void*, int domain, int cbid, const void* data) noexcept {
   } else if (domain == sanitizer::kDomainSynchronize) {
     drain_all();  // the synchronized work's calls are whole now
   } else if (domain == sanitizer::kDomainResource) {
-    if (cbid == sanitizer::kModuleLoaded) {
+    if (cbid == sanitizer::kContextCreationStarting || cbid == sanitizer::kContextCreationFinished) {
+      tls_creating_context = cbid == sanitizer::kContextCreationStarting;
+    } else if (cbid == sanitizer::kModuleLoaded) {
       on_module_loaded(*static_cast<const sanitizer::ResourceModuleData*>(data));
     } else if (cbid >= sanitizer::kDeviceMemoryAlloc && cbid <= sanitizer::kHostMemoryFree) {
       on_memory(cbid, *static_cast<const sanitizer::ResourceMemoryData*>(data));

@@ -29,6 +29,7 @@ struct Standin {
   void (*device_call)(const void*, uint64_t, uint64_t, uint64_t, uint64_t);
   void (*memory)(int, uint64_t, uint64_t, uint32_t);
   void (*synchronize)();
+  void (*create_context)();
 } api;
 
 template <typename F>
@@ -101,7 +102,9 @@ int main() {
   resolve(standin, api.device_call, "standin_device_call");
   resolve(standin, api.memory, "standin_memory");
   resolve(standin, api.synchronize, "standin_synchronize");
+  resolve(standin, api.create_context, "standin_create_context");
 
+  api.create_context();                                                // the first cudaMalloc's
   api.memory(san::kDeviceMemoryAlloc, 0x7d0000000000ull, 1 << 20, 0);  // cudaMalloc, never freed
   api.memory(san::kDeviceMemoryAlloc, 0x7d0000100000ull, 4096, 0);     // cudaMalloc, freed below
   const CUmodule lists = api.load_module(true);

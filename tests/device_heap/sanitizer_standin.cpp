@@ -144,6 +144,18 @@ void standin_memory(int cbid, uint64_t address, uint64_t bytes, uint32_t flags) 
   call(san::kDomainResource, cbid, &data);
 }
 
+// The program's first CUDA call creates its context: the driver allocates device memory of the
+// context's own meanwhile (512 bytes on the H100 and H200), which the memory callback reports too.
+void standin_create_context() {
+  struct {
+    CUcontext context;
+    int device;
+  } data{kContext, 0};
+  call(san::kDomainResource, san::kContextCreationStarting, &data);
+  standin_memory(san::kDeviceMemoryAlloc, 0x7d00fff00000ull, 512, 0);
+  call(san::kDomainResource, san::kContextCreationFinished, &data);
+}
+
 void standin_synchronize() {
   san::SynchronizeData data{kContext, nullptr, nullptr};
   call(san::kDomainSynchronize, san::kContextSynchronized, &data);

@@ -13,6 +13,10 @@ namespace ours = cuaudit::inject::sanitizer;
 static_assert(ours::kDomainResource == SANITIZER_CB_DOMAIN_RESOURCE, "resource domain");
 static_assert(ours::kDomainSynchronize == SANITIZER_CB_DOMAIN_SYNCHRONIZE, "synchronize domain");
 static_assert(ours::kDomainLaunch == SANITIZER_CB_DOMAIN_LAUNCH, "launch domain");
+static_assert(ours::kContextCreationStarting == SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_STARTING,
+              "context creation starting");
+static_assert(ours::kContextCreationFinished == SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED,
+              "context creation finished");
 static_assert(ours::kModuleLoaded == SANITIZER_CBID_RESOURCE_MODULE_LOADED, "module loaded");
 static_assert(ours::kDeviceMemoryAlloc == SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_ALLOC, "device memory alloc");
 static_assert(ours::kDeviceMemoryFree == SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_FREE, "device memory free");

@@ -10,6 +10,8 @@
 //                    CUPTI subscriber comes after, at cuInit)
 //   sanitizer-late   the CUDA runtime first (under cuaudit: its CUPTI subscriber first), then
 //                    sanitizerSubscribe
+//   memory-events    sanitizer-only, printing each resource callback in order (context creation,
+//                    modules, memory with size and flags): which allocations are the program's
 // Prints each subscribe's result, the CUPTI callbacks seen, the device-heap events the patches
 // recorded, and what an empty launch costs in this mode.
 #include <cuda.h>
@@ -73,7 +75,41 @@ void on_launch(const Sanitizer_LaunchData* l) {
   sanitizerSetLaunchCallbackData(l->hLaunch, l->function, l->hStream, events);
 }
 
+bool print_resources = false;
+thread_local bool creating_context = false;
+
+void print_resource(Sanitizer_CallbackId cbid, const void* data) {
+  switch (cbid) {
+    case SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_STARTING:
+      creating_context = true;
+      std::printf("resource: context creation starting\n");
+      break;
+    case SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED:
+      creating_context = false;
+      std::printf("resource: context creation finished\n");
+      break;
+    case SANITIZER_CBID_RESOURCE_MODULE_LOADED:
+      std::printf("resource: module loaded\n");
+      break;
+    case SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_ALLOC:
+    case SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_FREE:
+    case SANITIZER_CBID_RESOURCE_HOST_MEMORY_ALLOC:
+    case SANITIZER_CBID_RESOURCE_HOST_MEMORY_FREE: {
+      const auto* m = static_cast<const Sanitizer_ResourceMemoryData*>(data);
+      std::printf("resource: memory cbid %d size %llu flags 0x%x permissions 0x%x%s\n", static_cast<int>(cbid),
+                  static_cast<unsigned long long>(m->size), static_cast<unsigned>(m->flags),
+                  static_cast<unsigned>(m->permissions), creating_context ? " (during context creation)" : "");
+      break;
+    }
+    default:
+      std::printf("resource: cbid %d\n", static_cast<int>(cbid));
+  }
+}
+
 void on_sanitizer(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* data) {
+  if (print_resources && domain == SANITIZER_CB_DOMAIN_RESOURCE && data) print_resource(cbid, data);
+  if (print_resources && domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
+    std::printf("launch\n");
   if (domain == SANITIZER_CB_DOMAIN_RESOURCE && cbid == SANITIZER_CBID_RESOURCE_MODULE_LOADED)
     on_module(static_cast<const Sanitizer_ResourceModuleData*>(data));
   if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN)
@@ -133,6 +169,9 @@ int main(int argc, char** argv) {
     sanitizer = subscribe_sanitizer();
     cupti = subscribe_cupti();
   } else if (mode == "sanitizer-only") {
+    sanitizer = subscribe_sanitizer();
+  } else if (mode == "memory-events") {
+    print_resources = true;
     sanitizer = subscribe_sanitizer();
   } else if (mode == "sanitizer-late") {
     cudaFree(nullptr);

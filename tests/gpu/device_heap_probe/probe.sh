@@ -3,7 +3,8 @@
 # headers and library ship with the toolkit's compute-sanitizer. Each mode alone, then two under
 # cuaudit (its CUPTI subscriber after and before the Sanitizer API's), then compute-sanitizer's own
 # device-heap leak report of the same kernels, for comparison.
-# Usage: tests/gpu/device_heap_probe/probe.sh CUAUDIT_BIN_DIR OUT_DIR
+# Usage: [PROBE_MODES="mode..."] tests/gpu/device_heap_probe/probe.sh CUAUDIT_BIN_DIR OUT_DIR
+#   (PROBE_MODES: only those modes of the probe alone, nothing under cuaudit or compute-sanitizer)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:?usage: probe.sh CUAUDIT_BIN_DIR OUT_DIR}
@@ -18,11 +19,12 @@ nvcc -arch=sm_90 --fatbin --compile-as-tools-patch -I"$san/include" -o "$out/pro
   "$here/probe_patches.cu" || exit 1
 nvcc -arch=sm_90 -lineinfo -I"$san/include" -o "$out/probe" "$here/probe.cu" "$here/probe_cupti.cpp" -L"$san" -L"$cuda/extras/CUPTI/lib64" \
   -lsanitizer-public -lcupti -lcuda -Xlinker -rpath="$san" || exit 1
-for mode in none sanitizer-only cupti-first sanitizer-first sanitizer-late; do
+for mode in ${PROBE_MODES:-none sanitizer-only cupti-first sanitizer-first sanitizer-late}; do
   echo "== $mode"
   timeout 60 "$out/probe" "$mode" "$out/probe_patches.fatbin" 2>&1
   echo "exit $?"
 done
+[[ -n ${PROBE_MODES:-} ]] && exit 0
 for mode in sanitizer-only sanitizer-late; do
   echo "== $mode under cuaudit"
   timeout 120 "$bin/cuaudit" --json "$out/probe-cuaudit-$mode.json" -- "$out/probe" "$mode" "$out/probe_patches.fatbin" 2>&1 |
