@@ -35,6 +35,11 @@ static_assert(ours::kFlagModule == SANITIZER_MEMORY_FLAG_MODULE &&
   static_assert(offsetof(Ours, ours_field) == offsetof(Theirs, theirs_field), #theirs_field); \
   static_assert(sizeof(Ours::ours_field) == sizeof(Theirs::theirs_field), #theirs_field " size")
 
+// An array of ours that stands for `n` consecutive fields of theirs (gridDim_x, _y, _z).
+#define SAME_FIELDS(Ours, Theirs, ours_array, theirs_first, n)                                \
+  static_assert(offsetof(Ours, ours_array) == offsetof(Theirs, theirs_first), #theirs_first); \
+  static_assert(sizeof(Ours::ours_array) == (n) * sizeof(Theirs::theirs_first), #theirs_first " and the next")
+
 SAME_FIELD(ours::ResourceModuleData, Sanitizer_ResourceModuleData, context, context);
 SAME_FIELD(ours::ResourceModuleData, Sanitizer_ResourceModuleData, module, module);
 SAME_FIELD(ours::ResourceModuleData, Sanitizer_ResourceModuleData, cubin_bytes, cubinSize);
