@@ -232,7 +232,8 @@ json timeline_json(const Timeline& timeline) {
                      {"used", p.used},
                      {"free", p.free},
                      {"largest_free", p.largest_free},
-                     {"holes", p.holes}});
+                     {"holes", p.holes},
+                     {"fragmentation_measured", p.fragmentation_measured}});
   }
   return {{"samples", samples}, {"peaks", peaks}, {"site_series", series}, {"pool_series", pools}};
 }

@@ -200,6 +200,7 @@ std::vector<PoolSeries> pool_series_from(const json& timeline) {
     } else {
       p.holes = p.free;
     }
+    p.fragmentation_measured = get_bool(x, "fragmentation_measured", at, true);  // absent before the device heap's
     out.push_back(std::move(p));
   }
   return out;

@@ -296,6 +296,8 @@ struct PoolSeries {
   // Of `free`, the bytes in holes of 512 bytes or more (what a request could use; the smaller gaps
   // are a framework's rounding): the fragmentation ratio is 1 - largest_free / holes.
   std::vector<uint64_t> holes;
+  // False where the pool tells no largest free block (the device heap): no fragmentation to chart.
+  bool fragmentation_measured = true;
 };
 
 struct Timeline {

@@ -16,6 +16,7 @@
 
 #include "allocation_spans.h"
 #include "checks.h"
+#include "device_heap_series.h"
 #include "error_findings.h"
 #include "framework_history.h"
 #include "kernel_access.h"
@@ -246,6 +247,7 @@ ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enri
 
   if (!trace.samples.empty()) timeline.finish(stacks);
   add_site_series(trace, history, stacks, report.timeline);
+  add_device_heap_series(trace, report.timeline);
   if (options.allocation_spans) spans.finish(result.leaks);
   FailureJudge failures(trace, stacks, state.call_sites);
   std::set<uint64_t> explained;
