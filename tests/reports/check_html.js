@@ -206,14 +206,18 @@ const labelsFit = async (page, what) => {
   await page.waitForSelector("#pools svg");
   check(!(await page.locator("#pools-section").isHidden()), "the pools section is shown when a pool has a series");
   check(await page.locator(`#${await page.locator("#pools .chart").first().getAttribute("id")} polyline.pool-reserved`).count() === 1 &&
-        await page.locator("#pools polyline.pool-used").count() === 2 && await page.locator("#pools polyline.pool-ratio").count() === 1,
+        await page.locator("#pools polyline.pool-used").count() === 3 && await page.locator("#pools polyline.pool-ratio").count() === 1,
         "the pool's chart has reserved, used and the fragmentation ratio");
   const poolText = await page.locator("#pools").innerText();
   check(poolText.includes("worst: 88% fragmented at 2.000 s"), "the worst moment is marked on the pool's chart");
   check(await page.locator("#pools svg.segment").count() === 2, "each segment of the picture is a bar");
-  check(await page.locator("#pools polyline.pool-reserved").count() === 2 && await page.locator("#pools polyline.pool-ratio").count() === 1 &&
+  check(await page.locator("#pools polyline.pool-reserved").count() === 3 && await page.locator("#pools polyline.pool-ratio").count() === 1 &&
         poolText.includes("CUDA's stream-ordered pool (device 0)") && poolText.includes("its fragmentation is not measured"),
         "a stream-ordered pool is charted from the samples, reserved and used without a ratio");
+  const heapChart = page.locator("#pools .chart", { hasText: "device heap of device 0 (malloc in kernels)" });
+  check(await heapChart.locator("polyline.pool-used").count() === 1 && await heapChart.locator("polyline.pool-ratio").count() === 0 &&
+        (await heapChart.innerText()).includes("its fragmentation is not measured"),
+        "a device heap is charted, used against its size, without a fragmentation ratio");
   const blocks = await page.locator("#pools svg.segment").first().locator("rect.segment-block").count();
   check(blocks === 8, `the first segment's eight blocks are drawn between its holes (${blocks})`);
   const firstBlock = await page.evaluate(() => {
@@ -232,6 +236,7 @@ const labelsFit = async (page, what) => {
   await page.locator("tr.finding").first().click();
   check(await page.locator("a.pool-link").getAttribute("href") === "#pool-9-pool-arena-NVTX-heap-",
         "the fragmentation finding links to its pool's chart");
+  await page.locator("#pools svg").first().scrollIntoViewIfNeeded();  // the mouse reaches only what is in view
   const pbox = await page.locator("#pools svg").first().boundingBox();
   await page.mouse.move(pbox.x + pbox.width * 0.6, pbox.y + 100);
   const poolTip = await page.locator("#pools .tooltip").first().innerText();

@@ -2,7 +2,7 @@
 // samples (to check that the page stays responsive), including names a hostile or unlucky program
 // could produce. The timeline rises and falls in two phases; the second (3 GiB at 6 s) is the peak.
 // Usage: html_fixture N FILE [S]
-//        html_fixture pools FILE   one pool's series and a fragmentation finding with its segments
+//        html_fixture pools FILE   one pool's series and a fragmentation finding with its segments, a device heap's
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -60,6 +60,20 @@ Report pools_report() {
     series.largest_free.push_back(i < 10 ? 8 * MiB - used : 256 * KiB);
   }
   r.timeline.pool_series.push_back(series);
+  // A --device-heap run's heap: used against its size after each launch, no largest free block.
+  PoolSeries heap;
+  heap.pid = 9;
+  heap.pool = "device heap of device 0 (malloc in kernels)";
+  heap.fragmentation_measured = false;
+  for (int i = 0; i < 4; ++i) {
+    heap.t.push_back(0.5 + i);
+    heap.reserved.push_back(8 * MiB);
+    heap.used.push_back((i + 1) * 4 * KiB);
+    heap.free.push_back(8 * MiB - (i + 1) * 4 * KiB);
+    heap.largest_free.push_back(0);
+    heap.holes.push_back(0);
+  }
+  r.timeline.pool_series.push_back(heap);
   // A stream-ordered pool on the same device: reserved and used from the samples, no ratio.
   for (int i = 0; i <= 20; ++i) {
     TimelineSample x;
