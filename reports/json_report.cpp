@@ -235,7 +235,16 @@ json timeline_json(const Timeline& timeline) {
                      {"holes", p.holes},
                      {"fragmentation_measured", p.fragmentation_measured}});
   }
-  return {{"samples", samples}, {"peaks", peaks}, {"site_series", series}, {"pool_series", pools}};
+  json migrations = json::array();
+  for (const MigrationSeries& m : timeline.migration_series) {
+    migrations.push_back(
+        {{"pid", m.pid}, {"device", m.device}, {"t", m.t}, {"to_device", m.to_device}, {"to_host", m.to_host}});
+  }
+  return {{"samples", samples},
+          {"peaks", peaks},
+          {"site_series", series},
+          {"pool_series", pools},
+          {"migration_series", migrations}};
 }
 
 json unchecked_json(const std::vector<UncheckedKind>& unchecked) {

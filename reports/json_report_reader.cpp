@@ -206,6 +206,26 @@ std::vector<PoolSeries> pool_series_from(const json& timeline) {
   return out;
 }
 
+// Reports written before the migration chart have no "migration_series".
+std::vector<MigrationSeries> migration_series_from(const json& timeline) {
+  std::vector<MigrationSeries> out;
+  const json& series = get_array(timeline, "migration_series", "timeline");
+  for (size_t i = 0; i < series.size(); ++i) {
+    const json& x = series[i];
+    const std::string at = fmt::format("timeline.migration_series[{}]", i);
+    MigrationSeries m;
+    m.pid = get_number<uint64_t>(x, "pid", at);
+    m.device = get_number<int>(x, "device", at);
+    m.t = get_numbers<double>(x, "t", at);
+    m.to_device = get_numbers<uint64_t>(x, "to_device", at);
+    m.to_host = get_numbers<uint64_t>(x, "to_host", at);
+    if (m.to_device.size() != m.t.size() || m.to_host.size() != m.t.size())
+      bad(at, "expected as many values as times in to_device and to_host");
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 Timeline timeline_from(const json& doc) {
   Timeline out;
   const json& timeline = member(doc, "timeline", "report");
@@ -214,6 +234,7 @@ Timeline timeline_from(const json& doc) {
   out.peaks = peaks_from(timeline);
   out.site_series = site_series_from(timeline);
   out.pool_series = pool_series_from(timeline);
+  out.migration_series = migration_series_from(timeline);
   return out;
 }
 

@@ -300,11 +300,21 @@ struct PoolSeries {
   bool fragmentation_measured = true;
 };
 
+// Managed memory unified memory moved on one device over the run: the bytes migrated to the device
+// and back to the host in each time bucket (columns of equal length).
+struct MigrationSeries {
+  uint64_t pid = 0;
+  int device = 0;
+  std::vector<double> t;  // each bucket's end, seconds since the process started
+  std::vector<uint64_t> to_device, to_host;
+};
+
 struct Timeline {
   std::vector<TimelineSample> samples;  // every process, in time order per process
   std::vector<DevicePeak> peaks;
   std::vector<SiteSeries> site_series;
   std::vector<PoolSeries> pool_series;
+  std::vector<MigrationSeries> migration_series;
 };
 
 // What --baseline found: only new findings gate.

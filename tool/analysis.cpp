@@ -22,6 +22,7 @@
 #include "kernel_access.h"
 #include "kernel_names.h"
 #include "library_handles.h"
+#include "migration_series.h"
 #include "pipeline.h"
 #include "process_account.h"
 #include "python_hooks.h"
@@ -248,6 +249,7 @@ ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enri
   if (!trace.samples.empty()) timeline.finish(stacks);
   add_site_series(trace, history, stacks, report.timeline);
   add_device_heap_series(trace, report.timeline);
+  add_migration_series(trace, report.timeline);
   if (options.allocation_spans) spans.finish(result.leaks);
   FailureJudge failures(trace, stacks, state.call_sites);
   std::set<uint64_t> explained;

@@ -214,6 +214,10 @@ const labelsFit = async (page, what) => {
   check(await page.locator("#pools polyline.pool-reserved").count() === 3 && await page.locator("#pools polyline.pool-ratio").count() === 1 &&
         poolText.includes("CUDA's stream-ordered pool (device 0)") && poolText.includes("its fragmentation is not measured"),
         "a stream-ordered pool is charted from the samples, reserved and used without a ratio");
+  check(!(await page.locator("#migrations-section").isHidden()) && await page.locator("#migrations rect.migration-to-device").count() === 4 &&
+        await page.locator("#migrations rect.migration-to-host").count() === 4 &&
+        (await page.locator("#migrations").innerText()).includes("device 0: 16.0 MiB to the device, 16.0 MiB to the host"),
+        "managed memory migrations are charted per device: a bar a bucket each way, the totals in the title");
   const heapChart = page.locator("#pools .chart", { hasText: "device heap of device 0 (malloc in kernels)" });
   check(await heapChart.locator("polyline.pool-used").count() === 1 && await heapChart.locator("polyline.pool-ratio").count() === 0 &&
         (await heapChart.innerText()).includes("its fragmentation is not measured"),

@@ -2,7 +2,8 @@
 // samples (to check that the page stays responsive), including names a hostile or unlucky program
 // could produce. The timeline rises and falls in two phases; the second (3 GiB at 6 s) is the peak.
 // Usage: html_fixture N FILE [S]
-//        html_fixture pools FILE   one pool's series and a fragmentation finding with its segments, a device heap's
+//        html_fixture pools FILE   one pool's series and a fragmentation finding with its segments, a device heap's,
+//        migrations
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -74,6 +75,15 @@ Report pools_report() {
     heap.holes.push_back(0);
   }
   r.timeline.pool_series.push_back(heap);
+  // Managed memory going back and forth on device 0: 4 MiB each way in alternate buckets.
+  MigrationSeries moved;
+  moved.pid = 9;
+  for (int i = 0; i < 8; ++i) {
+    moved.t.push_back(0.25 * (i + 1));
+    moved.to_device.push_back(i % 2 ? 0 : 4 * MiB);
+    moved.to_host.push_back(i % 2 ? 4 * MiB : 0);
+  }
+  r.timeline.migration_series.push_back(moved);
   // A stream-ordered pool on the same device: reserved and used from the samples, no ratio.
   for (int i = 0; i <= 20; ++i) {
     TimelineSample x;
