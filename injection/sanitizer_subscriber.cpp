@@ -16,6 +16,7 @@
 #include "driver_api.h"
 #include "environment.h"
 #include "in_target_log.h"
+#include "kernel_code.h"
 #include "notice_writer.h"
 #include "sanitizer_api.h"
 
@@ -143,6 +144,10 @@ void on_module_loaded(const sanitizer::ResourceModuleData& m) noexcept {
     const sanitizer::Result c = g_api.patch_module(m.module);
     if (a == sanitizer::kSuccess && b == sanitizer::kSuccess && c == sanitizer::kSuccess) {
       remember_patched(m.module);
+      // Its code, kept beside the trace: the tool reads its calls' source lines from its line table.
+      static std::atomic<uint32_t> next_module{0};
+      cuaudit::inject::on_module_loaded(next_module.fetch_add(1, std::memory_order_relaxed) + 1, m.cubin,
+                                        m.cubin_bytes);
     } else {
       char text[512];
       snprintf(

@@ -16,6 +16,7 @@
 
 #include "allocation_spans.h"
 #include "checks.h"
+#include "device_heap_lines.h"
 #include "device_heap_series.h"
 #include "error_findings.h"
 #include "framework_history.h"
@@ -173,6 +174,7 @@ Enriched enrich_process(RunState& state, ProcessTrace& trace, const AnalysisOpti
   Enriched out;
   load_python_hooks(state.dir, trace, out.notes);
   out.framework_events = load_framework_histories(state.dir, trace, out.notes);
+  add_device_heap_lines(state.dir, trace);
   state.kernel_code->prepare(
       trace, [&](const std::string& kernel) { return kernel_selected(kernel_display_name(kernel), options); });
   return out;

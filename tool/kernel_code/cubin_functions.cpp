@@ -1,9 +1,9 @@
 #include "cubin_functions.h"
 
-#include <elf.h>
-
 #include <cstring>
 #include <map>
+
+#include "elf_image.h"
 
 namespace cuaudit {
 namespace {
@@ -12,24 +12,6 @@ namespace {
 // size and the payload, or (other formats) a 16-bit value and nothing more.
 constexpr uint8_t kEifmtSval = 0x04;
 constexpr uint8_t kEiattrParamCbank = 0x0a;  // payload: section index (32 bits), offset (16), size (16)
-
-template <typename T>
-bool read_at(std::string_view image, uint64_t offset, T& out) {
-  if (offset > image.size() || image.size() - offset < sizeof(T)) return false;
-  memcpy(&out, image.data() + offset, sizeof(T));
-  return true;
-}
-
-std::string_view section_bytes(std::string_view image, const Elf64_Shdr& s) {
-  if (s.sh_type == SHT_NOBITS || s.sh_offset > image.size() || image.size() - s.sh_offset < s.sh_size) return {};
-  return image.substr(s.sh_offset, s.sh_size);
-}
-
-std::string_view c_string(std::string_view table, uint64_t offset) {
-  if (offset >= table.size()) return {};
-  const size_t end = table.find('\0', offset);
-  return table.substr(offset, end == std::string_view::npos ? table.size() - offset : end - offset);
-}
 
 uint32_t param_base_of(std::string_view info, uint32_t fallback) {
   for (size_t i = 0; i + 4 <= info.size();) {
@@ -53,20 +35,11 @@ uint32_t param_base_of(std::string_view info, uint32_t fallback) {
 }  // namespace
 
 std::vector<CubinFunction> cubin_functions(std::string_view image) {
-  Elf64_Ehdr header;
-  if (!read_at(image, 0, header) || memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
-      header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB ||
-      header.e_shentsize != sizeof(Elf64_Shdr))
-    return {};
-  std::vector<Elf64_Shdr> sections(header.e_shnum);
-  for (size_t i = 0; i < sections.size(); ++i) {
-    if (!read_at(image, header.e_shoff + i * sizeof(Elf64_Shdr), sections[i])) return {};
-  }
-  if (header.e_shstrndx >= sections.size()) return {};
-  const std::string_view names = section_bytes(image, sections[header.e_shstrndx]);
+  const ElfSections elf = elf_sections(image);
+  const std::vector<Elf64_Shdr>& sections = elf.headers;
   std::map<std::string_view, std::string_view> info_of;  // kernel name -> its .nv.info.<name>
   for (const Elf64_Shdr& s : sections) {
-    const std::string_view name = c_string(names, s.sh_name);
+    const std::string_view name = elf.name(s);
     if (name.rfind(".nv.info.", 0) == 0) info_of[name.substr(9)] = section_bytes(image, s);
   }
   std::vector<CubinFunction> functions;

@@ -325,9 +325,12 @@ struct ProcessTrace {
   std::unordered_map<uint64_t, DeviceHeapLaunchFact> device_heap_launches;  // --device-heap: launch id -> launch
   std::vector<DeviceHeapCallFact> device_heap_calls;  // in the GPU's order, kMaxDeviceHeapCalls at most
   uint64_t device_heap_calls_dropped = 0;             // beyond kMaxDeviceHeapCalls
-  bool device_heap_mode = false;                      // recorded with --device-heap
-  bool tracked = true;                                // false when the injection could not subscribe
-  bool reached_exit = false;                          // a ProcessEnd record was seen
+  // Source lines of the device-heap calls' places, (kernel, offset in its code) -> "file:line", from
+  // the kept cubins' line tables (tool/kernel_code/device_heap_lines.h): filed before the checks.
+  std::map<std::pair<std::string, uint64_t>, std::string> device_heap_lines;
+  bool device_heap_mode = false;  // recorded with --device-heap
+  bool tracked = true;            // false when the injection could not subscribe
+  bool reached_exit = false;      // a ProcessEnd record was seen
   // A framework's file of this process (torch-blocks-<pid>.json, ...) could not be read: its
   // verdicts are lost, so the report is incomplete.
   bool side_file_damaged = false;

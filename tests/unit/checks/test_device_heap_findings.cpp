@@ -76,6 +76,16 @@ TEST_CASE("nodes kept by every thread of four launches are one device_heap_leak 
   CHECK(f.headline.find("1024 allocation(s) of 16 B") != std::string::npos);
 }
 
+TEST_CASE("a call whose kernel's line table is known names its source line beside the offset") {
+  HeapRun run;
+  const uint64_t id = run.launch("_Z10leak_nodesi", 7);
+  run.malloc(id, 0x70, 0x7e0000000000, 16);
+  run.trace.device_heap_lines[{"_Z10leak_nodesi", 0x70}] = "/src/lists.cu:19";
+  const auto findings = judge(run.trace);
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].headline.find("leak_nodes(int)+0x70 at /src/lists.cu:19") != std::string::npos);
+}
+
 TEST_CASE("the same device code launched from two host stacks is two leak sites, freed blocks are none") {
   HeapRun run;
   const uint64_t a = run.launch("_Z5buildv", 1), b = run.launch("_Z5buildv", 2), c = run.launch("_Z7scratchv", 3);
