@@ -9,18 +9,12 @@
 
 #include "cubin_lines.h"
 #include "device_heap_lines.h"
+#include "fixture_file.h"
 #include "run_dir.h"
 
 using namespace cuaudit;
 
 namespace {
-
-std::string fixture(const std::string& name) {
-  std::ifstream in(std::string(CUAUDIT_TEST_FIXTURES) + "/" + name, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;

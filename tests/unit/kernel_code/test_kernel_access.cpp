@@ -14,19 +14,13 @@
 #include <sstream>
 
 #include "cubin_functions.h"
+#include "fixture_file.h"
 #include "kernel_access.h"
 #include "run_dir.h"
 
 using namespace cuaudit;
 
 namespace {
-
-std::string fixture(const std::string& name) {
-  std::ifstream in(std::string(CUAUDIT_TEST_FIXTURES) + "/" + name, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 const CubinFunction* function_named(const std::vector<CubinFunction>& functions, const std::string& name) {
   for (const CubinFunction& f : functions) {
