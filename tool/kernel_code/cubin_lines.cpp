@@ -31,18 +31,18 @@ struct Reader {
       if (!(b & 0x80)) return v;
     }
   }
-  int64_t sleb() {
-    int64_t v = 0;
+  int64_t sleb() {  // built unsigned: no signed overflow on hostile input
+    uint64_t v = 0;
     unsigned shift = 0;
     uint8_t b = 0;
     do {
       if (at >= bytes.size()) return bad = true, 0;
       b = static_cast<uint8_t>(bytes[at++]);
-      if (shift < 64) v |= int64_t(b & 0x7f) << shift;
+      if (shift < 64) v |= uint64_t(b & 0x7f) << shift;
       shift += 7;
     } while (b & 0x80);
-    if (shift < 64 && (b & 0x40)) v |= -(int64_t(1) << shift);
-    return v;
+    if (shift < 64 && (b & 0x40)) v |= ~uint64_t{0} << shift;
+    return static_cast<int64_t>(v);
   }
   std::string_view text() {
     const std::string_view s = c_string(bytes, at);
@@ -104,7 +104,7 @@ bool read_unit(Reader& r, const ElfSections& elf, const std::map<uint64_t, uint3
   if (r.bad || program > end) return false;
   r.at = program;
   uint64_t address = 0, file = 1;
-  int64_t line = 1;
+  uint64_t line = 1;  // unsigned: wraps, as two's complement would, on hostile input
   std::vector<LineRow> rows;
   std::string kernel;
   auto emit = [&](bool end_sequence) {
@@ -116,7 +116,7 @@ bool read_unit(Reader& r, const ElfSections& elf, const std::map<uint64_t, uint3
     if (op >= opcode_base) {  // special: advance the address and the line, then a row
       const uint8_t adjusted = op - opcode_base;
       address += uint64_t(adjusted / line_range) * min_instruction;
-      line += line_base + adjusted % line_range;
+      line += static_cast<uint64_t>(int64_t{line_base} + adjusted % line_range);
       emit(false);
     } else if (op == 0) {  // extended
       const uint64_t size = r.uleb();
@@ -140,7 +140,7 @@ bool read_unit(Reader& r, const ElfSections& elf, const std::map<uint64_t, uint3
     } else if (op == DW_LNS_advance_pc) {
       address += r.uleb() * min_instruction;
     } else if (op == DW_LNS_advance_line) {
-      line += r.sleb();
+      line += static_cast<uint64_t>(r.sleb());
     } else if (op == DW_LNS_set_file) {
       file = r.uleb();
     } else if (op == DW_LNS_const_add_pc) {
