@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
@@ -29,7 +30,9 @@ void add_device_heap_series(const ProcessTrace& trace, report::Timeline& timelin
     report::PoolSeries& s = series[launch.device];
     const uint64_t in_use = used[launch.device];
     const uint64_t size = std::max(launch.heap_bytes, in_use);
-    s.t.push_back(trace.seconds_since_start(launch.time_ns));
+    // Launches running side by side interleave their calls: a later point never goes back in time.
+    const double t = trace.seconds_since_start(launch.time_ns);
+    s.t.push_back(s.t.empty() ? t : std::max(t, s.t.back()));
     s.reserved.push_back(size);
     s.used.push_back(in_use);
     s.free.push_back(size - in_use);
