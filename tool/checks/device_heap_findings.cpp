@@ -105,11 +105,10 @@ class DeviceHeapReplay {
     const std::string kernel =
         site.kernel.empty() ? std::string("an unknown kernel") : kernel_display_name(site.kernel);
     const DeviceHeapLaunchFact* l = launch_of(site);
-    if (l && l->function_bytes && site.pc >= l->function_pc && site.pc - l->function_pc < l->function_bytes) {
-      const uint64_t offset = site.pc - l->function_pc;
-      const auto line = trace_.device_heap_lines.find({l->name, offset});
-      if (line != trace_.device_heap_lines.end()) return fmt::format("{}+{:#x} at {}", kernel, offset, line->second);
-      return fmt::format("{}+{:#x}", kernel, offset);
+    if (const std::optional<uint64_t> offset = l ? l->code_offset(site.pc) : std::nullopt) {
+      const auto line = trace_.device_heap_lines.find({l->name, *offset});
+      if (line != trace_.device_heap_lines.end()) return fmt::format("{}+{:#x} at {}", kernel, *offset, line->second);
+      return fmt::format("{}+{:#x}", kernel, *offset);
     }
     return fmt::format("device code at {:#x}, called from {}", site.pc, kernel);
   }

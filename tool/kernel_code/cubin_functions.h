@@ -3,12 +3,16 @@
 // (EIATTR_PARAM_CBANK of the kernel's .nv.info section: 0x210 on sm_90, 0x160 on older GPUs).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace cuaudit {
+
+// The largest kept cubin the tool reads whole.
+inline constexpr size_t kMaxCubinBytes = size_t{2} << 30;
 
 struct CubinFunction {
   std::string name;  // as the symbol table spells it (mangled for C++ kernels)

@@ -4,26 +4,19 @@
 
 #include <set>
 
+#include "cubin_functions.h"
 #include "cubin_lines.h"
 #include "run_dir.h"
 #include "safe_file.h"
 
 namespace cuaudit {
 
-namespace {
-
-constexpr size_t kMaxCubinBytes = size_t{2} << 30;
-
-}  // namespace
-
 void add_device_heap_lines(const std::string& run_dir, ProcessTrace& trace) {
   std::set<std::pair<std::string, uint64_t>> wanted;  // (kernel, offset)
   for (const DeviceHeapCallFact& call : trace.device_heap_calls) {
     const auto l = trace.device_heap_launches.find(call.launch_id);
     if (l == trace.device_heap_launches.end()) continue;
-    const DeviceHeapLaunchFact& launch = l->second;
-    if (launch.function_bytes && call.pc >= launch.function_pc && call.pc - launch.function_pc < launch.function_bytes)
-      wanted.emplace(launch.name, call.pc - launch.function_pc);
+    if (const std::optional<uint64_t> offset = l->second.code_offset(call.pc)) wanted.emplace(l->second.name, *offset);
   }
   // Each kept cubin read once, until every place has its line (the first cubin whose line table
   // has the kernel: its module was loaded before the launch).
@@ -31,9 +24,7 @@ void add_device_heap_lines(const std::string& run_dir, ProcessTrace& trace) {
     if (wanted.empty()) break;
     if (module.status != trace::ModuleCodeStatus::Saved) continue;
     std::string image, error;
-    if (!read_regular_file(fmt::format("{}/{}/{:016x}.cubin", run_dir, kKernelCodeDir, module.hash), kMaxCubinBytes,
-                           image, error))
-      continue;
+    if (!read_regular_file(kept_module_code(run_dir, module.hash, false), kMaxCubinBytes, image, error)) continue;
     const auto lines = cubin_lines(image);
     for (auto it = wanted.begin(); it != wanted.end();) {
       const auto rows = lines.find(it->first);

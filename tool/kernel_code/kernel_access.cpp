@@ -25,8 +25,6 @@
 namespace cuaudit {
 namespace {
 
-constexpr size_t kMaxCubinBytes = size_t{2} << 30;
-
 std::string hex(uint64_t hash) { return fmt::format("{:016x}", hash); }
 
 const char* not_kept_reason(trace::ModuleCodeStatus status) {
@@ -146,8 +144,7 @@ std::vector<Batch> batches_for(const ProcessTrace& trace, const std::string& run
       continue;
     }
     const bool fatbin = module.status == trace::ModuleCodeStatus::SavedFatbin;
-    const std::string path =
-        fmt::format("{}/{}/{}.{}", run_dir, kKernelCodeDir, hex(module.hash), fatbin ? "fatbin" : "cubin");
+    const std::string path = kept_module_code(run_dir, module.hash, fatbin);
     std::vector<std::string> cubins;
     struct stat st;
     if (!fatbin) {

@@ -133,6 +133,10 @@ int remove_entry(const char* path, const struct stat*, int type, struct FTW*) {
 
 bool remove_run_dir(const std::string& dir) { return nftw(dir.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0; }
 
+std::string kept_module_code(const std::string& dir, uint64_t hash, bool fatbin) {
+  return fmt::format("{}/{}/{:016x}.{}", dir, kKernelCodeDir, hash, fatbin ? "fatbin" : "cubin");
+}
+
 std::string signal_name(int signal) {
   if (const char* abbrev = sigabbrev_np(signal)) return fmt::format("SIG{}", abbrev);
   return fmt::format("signal {}", signal);

@@ -32,6 +32,10 @@ inline constexpr const char* kCallSiteCacheFile = run_dir::CallSiteCache.prefix;
 inline constexpr const char* kKernelAccessCacheFile = run_dir::KernelAccessCache.prefix;
 inline constexpr const char* kKernelCodeDir = run_dir::KernelCode.prefix;
 
+// Where the injection kept a module's code in run `dir`: kernel-code/<16 hex digits of its hash>.cubin,
+// or .fatbin for a fat binary.
+std::string kept_module_code(const std::string& dir, uint64_t hash, bool fatbin);
+
 bool write_run_info(const std::string& dir, const RunInfo& info, std::string& error);
 // Returns nullopt when the file is absent; throws std::runtime_error when it is unreadable.
 std::optional<RunInfo> read_run_info(const std::string& dir);

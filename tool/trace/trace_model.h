@@ -289,6 +289,12 @@ struct DeviceHeapLaunchFact {
   std::array<uint32_t, 3> grid{}, block{};
   int32_t device = -1;
   std::string name;  // as the driver gave it (mangled for C++ kernels)
+  // How far into the kernel's own code `pc` is; none when it lies outside (a device function the
+  // kernel called) or the code's range was not recorded.
+  std::optional<uint64_t> code_offset(uint64_t pc) const {
+    if (!function_bytes || pc < function_pc || pc - function_pc >= function_bytes) return std::nullopt;
+    return pc - function_pc;
+  }
 };
 struct DeviceHeapCallFact {
   uint64_t launch_id = 0, pc = 0, address = 0, bytes = 0;

@@ -65,9 +65,7 @@ TEST_CASE("a device-heap run's call places get their source lines from the kept 
   std::filesystem::create_directories(dir / kKernelCodeDir);
   const std::string image = fixture("device-heap-lines.cubin");
   const uint64_t hash = trace::content_hash64(image.data(), image.size());
-  char name[32];
-  snprintf(name, sizeof name, "%016llx.cubin", static_cast<unsigned long long>(hash));
-  std::ofstream(dir / kKernelCodeDir / name, std::ios::binary) << image;
+  std::ofstream(kept_module_code(dir.string(), hash, false), std::ios::binary) << image;
 
   ProcessTrace trace;
   trace.module_code.push_back({hash, image.size(), 1, trace::ModuleCodeStatus::Saved});

@@ -47,11 +47,7 @@ struct RunWithCode {
     trace.kernels[3] = "_Z9by_params6Params";
     trace.kernels[4] = "not_in_any_cubin";
   }
-  std::string fmt_path(uint64_t hash) const {
-    char name[32];
-    snprintf(name, sizeof name, "%016llx", static_cast<unsigned long long>(hash));
-    return dir + "/" + kKernelCodeDir + "/" + name + ".cubin";
-  }
+  std::string fmt_path(uint64_t hash) const { return kept_module_code(dir, hash, false); }
   // The module as a fat binary instead, and a stand-in cuobjdump beside nvdisasm running `script`.
   // Returns the fat binary's path.
   std::string as_fatbin(const std::string& script) {
