@@ -175,6 +175,13 @@ std::vector<SiteSeries> site_series_from(const json& timeline) {
   return out;
 }
 
+// A series' column `name`: one value per time, as `times` says there are.
+std::vector<uint64_t> column_of(const json& x, const char* name, const std::string& at, size_t times) {
+  std::vector<uint64_t> column = get_numbers<uint64_t>(x, name, at);
+  if (column.size() != times) bad(at + "." + name, "expected as many values as times");
+  return column;
+}
+
 // Reports written before the pools' series have no "pool_series".
 std::vector<PoolSeries> pool_series_from(const json& timeline) {
   std::vector<PoolSeries> out;
@@ -186,20 +193,12 @@ std::vector<PoolSeries> pool_series_from(const json& timeline) {
     p.pid = get_number<uint64_t>(x, "pid", at);
     p.pool = get_text(x, "pool", at);
     p.t = get_numbers<double>(x, "t", at);
-    auto column = [&](const char* name, std::vector<uint64_t>& into) {
-      into = get_numbers<uint64_t>(x, name, at);
-      if (into.size() != p.t.size()) bad(at + "." + name, "expected as many values as times");
-    };
-    column("reserved", p.reserved);
-    column("used", p.used);
-    column("free", p.free);
-    column("largest_free", p.largest_free);
+    p.reserved = column_of(x, "reserved", at, p.t.size());
+    p.used = column_of(x, "used", at, p.t.size());
+    p.free = column_of(x, "free", at, p.t.size());
+    p.largest_free = column_of(x, "largest_free", at, p.t.size());
     // Reports written before the holes column count every free byte as a hole.
-    if (x.contains("holes")) {
-      column("holes", p.holes);
-    } else {
-      p.holes = p.free;
-    }
+    p.holes = x.contains("holes") ? column_of(x, "holes", at, p.t.size()) : p.free;
     p.fragmentation_measured = get_bool(x, "fragmentation_measured", at, true);  // absent before the device heap's
     out.push_back(std::move(p));
   }
@@ -217,10 +216,8 @@ std::vector<MigrationSeries> migration_series_from(const json& timeline) {
     m.pid = get_number<uint64_t>(x, "pid", at);
     m.device = get_number<int>(x, "device", at);
     m.t = get_numbers<double>(x, "t", at);
-    m.to_device = get_numbers<uint64_t>(x, "to_device", at);
-    m.to_host = get_numbers<uint64_t>(x, "to_host", at);
-    if (m.to_device.size() != m.t.size() || m.to_host.size() != m.t.size())
-      bad(at, "expected as many values as times in to_device and to_host");
+    m.to_device = column_of(x, "to_device", at, m.t.size());
+    m.to_host = column_of(x, "to_host", at, m.t.size());
     out.push_back(std::move(m));
   }
   return out;
