@@ -135,6 +135,15 @@ enum class MigrationKind : uint8_t {
   RemoteMap = 7,       // value: bytes mapped remotely instead of migrated
   DeviceToDevice = 8,  // value: bytes
 };
+// Why the driver moved pages (CUPTI's migration cause, in the trace's words).
+enum class MigrationCause : uint8_t {
+  Unknown = 0,
+  User = 1,            // the program asked: cudaMemPrefetchAsync
+  Coherence = 2,       // a page fault: the processor touching the page needed it
+  Prefetch = 3,        // the driver's own speculative prefetch
+  Eviction = 4,        // a device ran out of memory and evicted pages
+  AccessCounters = 5,  // the hardware's access counters saw remote use
+};
 struct ManagedMigrationRecord {
   RecordHeader header;
   uint64_t start_ns;
@@ -143,8 +152,22 @@ struct ManagedMigrationRecord {
   uint64_t value;
   uint32_t src_id;  // device ordinal, or CUPTI's id for the host
   uint32_t dst_id;
-  uint8_t kind;  // MigrationKind
-  uint8_t reserved[7];
+  uint8_t kind;   // MigrationKind
+  uint8_t cause;  // HostToDevice, DeviceToHost: MigrationCause (0 in traces before it was recorded)
+  uint8_t reserved[6];
+};
+
+// A kernel's run on a GPU (CUPTI's concurrent-kernel activity), recorded only once the program has
+// made a managed allocation, so the tool can name the kernels whose page faults pulled managed
+// memory to the device. On the trace's clock, like ManagedMigrationRecord. Version 5 on.
+struct KernelSpanRecord {
+  RecordHeader header;
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint32_t kernel_id;  // a Kernel record names it
+  uint32_t device;     // ordinal
+  uint32_t stream;     // CUPTI's stream id
+  uint32_t reserved;
 };
 
 }  // namespace cuaudit::trace

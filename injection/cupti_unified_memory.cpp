@@ -8,6 +8,7 @@
 
 #include "event_clock.h"
 #include "in_target_log.h"
+#include "kernel_spans.h"
 #include "notice_writer.h"
 #include "trace_writer.h"
 
@@ -88,7 +89,10 @@ size_t record_unified_memory_buffer(uint8_t* buffer, size_t valid_bytes) noexcep
   size_t written = 0;
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
-    if (record->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) continue;
+    if (record->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) {
+      written += record_kernel_span(record, offset);
+      continue;
+    }
     const auto* um = reinterpret_cast<const CUpti_ActivityUnifiedMemoryCounter3*>(record);
     trace::MigrationKind kind;
     if (!migration_kind(um->counterKind, kind)) continue;
@@ -100,6 +104,10 @@ size_t record_unified_memory_buffer(uint8_t* buffer, size_t valid_bytes) noexcep
     r.src_id = um->srcId;
     r.dst_id = um->dstId;
     r.kind = static_cast<uint8_t>(kind);
+    // CUPTI's causes share the trace's numbers (MigrationCause); one this build does not know is Unknown.
+    if ((kind == trace::MigrationKind::HostToDevice || kind == trace::MigrationKind::DeviceToHost) &&
+        um->flags <= CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_ACCESS_COUNTERS)
+      r.cause = static_cast<uint8_t>(um->flags);
     trace_writer().append(r);
     ++written;
   }
@@ -134,6 +142,8 @@ void start_unified_memory_records() noexcept {
     return;
   }
   g_enabled = true;
+  if (!enable_kernel_spans())
+    log_warning("CUPTI gives no kernel records: managed memory's migrations are not tied to kernels");
 }
 
 void flush_unified_memory_records() noexcept {

@@ -71,7 +71,6 @@ struct KernelInfo {
 constexpr size_t kKernelSlots = 1 << 14;  // open addressing; PyTorch loads thousands of kernels
 std::atomic<KernelInfo*> g_kernels[kKernelSlots];
 std::atomic<bool> g_insert_lock{false};
-std::atomic<uint32_t> g_next_kernel_id{1};
 
 bool same_kernel(const KernelInfo* k, const void* handle, const char* name) noexcept {
   if (k->handle != handle) return false;
@@ -117,7 +116,7 @@ KernelInfo* build_kernel(const void* handle, const char* name, bool function_fir
   k->handle = handle;
   k->name_seen = name;
   k->name = name ? strdup(name) : nullptr;
-  k->id = g_next_kernel_id.fetch_add(1, std::memory_order_relaxed);
+  k->id = allocate_kernel_id();
   g_stats.kernels.fetch_add(1, std::memory_order_relaxed);
 
   size_t offsets[kMaxKernelParams], sizes[kMaxKernelParams];

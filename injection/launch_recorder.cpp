@@ -1,5 +1,6 @@
 #include "launch_recorder.h"
 
+#include <atomic>
 #include <cstring>
 
 #include "event_clock.h"
@@ -7,6 +8,12 @@
 #include "trace_writer.h"
 
 namespace cuaudit::inject {
+namespace {
+std::atomic<uint32_t> g_next_kernel_id{1};
+}  // namespace
+
+uint32_t allocate_kernel_id() noexcept { return g_next_kernel_id.fetch_add(1, std::memory_order_relaxed); }
+
 void record_kernel(uint32_t kernel_id, const char* name) noexcept {
   trace::KernelRecord r{};
   if (!name) name = "?";

@@ -9,6 +9,8 @@
 namespace cuaudit::inject {
 
 // Before a kernel's first LaunchParam record: its id and name (may be null: "?").
+// A new kernel id for this process (from 1): the launch checks and the kernel spans share one numbering.
+uint32_t allocate_kernel_id() noexcept;
 void record_kernel(uint32_t kernel_id, const char* name) noexcept;
 
 struct LaunchFact {

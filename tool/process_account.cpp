@@ -100,6 +100,12 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
         "managed_migration findings judge the kept ones",
         trace.managed_migrations.size(), trace.managed_migrations_dropped));
   }
+  if (trace.kernel_spans_dropped) {
+    p.notes.push_back(fmt::format(
+        "kernels' runs: the first {} were kept and {} more only counted; managed_migration findings name the kernels "
+        "of the kept ones",
+        trace.kernel_spans.size(), trace.kernel_spans_dropped));
+  }
   if (trace.device_heap_calls_dropped) {
     p.notes.push_back(fmt::format(
         "device heap: the first {} device-side malloc/free calls were kept and {} more only counted; device-heap "

@@ -1,7 +1,7 @@
 // The seeds' unified-memory trap: a managed buffer touched by a kernel and then by the host in every
 // step, so its pages migrate to the device and back each time. One managed_migration warning at
-// the cudaMallocManaged line, with the bytes moved each way and the page faults.
-// EXPECT: managed_migration api=cudaMallocManaged bytes=16777216 count=* severity=warning at=@managed
+// the cudaMallocManaged line, with the bytes moved each way, the page faults and the kernel (scale).
+// EXPECT: managed_migration api=cudaMallocManaged bytes=16777216 count=* severity=warning at=@managed note=pulled_it_to_the_device:_`scale(float*,_unsigned_long,_float)`
 // EXPECT-EXIT: 0
 #include "cuda_check.h"
 

@@ -89,9 +89,20 @@ SyntheticTrace& SyntheticTrace::failure_state(int32_t device, std::optional<uint
   return *this;
 }
 
-SyntheticTrace& SyntheticTrace::migration(trace::MigrationKind kind, uint64_t address, uint64_t value) {
+SyntheticTrace& SyntheticTrace::migration(trace::MigrationKind kind, uint64_t address, uint64_t value, uint32_t device,
+                                          trace::MigrationCause cause) {
   const uint64_t now = seq_ * 1000 + waited_ns_ - 500;  // between the last event and the next
-  trace_.managed_migrations.push_back({now, now + 100, address, value, 0, 1, kind});
+  // CUPTI's ids: a move to a device names it as the destination, everything else as the source.
+  constexpr uint32_t kHost = 99;
+  const bool to_device = kind == trace::MigrationKind::HostToDevice;
+  trace_.managed_migrations.push_back(
+      {now, now + 100, address, value, to_device ? kHost : device, to_device ? device : kHost, kind, cause});
+  return *this;
+}
+
+SyntheticTrace& SyntheticTrace::kernel_run(const std::string& kernel, uint64_t ns, uint32_t device, uint32_t stream) {
+  const uint64_t now = seq_ * 1000 + waited_ns_ - 500;
+  trace_.kernel_spans.push_back({now - 50, now + ns, kernel_id(kernel), device, stream});
   return *this;
 }
 
@@ -128,17 +139,19 @@ SyntheticTrace& SyntheticTrace::sample(uint64_t used_bytes, int32_t device, uint
   return *this;
 }
 
+uint32_t SyntheticTrace::kernel_id(const std::string& kernel) {
+  for (const auto& [known, name] : trace_.kernels) {
+    if (name == kernel) return known;
+  }
+  const auto id = static_cast<uint32_t>(trace_.kernels.size() + 1);
+  trace_.kernels[id] = kernel;
+  return id;
+}
+
 SyntheticTrace& SyntheticTrace::launch_param(const std::string& kernel, uint16_t index, uint64_t value,
                                              trace::LaunchProblem problem, uint32_t alignment, bool host_readable,
                                              uint64_t stack) {
-  uint32_t id = 0;
-  for (const auto& [known, name] : trace_.kernels) {
-    if (name == kernel) id = known;
-  }
-  if (!id) {
-    id = static_cast<uint32_t>(trace_.kernels.size() + 1);
-    trace_.kernels[id] = kernel;
-  }
+  const uint32_t id = kernel_id(kernel);
   Event e = next(EventKind::LaunchParam);
   e.stack_id = stack;
   LaunchParamFact fact;

@@ -56,14 +56,19 @@ class SyntheticTrace {
   SyntheticTrace& block(Api api, uint32_t pool, uint64_t key, uint64_t bytes = 0, uint64_t stack = 5);
   // Memory a pool took to hand blocks out of (mapped), or gave back.
   SyntheticTrace& segment(uint32_t pool, uint64_t base, uint64_t bytes, bool mapped = true);
-  // What unified memory did now (after the last event, before the next): CUPTI's record.
-  SyntheticTrace& migration(trace::MigrationKind kind, uint64_t address, uint64_t value);
+  // What unified memory did now (after the last event, before the next): CUPTI's record, on
+  // `device` (the faulting device, the one pages moved to or from).
+  SyntheticTrace& migration(trace::MigrationKind kind, uint64_t address, uint64_t value, uint32_t device = 0,
+                            trace::MigrationCause cause = trace::MigrationCause::Unknown);
+  // `kernel` ran on `device` from just before the next migration for `ns` (CUPTI's kernel record).
+  SyntheticTrace& kernel_run(const std::string& kernel, uint64_t ns, uint32_t device = 0, uint32_t stream = 7);
   SyntheticTrace& pid(uint64_t pid);
   // Later events happen `ns` later than they otherwise would.
   SyntheticTrace& wait(uint64_t ns);
   const ProcessTrace& trace() const { return trace_; }
 
  private:
+  uint32_t kernel_id(const std::string& kernel);  // the id it has, or a new one
   Event next(EventKind kind);
   Event memory_event(EventKind kind, Api api, uint64_t key, uint64_t bytes, uint64_t stack, int32_t result);
   ProcessTrace trace_;

@@ -111,7 +111,9 @@ void ManagedRanges::on_released(const MemoryEvent& allocation, const MemoryEvent
 }
 
 std::vector<MigrationTally> tally_migrations(const std::vector<ManagedMigration>& migrations,
-                                             const std::vector<ManagedRanges::Range>& ranges, uint64_t& unattributed) {
+                                             const std::vector<ManagedRanges::Range>& ranges, uint64_t& unattributed,
+                                             const std::vector<KernelSpan>& spans) {
+  const KernelRuns runs(spans);
   std::vector<const ManagedRanges::Range*> by_address;
   for (const auto& r : ranges) by_address.push_back(&r);
   std::stable_sort(by_address.begin(), by_address.end(), [](const auto* a, const auto* b) {
@@ -134,6 +136,7 @@ std::vector<MigrationTally> tally_migrations(const std::vector<ManagedMigration>
     }
     const size_t index = static_cast<size_t>(r - ranges.data());
     add(tallies[index], moves[index], m);
+    add_kernel_migration(runs, spans, m, tallies[index].kernels);
   }
   return tallies;
 }
@@ -143,7 +146,8 @@ std::vector<report::Finding> migration_findings(const ProcessTrace& trace, const
   std::vector<report::Finding> findings;
   if (trace.managed_migrations.empty()) return findings;
   uint64_t unattributed = 0;
-  const std::vector<MigrationTally> tallies = tally_migrations(trace.managed_migrations, ranges.ranges(), unattributed);
+  const std::vector<MigrationTally> tallies =
+      tally_migrations(trace.managed_migrations, ranges.ranges(), unattributed, trace.kernel_spans);
   for (size_t i = 0; i < tallies.size(); ++i) {
     const MigrationTally& t = tallies[i];
     const ManagedRanges::Range& r = ranges.ranges()[i];
@@ -167,6 +171,13 @@ std::vector<report::Finding> migration_findings(const ProcessTrace& trace, const
         "device {} time(s) after going to the host",
         report::human_bytes(r.bytes), moved, t.round_trips);
     f.notes.push_back(moved);
+    if (!t.kernels.empty()) {
+      const std::string kernels = describe_kernel_migrations(t.kernels, trace.kernels);
+      f.message += "; the kernels whose page faults pulled it to the device: " + kernels;
+      f.notes.push_back("kernels whose page faults pulled it to the device: " + kernels);
+    } else if (trace.kernel_spans.empty() && t.gpu_faults) {
+      f.notes.push_back("the kernels involved are not known: this trace has no record of kernels' runs");
+    }
     f.stack = stacks.user_stack(r.stack_id);
     findings.push_back(std::move(f));
   }

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "migration_kernels.h"
 #include "replay.h"
 #include "report_model.h"
 #include "stack_resolver.h"
@@ -48,12 +49,15 @@ struct MigrationTally {
   uint64_t cpu_faults = 0, gpu_faults = 0, thrashing = 0, throttling = 0, remote_maps = 0;
   uint64_t round_trips = 0;  // the most any one page (64 KiB unit) came back to a device
   uint64_t records = 0;
+  std::unordered_map<uint32_t, KernelMigrations> kernels;  // kernel id -> what its runs pulled to a device
 };
 
 // Each range's tally (index as in `ranges`), the migrations taken in time order; those that fall in
-// no managed allocation are counted in `unattributed`.
+// no managed allocation are counted in `unattributed`. `spans`: the kernels' runs, to name the
+// kernels whose faults pulled each range to a device.
 std::vector<MigrationTally> tally_migrations(const std::vector<ManagedMigration>& migrations,
-                                             const std::vector<ManagedRanges::Range>& ranges, uint64_t& unattributed);
+                                             const std::vector<ManagedRanges::Range>& ranges, uint64_t& unattributed,
+                                             const std::vector<KernelSpan>& spans = {});
 
 std::vector<report::Finding> migration_findings(const ProcessTrace& trace, const ManagedRanges& ranges,
                                                 StackResolver& stacks, const MigrationOptions& options);

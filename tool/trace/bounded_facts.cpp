@@ -30,9 +30,20 @@ void thin_samples(ProcessTrace& process) {
 void keep_migration(ProcessTrace& process, const ManagedMigration& m) {
   if (process.managed_migrations.size() < kMaxManagedMigrations) {
     process.managed_migrations.push_back(m);
+    if (m.cause > trace::MigrationCause::AccessCounters) process.managed_migrations.back().cause = {};
   } else {
     ++process.managed_migrations_dropped;
   }
+}
+
+bool keep_kernel_span(ProcessTrace& process, const KernelSpan& span) {
+  if (span.end_ns < span.start_ns) return false;
+  if (process.kernel_spans.size() < kMaxKernelSpans) {
+    process.kernel_spans.push_back(span);
+  } else {
+    ++process.kernel_spans_dropped;
+  }
+  return true;
 }
 
 void keep_device_heap_call(ProcessTrace& process, const DeviceHeapCallFact& call) {

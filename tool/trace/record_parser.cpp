@@ -305,9 +305,12 @@ class RecordParser::Builder {
   }
 
   bool parse(const ManagedMigrationRecord& r, Tail) {
-    keep_migration(out_,
-                   {r.start_ns, r.end_ns, r.address, r.value, r.src_id, r.dst_id, static_cast<MigrationKind>(r.kind)});
+    keep_migration(out_, {r.start_ns, r.end_ns, r.address, r.value, r.src_id, r.dst_id,
+                          static_cast<MigrationKind>(r.kind), static_cast<MigrationCause>(r.cause)});
     return true;
+  }
+  bool parse(const KernelSpanRecord& r, Tail) {
+    return keep_kernel_span(out_, {r.start_ns, r.end_ns, r.kernel_id, r.device, r.stream});
   }
 
   bool parse(const DeviceHeapLaunchRecord& r, Tail tail) {

@@ -276,9 +276,20 @@ struct ManagedMigration {
   uint64_t value = 0;
   uint32_t src_id = 0, dst_id = 0;
   trace::MigrationKind kind = trace::MigrationKind::HostToDevice;
+  trace::MigrationCause cause = trace::MigrationCause::Unknown;
 };
 // The migrations kept of one process (48 MB at most); beyond, the rest are counted, and said.
 inline constexpr size_t kMaxManagedMigrations = size_t(1) << 20;
+
+// A kernel's run on a GPU (trace::KernelSpanRecord), recorded once the program has managed memory:
+// the page faults inside it are the kernel's.
+struct KernelSpan {
+  uint64_t start_ns = 0, end_ns = 0;
+  uint32_t kernel_id = 0;  // ProcessTrace::kernels names it
+  uint32_t device = 0, stream = 0;
+};
+// The kernel runs kept of one process (32 MB at most); beyond, the rest are counted, and said.
+inline constexpr size_t kMaxKernelSpans = size_t(1) << 20;
 
 // --device-heap: a launch of a patched kernel (trace::DeviceHeapLaunchRecord) and each device-side
 // malloc or free its threads made, in the order the GPU made them.
@@ -328,6 +339,8 @@ struct ProcessTrace {
   std::vector<std::string> notices;                                          // from the injection
   std::vector<ManagedMigration> managed_migrations;  // in recording order, kMaxManagedMigrations at most
   uint64_t managed_migrations_dropped = 0;           // beyond kMaxManagedMigrations
+  std::vector<KernelSpan> kernel_spans;              // in recording order, kMaxKernelSpans at most
+  uint64_t kernel_spans_dropped = 0;                 // beyond kMaxKernelSpans
   std::unordered_map<uint64_t, DeviceHeapLaunchFact> device_heap_launches;  // --device-heap: launch id -> launch
   std::vector<DeviceHeapCallFact> device_heap_calls;  // in the GPU's order, kMaxDeviceHeapCalls at most
   uint64_t device_heap_calls_dropped = 0;             // beyond kMaxDeviceHeapCalls

@@ -2,6 +2,8 @@
 // managed allocation that held their address then, and judged per allocation.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "migration_findings.h"
 #include "symbolizer.h"
 #include "synthetic_trace.h"
@@ -117,4 +119,68 @@ TEST_CASE("records handed over out of order are followed in the order they happe
   REQUIRE(b.size() == 1);
   CHECK(a[0].count == b[0].count);
   CHECK(a[0].message == b[0].message);
+}
+
+TEST_CASE("the kernels whose page faults pulled the buffer to the device are named, with their faults and runs") {
+  SyntheticTrace t;
+  t.alloc(Api::cudaMallocManaged, kBuffer, 4 * kMiB, 11);
+  for (int i = 0; i < 5; ++i) {
+    t.kernel_run("_Z5touchPfi", 800);  // faults inside its run: its own
+    t.migration(MigrationKind::GpuPageFault, kBuffer, 3);
+    t.migration(MigrationKind::HostToDevice, kBuffer, 4 * kMiB, 0, trace::MigrationCause::Coherence).wait(1000);
+    t.migration(MigrationKind::CpuPageFault, kBuffer, 0x401000);
+    t.migration(MigrationKind::DeviceToHost, kBuffer, 4 * kMiB).wait(1000);
+  }
+  t.kernel_run("_Z5touchPfi", 800, 1);  // another device: not the fault's
+  t.migration(MigrationKind::GpuPageFault, kBuffer, 2);
+  t.release(Api::cudaFree, kBuffer);
+  const auto findings = judge(t.trace());
+  REQUIRE(findings.size() == 1);
+  const std::string& message = findings[0].message;
+  CHECK(message.find("`touch(float*, int)`: 15 GPU page fault(s), 20.0 MiB to the device, in 5 run(s)") !=
+        std::string::npos);
+  REQUIRE(!findings[0].notes.empty());
+  CHECK(findings[0].notes.back().rfind("kernels whose page faults pulled it to the device: `touch", 0) == 0);
+}
+
+TEST_CASE("a prefetch the program asked for, and faults between kernels, are no kernel's") {
+  SyntheticTrace t;
+  t.alloc(Api::cudaMallocManaged, kBuffer, 4 * kMiB, 11);
+  for (int i = 0; i < 3; ++i) {
+    t.kernel_run("_Z4scalePf", 800);
+    t.migration(MigrationKind::HostToDevice, kBuffer, 4 * kMiB, 0, trace::MigrationCause::User).wait(1000);
+    t.migration(MigrationKind::GpuPageFault, kBuffer, 1).wait(1000);  // after the run ended
+    t.migration(MigrationKind::DeviceToHost, kBuffer, 4 * kMiB).wait(1000);
+  }
+  t.release(Api::cudaFree, kBuffer);
+  const auto findings = judge(t.trace());
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].message.find("kernels whose page faults") == std::string::npos);
+}
+
+TEST_CASE("kernels of two streams running at once are both named, the one with more faults first") {
+  SyntheticTrace t;
+  t.alloc(Api::cudaMallocManaged, kBuffer, 4 * kMiB, 11);
+  for (int i = 0; i < 3; ++i) {
+    t.kernel_run("producer", 5000, 0, 1).kernel_run("_Z8consumerPKf", 800, 0, 2);
+    t.migration(MigrationKind::GpuPageFault, kBuffer, 4).wait(1000);  // both running
+    t.migration(MigrationKind::GpuPageFault, kBuffer, 6).wait(1000);  // only the producer's
+    t.migration(MigrationKind::HostToDevice, kBuffer, 4 * kMiB).wait(1000);
+    t.migration(MigrationKind::DeviceToHost, kBuffer, 4 * kMiB).wait(3000);
+  }
+  t.release(Api::cudaFree, kBuffer);
+  const auto findings = judge(t.trace());
+  REQUIRE(findings.size() == 1);
+  const std::string& m = findings[0].message;
+  const size_t producer = m.find("`producer`: 30 GPU page fault(s)");
+  const size_t consumer = m.find("`consumer(float const*)`: 12 GPU page fault(s)");
+  CHECK(producer != std::string::npos);
+  CHECK(consumer != std::string::npos);
+  CHECK(producer < consumer);
+}
+
+TEST_CASE("a trace without kernels' runs says the kernels are not known") {
+  const auto findings = judge(ping_pong(4).trace());
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].notes.back() == "the kernels involved are not known: this trace has no record of kernels' runs");
 }

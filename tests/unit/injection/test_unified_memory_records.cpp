@@ -77,3 +77,29 @@ TEST_CASE("unified-memory records from a CUPTI buffer become ManagedMigration re
   CHECK(found[1].start_ns - found[0].start_ns == 1000);
   CHECK(found[0].end_ns - found[0].start_ns == 2000);
 }
+
+TEST_CASE("kernels' runs in the same buffers become KernelSpan records, and the program's prefetch keeps its cause") {
+  testing::recorder_trace_path();
+  ActivityBuffer buffer;
+  CUpti_ActivityKernel10 run{};
+  run.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  run.name = "_Z5scalePfmf";
+  run.start = 3000000;
+  run.end = 3004000;
+  run.streamId = 7;
+  buffer.add(run);
+  auto prefetch = counter(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD, 1 << 20, 3001000);
+  prefetch.flags = CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER;
+  buffer.add(prefetch);
+  CHECK(inject::record_unified_memory_buffer(buffer.bytes, buffer.used) == 2);
+
+  const ProcessTrace t = testing::read_recorder_trace();
+  REQUIRE(!t.kernel_spans.empty());
+  const KernelSpan& span = t.kernel_spans.back();
+  CHECK(t.kernels.at(span.kernel_id) == "_Z5scalePfmf");
+  CHECK(span.end_ns - span.start_ns == 4000);
+  const auto moved = migrations_at(t, kAddress);
+  REQUIRE(!moved.empty());
+  CHECK(moved.back().cause == trace::MigrationCause::User);
+  CHECK(moved.back().start_ns - span.start_ns == 1000);  // one clock for both
+}

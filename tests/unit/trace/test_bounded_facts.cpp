@@ -27,3 +27,22 @@ TEST_CASE("migrations beyond the bound are counted, not kept") {
   CHECK(p.managed_migrations.back().address == 0x1000);
   CHECK(p.managed_migrations_dropped == 1);
 }
+
+TEST_CASE("a migration cause this build does not know is kept as unknown") {
+  ProcessTrace p;
+  keep_migration(p, {1, 2, 0x1000, 4096, 0, 1, trace::MigrationKind::HostToDevice, trace::MigrationCause(9)});
+  keep_migration(p, {1, 2, 0x1000, 4096, 0, 1, trace::MigrationKind::HostToDevice, trace::MigrationCause::User});
+  CHECK(p.managed_migrations[0].cause == trace::MigrationCause::Unknown);
+  CHECK(p.managed_migrations[1].cause == trace::MigrationCause::User);
+}
+
+TEST_CASE("kernels' runs beyond the bound are counted, and a run that ends before it starts is refused") {
+  ProcessTrace p;
+  CHECK_FALSE(keep_kernel_span(p, {10, 5, 1, 0, 7}));
+  CHECK(p.kernel_spans.empty());
+  p.kernel_spans.resize(kMaxKernelSpans - 1);
+  CHECK(keep_kernel_span(p, {1, 2, 1, 0, 7}));
+  CHECK(keep_kernel_span(p, {3, 4, 1, 0, 7}));
+  CHECK(p.kernel_spans.size() == kMaxKernelSpans);
+  CHECK(p.kernel_spans_dropped == 1);
+}
