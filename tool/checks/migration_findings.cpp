@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "pool_picture.h"
+
 namespace cuaudit {
 namespace {
 
@@ -100,7 +102,7 @@ void ManagedRanges::on_live(const MemoryEvent& allocation) {
   if (api_info(allocation.api).family != MemoryFamily::Managed) return;
   live_[allocation.key] = ranges_.size();
   ranges_.push_back({allocation.key, allocation.bytes, allocation.time_ns, UINT64_MAX, allocation.stack_id,
-                     allocation.api, allocation.device});
+                     allocation.python_stack_id, allocation.api, allocation.device});
 }
 
 void ManagedRanges::on_released(const MemoryEvent& allocation, const MemoryEvent& release) {
@@ -178,7 +180,8 @@ std::vector<report::Finding> migration_findings(const ProcessTrace& trace, const
     } else if (trace.kernel_spans.empty() && t.gpu_faults) {
       f.notes.push_back("the kernels involved are not known: this trace has no record of kernels' runs");
     }
-    f.stack = stacks.user_stack(r.stack_id);
+    // A Python program's allocation is its Python line (a pool's native frames are not the user's).
+    f.stack = block_stack(trace, r.stack_id, r.python_stack_id, stacks);
     findings.push_back(std::move(f));
   }
   std::sort(findings.begin(), findings.end(), [](const report::Finding& a, const report::Finding& b) {

@@ -30,7 +30,7 @@ class ManagedRanges : public ReplayObserver {
   struct Range {
     uint64_t address = 0, bytes = 0;
     uint64_t from_ns = 0, to_ns = UINT64_MAX;  // live from, until (UINT64_MAX: never released)
-    uint64_t stack_id = 0;
+    uint64_t stack_id = 0, python_stack_id = 0;
     Api api = Api::Count;
     int32_t device = trace::kUnknownDevice;
   };

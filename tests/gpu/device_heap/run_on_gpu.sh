@@ -2,7 +2,7 @@
 # On the GPU machine, what --device-heap and managed memory need checked there (issue 55, step 2):
 # the declarations against the real headers, the device-heap kernels under cuaudit (kept as golden
 # runs) beside compute-sanitizer's leak check of the same binary, the managed ping-pong loop and
-# its prefetched twin under the default mode (kept as golden runs too).
+# its prefetched twin and CuPy's pool over managed memory under the default mode (kept as golden runs too).
 # Usage: tests/gpu/device_heap/run_on_gpu.sh BIN_DIR OUT_DIR
 set -uo pipefail
 bin=${1:?usage: run_on_gpu.sh BIN_DIR OUT_DIR}
@@ -26,8 +26,13 @@ for p in managed_ping_pong managed_prefetched; do
   timeout 120 python3 tests/gpu/check_findings.py --cuaudit "$bin/cuaudit" --program "$bin/gpu_$p" \
     --source "tests/gpu/$p.cu" --keep-run "$out/${p//_/-}-run" 2>&1 | tail -12
 done
+if python3 -c "import cupy" 2>/dev/null; then
+  echo "== CuPy's pool over managed memory: its kernels named (golden.cupy-managed)"
+  timeout 120 "$bin/cuaudit" --save "$out/cupy-managed-run" -- python3 tests/gpu/cupy_managed.py >"$out/cupy-managed.txt" 2>&1
+  echo "exit $?"; grep -E 'Managed memory|kernels whose' "$out/cupy-managed.txt"
+fi
 # What comes back from the machine is limited in files: the managed runs without their kernel code
 # (their checks never read it), the device-heap run with its patched cubins (its calls' source
 # lines come from their line tables), packed into one file.
-rm -rf "$out"/managed-*-run/kernel-code
+rm -rf "$out"/*managed-*-run/kernel-code
 (cd "$out" && tar -czf golden-runs.tar.gz ./*-run && rm -rf ./*-run)
