@@ -1,10 +1,12 @@
 # `cpack` (run in the build directory): cuaudit-VERSION-Linux.tar.gz and cuaudit_VERSION_amd64.deb,
-# holding the tool, the two libraries it loads into programs, the man page and the licence.
+# holding the tool, the two libraries it loads into programs, the man page, the licence and the
+# third-party notices.
 # Nothing else is needed at run time: the tool links its C++ runtime statically; the injection
 # library finds CUPTI in the CUDA installation of the machine it runs on (RPATH and the driver's
 # search path).
 install(FILES ${PROJECT_SOURCE_DIR}/docs/cuaudit.1 DESTINATION share/man/man1)
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/cuaudit)
+include(${CMAKE_CURRENT_LIST_DIR}/third_party_notices.cmake)  # THIRD_PARTY_NOTICES.txt beside them
 
 set(CPACK_PACKAGE_NAME cuaudit)
 set(CPACK_PACKAGE_VENDOR "the cuaudit authors")

@@ -26,7 +26,7 @@ def installed_tree_works(name, root, golden, failures):
         return
     prefix = os.path.dirname(os.path.dirname(tools[0]))
     for needed in ["lib/cuaudit/libcuaudit-injection.so", "lib/cuaudit/libcuaudit-preload.so",
-                   "share/man/man1/cuaudit.1", "share/doc/cuaudit/LICENSE"]:
+                   "share/man/man1/cuaudit.1", "share/doc/cuaudit/LICENSE", "share/doc/cuaudit/THIRD_PARTY_NOTICES.txt"]:
         if not os.path.exists(os.path.join(prefix, needed)):
             failures.append("%s: %s is missing" % (name, needed))
     # A clean environment: no build directory on any search path.

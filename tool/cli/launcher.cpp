@@ -214,26 +214,32 @@ void pass_on_stop(const LaunchRequest& request) {
   }
 }
 
-// Waits for the program's end, in steps: a stop cuaudit received is passed on, and with
-// --snapshot-interval the callback runs at each interval.
+// Waits for the program's end, in steps: a stop cuaudit received is passed on, and each periodic
+// task (--snapshot-interval, --metrics) runs when its interval has passed.
 int wait_for(pid_t pid, const LaunchRequest& request) {
   int status = 0;
-  const bool snapshots = request.while_running_interval_ms && request.while_running;
-  const auto interval = std::chrono::milliseconds(request.while_running_interval_ms);
-  auto next = std::chrono::steady_clock::now() + interval;
+  using Clock = std::chrono::steady_clock;
+  std::vector<Clock::time_point> next;
+  for (const auto& task : request.while_running)
+    next.push_back(Clock::now() + std::chrono::milliseconds(task.interval_ms));
   for (;;) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid || (done < 0 && errno != EINTR)) break;
     pass_on_stop(request);
-    const auto now = std::chrono::steady_clock::now();
-    if (snapshots && now >= next) {
-      request.while_running(static_cast<uint64_t>(pid));
-      next = std::max(next + interval, std::chrono::steady_clock::now());
-      continue;
-    }
-    // A signal cuts the pause short (nanosleep, no SA_RESTART): a stop is passed on at once.
     auto pause = std::chrono::nanoseconds(std::chrono::milliseconds(20));
-    if (snapshots) pause = std::min<std::chrono::nanoseconds>(pause, next - now);
+    bool ran = false;
+    for (size_t i = 0; i < next.size() && !ran; ++i) {
+      const auto now = Clock::now();
+      if (now >= next[i]) {
+        request.while_running[i].run(static_cast<uint64_t>(pid));
+        next[i] = std::max(next[i] + std::chrono::milliseconds(request.while_running[i].interval_ms), Clock::now());
+        ran = true;  // then look at the program again before the next task
+      } else {
+        pause = std::min<std::chrono::nanoseconds>(pause, next[i] - now);
+      }
+    }
+    if (ran) continue;
+    // A signal cuts the pause short (nanosleep, no SA_RESTART): a stop is passed on at once.
     const timespec ts{0, static_cast<long>(pause.count())};
     nanosleep(&ts, nullptr);
   }

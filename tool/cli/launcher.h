@@ -42,9 +42,13 @@ struct LaunchRequest {
   bool track_resources = false;          // --track-resources
   std::string sanitizer_library;         // --device-heap: the Sanitizer API library; empty: CUPTI as usual
   std::string python_hooks_dir;          // put first on PYTHONPATH (its sitecustomize.py); empty: none
-  // --snapshot-interval: called every this many ms while the program runs, with its pid (0: never).
-  unsigned while_running_interval_ms = 0;
-  std::function<void(uint64_t pid)> while_running;
+  // Work done every `interval_ms` while the program runs, with its pid (--snapshot-interval,
+  // --metrics), on the launcher's thread.
+  struct Periodic {
+    unsigned interval_ms = 0;
+    std::function<void(uint64_t pid)> run;
+  };
+  std::vector<Periodic> while_running;
   // Passes a stop (SIGTERM, ...) sent to cuaudit on to the program; none: the signals do what they
   // did before.
   SignalForwarding* signals = nullptr;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,7 @@
 #include "html_report.h"
 #include "json_report.h"
 #include "launcher.h"
+#include "live_metrics.h"
 #include "merge.h"
 #include "option_words.h"
 #include "options.h"
@@ -206,6 +208,24 @@ void write_snapshot(const Options& o, const AnalysisOptions& analysis, const std
   }
 }
 
+// --metrics and --metrics-file: the server listens before the program starts, so a bad address or
+// a taken port fails at once, not after an hour's run.
+std::optional<LiveMetrics> start_metrics(const Options& o, const AnalysisOptions& analysis, const std::string& run_dir,
+                                         bool temporary) {
+  std::optional<LiveMetrics> metrics;
+  if (o.run.metrics_address.empty() && o.run.metrics_file.empty()) return metrics;
+  try {
+    metrics.emplace(o.run.metrics_address, o.run.metrics_file, run_dir, analysis);
+  } catch (const std::exception& e) {
+    if (temporary) remove_run_dir(run_dir);
+    fail(kExitUsage, e.what());
+  }
+  if (const MetricsServer* server = metrics->server())
+    std::cerr << "cuaudit: metrics at http://" << parse_listen_address(o.run.metrics_address).host << ':'
+              << server->port() << "/metrics, refreshed every " << o.run.metrics_interval_ms / 1000.0 << " s\n";
+  return metrics;
+}
+
 // Another tool's injection is replaced (CUDA loads one); an NVTX tool's is kept, and says what that costs.
 void warn_about_other_injections(const std::string& injection) {
   if (const char* other = getenv("CUDA_INJECTION64_PATH"); other && *other && injection != other) {
@@ -275,9 +295,12 @@ int run_command(Options o) {
   };
   size_t snapshots = 0;
   if (o.run.snapshot_interval_ms) {
-    request.while_running_interval_ms = o.run.snapshot_interval_ms;
-    request.while_running = [&](uint64_t pid) { write_snapshot(o, analysis, run_dir, temporary, pid, ++snapshots); };
+    request.while_running.push_back({o.run.snapshot_interval_ms, [&](uint64_t pid) {
+                                       write_snapshot(o, analysis, run_dir, temporary, pid, ++snapshots);
+                                     }});
   }
+  std::optional<LiveMetrics> metrics = start_metrics(o, analysis, run_dir, temporary);
+  if (metrics) request.while_running.push_back({o.run.metrics_interval_ms, [&](uint64_t) { metrics->refresh(); }});
   try {
     run = run_program(request);
   } catch (const LaunchError& e) {
@@ -298,6 +321,7 @@ int run_command(Options o) {
   }
   if (baseline) apply_baseline(o.analysis.baseline_file, *baseline, result);
   record_options(o, result);
+  if (metrics) metrics->publish(result);  // the file, and the server until cuaudit exits, say how it ended
   write_outputs(o, result, run.pid, text_report(o, result));
   if (temporary) {
     remove_run_dir(run_dir);

@@ -196,6 +196,26 @@ void add_run_options(CLI::App& app, Options& o) {
          "while the program runs, write an interim report every DURATION (30s, 10m, 1h): JSON, and HTML with "
          "--html, numbered next to the final one (report.snapshot-1.json, ...); each is complete on its own")
       ->type_name("DURATION");
+  app.add_option("--metrics", o.run.metrics_address,
+                 "while the program runs, serve its memory as Prometheus metrics at http://HOST:PORT/metrics (live "
+                 "bytes by site, device and pool, fragmentation, growth, findings; docs/LONG_RUNNING.md); :PORT "
+                 "listens on loopback")
+      ->type_name("HOST:PORT");
+  app.add_option("--metrics-file", o.run.metrics_file,
+                 "while the program runs, write the same metrics to FILE (replaced at each refresh; for "
+                 "node_exporter's textfile collector, name it *.prom in its directory)")
+      ->type_name("FILE");
+  app.add_option_function<std::string>(
+         "--metrics-interval",
+         [&o](const std::string& text) {
+           const auto ms = parse_duration_ms(text);
+           if (!ms || *ms < 100)
+             throw CLI::ValidationError("--metrics-interval", "expected a duration of 100ms or more, such as 15s");
+           o.run.metrics_interval_ms = static_cast<unsigned>(std::min<uint64_t>(*ms, UINT32_MAX));
+         },
+         "how often --metrics and --metrics-file are made anew from the traces (default 15s; each refresh reads "
+         "the run so far, as `cuaudit snapshot` does)")
+      ->type_name("DURATION");
   app.add_option("--sample-interval", o.run.sample_interval_ms,
                  "sample each device's memory use (cuMemGetInfo) every MS milliseconds for the timeline; "
                  "0: no timeline")

@@ -67,10 +67,13 @@ struct RunOptions {
   std::string target_processes = "all";
   unsigned sample_interval_ms = 10;
   bool check_launch_params = true;
-  bool python_hooks = true;           // --python-hooks
-  bool track_resources = false;       // --track-resources
-  bool device_heap = false;           // --device-heap: the Compute Sanitizer API instead of CUPTI
-  unsigned snapshot_interval_ms = 0;  // --snapshot-interval: interim reports while it runs (0: none)
+  bool python_hooks = true;              // --python-hooks
+  bool track_resources = false;          // --track-resources
+  bool device_heap = false;              // --device-heap: the Compute Sanitizer API instead of CUPTI
+  unsigned snapshot_interval_ms = 0;     // --snapshot-interval: interim reports while it runs (0: none)
+  std::string metrics_address;           // --metrics HOST:PORT: serve Prometheus metrics while it runs
+  std::string metrics_file;              // --metrics-file FILE: write them there (node_exporter's textfile collector)
+  unsigned metrics_interval_ms = 15000;  // --metrics-interval: how often they are made anew
 };
 
 // One command line: the command and the groups it reads (run: out, analysis, run; report and
