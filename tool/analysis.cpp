@@ -113,9 +113,9 @@ void index_run(RunState& state, const std::string& dir, const AnalysisOptions& o
   }
   state.traces = list_traces(dir);
   if (state.traces.empty() && !state.run && !report.incomplete) {
-    throw std::runtime_error(
-        fmt::format("{} holds no cuaudit trace (trace-<pid>.cutrace) and no run.json; it is "
-                    "not a cuaudit run directory",
+    throw NotARunDirectory(
+        fmt::format("{} holds no cuaudit trace (trace-<pid>.cutrace) and no run.json; it is not a cuaudit run "
+                    "directory (give the directory of cuaudit --save, or of a run cuaudit named)",
                     dir));
   }
   std::string error;

@@ -62,6 +62,13 @@ def main():
             failures.append("a misspelled option let the program run")
         expect("an unknown option of report says what it is", run([cu, "report", "--jsn", "x", golden]), 2,
                "unknown option --jsn (did you mean --json?)")
+        # Traps that would turn a CI gate green or its output to garbage: refused as bad usage.
+        expect("an empty --keep-only (an unset variable) is refused, not a gate that passes",
+               run([cu, "report", "--error-exitcode", "9", "--keep-only", "", golden]), 2, "--keep-only '' keeps nothing")
+        expect("two outputs on standard output are refused",
+               run([cu, "report", "--json", "-", "--sarif", "-", golden]), 2, "--json -, --sarif - would all write")
+        metrics_port = run([cu, "--metrics", "localhost:9464", "--", "true"])
+        expect("--metrics needs an IP address and says what to write", metrics_port, 2, "write HOST:PORT")
         version = run([cu, "-V"])
         ok = version.returncode == 0 and "commit" in version.stdout and "CUDA" in version.stdout
         print("%s -V prints the version, commit and CUDA version: %s" % ("PASS" if ok else "FAIL", version.stdout.strip()))
@@ -100,6 +107,12 @@ def main():
         expect("PATH: only a non-executable file: 126", run([cu, "cuaudit-test-tool"], env=env), 126, "not executable")
         expect("report on a missing directory (a bad command line)", run([cu, "report", os.path.join(tmp, "nope")]), 2,
                "No such file or directory")
+        empty = os.path.join(tmp, "empty")
+        os.mkdir(empty)
+        expect("report on a directory that is no run (the user's input, not cuaudit failing)",
+               run([cu, "report", empty]), 2, "not a cuaudit run directory")
+        expect("snapshot of a process cuaudit did not start (the user's input)",
+               run([cu, "snapshot", str(os.getpid())]), 2, "is not running under cuaudit")
         foreign = os.path.join(tmp, "foreign")
         os.mkdir(foreign)
         open(os.path.join(foreign, "trace-1.cutrace"), "w").write("hello, not a trace\n")

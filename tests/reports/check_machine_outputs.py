@@ -41,13 +41,25 @@ def recorded_source_root(doc, checkout):
     return None
 
 
+def parse_junit(path, schema, failures):
+    """Every JUnit file must pass Jenkins' junit-10.xsd (xmllint): one that fails is not imported at all."""
+    proc = subprocess.run(["xmllint", "--noout", "--schema", schema, path], capture_output=True, text=True)
+    if proc.returncode != 0:
+        failures.append("JUnit fails junit-10.xsd: %s" % proc.stderr.strip())
+    return ET.parse(path).getroot()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuaudit", required=True)
     ap.add_argument("--golden", required=True)
     ap.add_argument("--work", required=True, help="a build directory to keep the validator in")
     ap.add_argument("--source", required=True, help="this checkout: the recorded run's sources are found in it")
+    ap.add_argument("--junit-schema", required=True, help="Jenkins' junit-10.xsd")
     opts = ap.parse_args()
+    schema = opts.junit_schema
+    if not shutil.which("xmllint"):
+        raise SystemExit("FAIL xmllint is needed to validate JUnit files (apt-get install libxml2-utils)")
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         # The golden run was recorded from a checkout elsewhere: its root is where its frames'
@@ -88,7 +100,7 @@ def main():
         if prints != [r["partialFingerprints"] for r in json.load(open(sarif + "2"))["runs"][0]["results"]]:
             failures.append("fingerprints differ between two reports of the same run")
 
-        root = ET.parse(junit).getroot()
+        root = parse_junit(junit, schema, failures)
         suites = root.findall("testsuite")
         if len(suites) != len(doc["processes"]):
             failures.append("%d test suites for %d processes" % (len(suites), len(doc["processes"])))
@@ -101,7 +113,7 @@ def main():
             failures.append("the failure does not carry the finding's text")
         if "no double_free" not in cases or suites[0].get("name") != "cuaudit: demo_leaks":
             failures.append("JUnit: no passing case per clean check, or the suite is not named after the program")
-        if int(root.get("skipped")) != 0 or any(c.find("skipped") is not None for c in cases.values()):
+        if any(int(s.get("skipped")) != 0 for s in suites) or any(c.find("skipped") is not None for c in cases.values()):
             failures.append("JUnit: a run whose checks all ran has skipped cases")
         if not suites[0].get("time") or abs(float(suites[0].get("time")) - doc["processes"][0]["seconds"]) > 0.001:
             failures.append("JUnit: the suite's time is not the process's run time (%s, %s)" %
@@ -110,12 +122,12 @@ def main():
         # A check that did not run is skipped, not passed (the golden's run.json predates the
         # record-time fields, so only the report's own --leak-check no can say so here).
         proc, doc = report_golden(opts.cuaudit, opts.golden, tmp, "--junit", junit, "--leak-check", "no")
-        root = ET.parse(junit).getroot()
+        root = parse_junit(junit, schema, failures)
         cases = {c.get("name"): c for c in root.find("testsuite").findall("testcase")}
         skipped = sorted(name for name, c in cases.items() if c.find("skipped") is not None)
         if skipped != ["no growth", "no held_by_allocator", "no leak", "no live", "no resource_leak"] or \
-                int(root.get("skipped")) != 5 or "--leak-check no" not in cases["no leak"].find("skipped").get("message"):
-            failures.append("JUnit with --leak-check no: skipped %s (%s)" % (skipped, root.get("skipped")))
+                int(root.find("testsuite").get("skipped")) != 5 or "--leak-check no" not in cases["no leak"].find("skipped").get("message"):
+            failures.append("JUnit with --leak-check no: skipped %s (%s)" % (skipped, root.find("testsuite").get("skipped")))
         if [u["kind"] for u in doc["unchecked"]] != ["leak", "held_by_allocator", "growth", "live", "resource_leak"]:
             failures.append("JSON unchecked: %s" % doc["unchecked"])
 
@@ -125,7 +137,7 @@ def main():
         subprocess.run([opts.cuaudit, "--save", run_dir, "--check-launch-params", "no", "--junit", junit, "--", "true"],
                        stderr=subprocess.DEVNULL)
         recorded = json.load(open(os.path.join(run_dir, "run.json"))).get("recorded")
-        root = ET.parse(junit).getroot()
+        root = parse_junit(junit, schema, failures)
         skipped = {c.get("name"): c.find("skipped").get("message") for c in root.iter("testcase") if c.find("skipped") is not None}
         if recorded != {"launch_params": False, "resources": False} or \
                 skipped.get("no misaligned_param") != "not checked: recorded with --check-launch-params no" or \

@@ -100,6 +100,13 @@ AnalysisOptions analysis_options(const Options& o) {
     for (const auto& p : o.analysis.process_filters) add_to_filter(a.processes, p, "--target-processes-filter");
     for (const auto& file : o.analysis.suppression_files) a.suppressions.load_file(file);
     for (const auto& pattern : o.analysis.keep_patterns) {
+      // An allow-list of nothing would suppress every finding and turn the gate green: as the same
+      // rule in a file (keep:), it is refused. In CI it is usually an unset variable.
+      if (pattern.find_first_not_of(" \t") == std::string::npos) {
+        throw std::runtime_error(
+            "--keep-only '' keeps nothing: every finding would be suppressed and the gate would pass (an unset "
+            "variable, as in --keep-only \"$MYLIB\"?); give a pattern, or leave --keep-only out");
+      }
       SuppressionRule keep{std::nullopt, pattern, "", "--keep-only", 0};
       keep.keep = true;
       a.suppressions.add(std::move(keep));
@@ -380,7 +387,7 @@ std::string snapshot_run_dir(const std::string& run_or_pid) {
   try {
     return run_dir_of_process(std::stoull(run_or_pid));
   } catch (const std::exception& e) {
-    fail(kExitToolFailure, e.what());
+    fail(kExitUsage, e.what());  // no such process, or not one cuaudit started: the user's input
   }
 }
 
@@ -401,6 +408,8 @@ int report_command(Options o) {
   }
   try {
     analysis = analyze_run_dir(o.run_dir, options);
+  } catch (const NotARunDirectory& e) {
+    fail(kExitUsage, e.what());  // the wrong directory named: the user's input
   } catch (const std::exception& e) {
     fail(kExitToolFailure, e.what());
   }

@@ -7,6 +7,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "collapsed_report.h"
 #include "exit_codes.h"
@@ -70,6 +76,20 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid, cons
 // Every report file must be writable before any work is done. (--output's report.json is created
 // with its directory.)
 void refuse_unwritable_outputs(const Options& o) {
+  // Two documents in one stream parse as neither: a consumer of `--json - --sarif -` gets garbage.
+  std::vector<std::string> on_stdout;
+  const std::pair<const char*, const std::string*> named[] = {
+      {"--log-file", &o.out.log_file},       {"--json", &o.out.json_file}, {"--sarif", &o.out.sarif_file},
+      {"--junit", &o.out.junit_file},        {"--html", &o.out.html_file}, {"--perfetto", &o.out.perfetto_file},
+      {"--collapsed", &o.out.collapsed_file}};
+  for (const auto& [option, value] : named) {
+    if (*value == kStandardOutput) on_stdout.push_back(option);
+  }
+  if (on_stdout.size() > 1) {
+    fail(kExitUsage, fmt::format("{} would all write to standard output, one document after another that no reader "
+                                 "can parse: give all but one of them a file",
+                                 fmt::format("{} -", fmt::join(on_stdout, " -, "))));
+  }
   // %q{NAME} is known now (the program inherits this environment): a bad one is refused before the
   // program runs, not after.
   for (const std::string* out : {&o.out.log_file, &o.out.json_file, &o.out.sarif_file, &o.out.junit_file,
