@@ -175,6 +175,10 @@ rm -rf "$out/timeline-run"
 check python3 tests/gpu/check_timeline.py --cuaudit "$bin/cuaudit" --program "$bin/gpu_timeline_phases" \
   --source tests/gpu/timeline_phases.cu --keep-run "$out/timeline-run" --html "$out/timeline.html"
 
+say "== --metrics on the service: its growing line rises from scrape to scrape"
+check python3 tests/gpu/check_metrics_gpu.py --cuaudit "$bin/cuaudit" --source tests/gpu/service_requests.cu \
+  --marker grows --keep "$out/metrics" -- "$bin/service_requests" 16
+
 say "== a long-running service: --snapshot-interval 10s, cuaudit snapshot PID, one growth finding (a minute)"
 check python3 tests/gpu/check_service.py --cuaudit "$bin/cuaudit" --program "$bin/service_requests" \
   --source tests/gpu/service_requests.cu --keep "$out/service" --log "$log"
