@@ -65,6 +65,14 @@ def main():
         # Traps that would turn a CI gate green or its output to garbage: refused as bad usage.
         expect("an empty --keep-only (an unset variable) is refused, not a gate that passes",
                run([cu, "report", "--error-exitcode", "9", "--keep-only", "", golden]), 2, "--keep-only '' keeps nothing")
+        expect("a keep rule that keeps nothing is said, whatever -q says (every finding was suppressed)",
+               run([cu, "report", "-q", "--error-exitcode", "9", "--keep-only", "no_such_library/", golden]), 0,
+               "no keep rule matched any finding, so all 2 finding(s) were suppressed")
+        supp = os.path.join(tmp, "idle.supp")
+        open(supp, "w").write("leak:no_such_function_anywhere\n")
+        expect("a suppression that matched nothing is named",
+               run([cu, "report", "--suppressions", supp, golden]), 0,
+               "1 rule(s) matched nothing: leak:no_such_function_anywhere (%s:1)" % supp)
         expect("two outputs on standard output are refused",
                run([cu, "report", "--json", "-", "--sarif", "-", golden]), 2, "--json -, --sarif - would all write")
         metrics_port = run([cu, "--metrics", "localhost:9464", "--", "true"])

@@ -130,6 +130,12 @@ def main():
         finally:
             server.terminate()
             server.wait(timeout=30)
+        # A program that records nothing for a while (a Python job still importing) is no error
+        # at each refresh: the families stay empty until its first trace.
+        quiet = subprocess.run([opts.cuaudit, "--require-cuda-init", "no", "--metrics", "127.0.0.1:0",
+                                "--metrics-interval", "200ms", "--", "sleep", "1"], capture_output=True, text=True)
+        if "not refreshed" in quiet.stderr or "metrics at http://127.0.0.1:" not in quiet.stderr:
+            failures.append("a program that recorded nothing yet: %s" % quiet.stderr)
         # The file holds the final report's figures.
         text = open(metrics_file).read() if os.path.exists(metrics_file) else ""
         promtool_check(text, "--metrics-file", failures)

@@ -18,6 +18,8 @@ void LiveMetrics::refresh() {
   report::Report r;
   try {
     r = analyze_run_dir(run_dir_, analysis_);
+  } catch (const NotARunDirectory&) {
+    return;  // nothing recorded yet (a Python program still importing): the families stay empty
   } catch (const std::exception& e) {
     std::cerr << "cuaudit: warning: the metrics were not refreshed: " << e.what() << '\n';
     return;

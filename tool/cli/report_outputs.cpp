@@ -51,8 +51,41 @@ void say_when_html_has_no_sources(const Options& o) {
   }
 }
 
+std::string idle_rules_warning(const report::Report& a) {
+  std::vector<std::string> idle;
+  bool keep_rules = false, keep_hit = false;
+  uint64_t kept_out = 0;
+  for (const report::SuppressionUse& use : a.suppressions) {
+    if (use.file == "builtin") continue;
+    if (use.rule.rfind("keep:", 0) == 0) {
+      keep_rules = true;
+      keep_hit = keep_hit || use.hits > 0;
+    }
+    if (use.file.empty() && use.rule == "(through no keep: rule)") {
+      kept_out = use.hits;
+      continue;
+    }
+    if (use.hits == 0)
+      idle.push_back(use.line ? fmt::format("{} ({}:{})", use.rule, use.file, use.line)
+                              : fmt::format("{} ({})", use.rule, use.file));
+  }
+  std::string out;
+  if (keep_rules && !keep_hit && kept_out > 0) {
+    out += fmt::format(
+        "cuaudit: warning: no keep rule matched any finding, so all {} finding(s) were suppressed "
+        "through no keep rule: check the --keep-only patterns\n",
+        kept_out);
+  }
+  if (!idle.empty())
+    out += fmt::format("cuaudit: warning: {} rule(s) matched nothing: {}\n", idle.size(), fmt::join(idle, ", "));
+  return out;
+}
+
 // The text report (stderr or --log-file), then every machine-readable format asked for.
 void write_outputs(const Options& o, const report::Report& a, uint64_t pid, const std::string& text) {
+  // On stderr whatever -q says: a rule that silences nothing is often a typo, and a keep rule that
+  // keeps nothing has turned the gate green.
+  std::cerr << idle_rules_warning(a);
   if (o.out.log_file.empty()) {
     std::cerr << text;
   } else {

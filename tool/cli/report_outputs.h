@@ -22,6 +22,10 @@ void say_when_html_has_no_sources(const Options& o);
 // The text report as -q, --color and the text options want it (empty: -q and nothing to say).
 std::string text_report(const Options& o, const report::Report& a);
 
+// The warning (empty when none) about the user's rules that matched no finding, and about keep
+// rules that kept nothing (every finding suppressed: the gate passes by mistake).
+std::string idle_rules_warning(const report::Report& a);
+
 // The text report (stderr or --log-file), then every machine-readable format asked for; exits
 // with kExitToolFailure when one cannot be written. `pid` expands %p in their names.
 void write_outputs(const Options& o, const report::Report& a, uint64_t pid, const std::string& text);
