@@ -17,23 +17,22 @@ constexpr size_t kMaxRunsLookedAt = 256;
 }  // namespace
 
 KernelRuns::KernelRuns(const std::vector<KernelSpan>& spans) : spans_(spans) {
-  for (size_t i = 0; i < spans.size(); ++i) by_device_[spans[i].device].push_back(i);
-  for (auto& [device, order] : by_device_) {
-    std::stable_sort(order.begin(), order.end(),
+  for (size_t i = 0; i < spans.size(); ++i) by_device_[spans[i].device].order.push_back(i);
+  for (auto& [device, runs] : by_device_) {
+    std::stable_sort(runs.order.begin(), runs.order.end(),
                      [&](size_t a, size_t b) { return spans[a].start_ns < spans[b].start_ns; });
-    std::vector<uint64_t>& latest = latest_end_[device];
-    latest.reserve(order.size());
+    runs.latest_end.reserve(runs.order.size());
     uint64_t end = 0;
-    for (size_t i : order) latest.push_back(end = std::max(end, spans[i].end_ns));
+    for (size_t i : runs.order) runs.latest_end.push_back(end = std::max(end, spans[i].end_ns));
   }
 }
 
 std::vector<size_t> KernelRuns::running_at(uint32_t device, uint64_t time) const {
   std::vector<size_t> found;
-  const auto order = by_device_.find(device);
-  if (order == by_device_.end()) return found;
-  const std::vector<size_t>& runs = order->second;
-  const std::vector<uint64_t>& latest = latest_end_.at(device);
+  const auto it = by_device_.find(device);
+  if (it == by_device_.end()) return found;
+  const std::vector<size_t>& runs = it->second.order;
+  const std::vector<uint64_t>& latest = it->second.latest_end;
   // The runs that started at or before `time`; of those, the ones not over yet. `latest` says
   // when no earlier run can still be going.
   size_t i = static_cast<size_t>(

@@ -31,9 +31,12 @@ class KernelRuns {
   std::vector<size_t> running_at(uint32_t device, uint64_t time) const;
 
  private:
+  struct DeviceRuns {
+    std::vector<size_t> order;         // indices into the spans, sorted by start
+    std::vector<uint64_t> latest_end;  // the latest end among the first i of `order`
+  };
   const std::vector<KernelSpan>& spans_;
-  std::unordered_map<uint32_t, std::vector<size_t>> by_device_;     // indices sorted by start
-  std::unordered_map<uint32_t, std::vector<uint64_t>> latest_end_;  // the latest end among the first i
+  std::unordered_map<uint32_t, DeviceRuns> by_device_;
 };
 
 // Adds what `m` says of the kernels running when it happened to `kernels` (kernel id -> tally):

@@ -228,8 +228,8 @@ std::optional<LiveMetrics> start_metrics(const Options& o, const AnalysisOptions
     fail(kExitUsage, e.what());
   }
   if (const MetricsServer* server = metrics->server())
-    std::cerr << "cuaudit: metrics at http://" << parse_listen_address(o.run.metrics_address).host << ':'
-              << server->port() << "/metrics, refreshed every " << o.run.metrics_interval_ms / 1000.0 << " s\n";
+    std::cerr << "cuaudit: metrics at " << server->url() << ", refreshed every " << o.run.metrics_interval_ms / 1000.0
+              << " s\n";
   return metrics;
 }
 

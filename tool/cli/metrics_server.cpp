@@ -120,11 +120,7 @@ MetricsServer::MetricsServer(const ListenAddress& address) : state_(std::make_un
 }
 
 MetricsServer::~MetricsServer() {
-  asio::post(state_->io, [state = state_.get()] {
-    boost::system::error_code ec;
-    state->acceptor.close(ec);
-  });
-  state_->io.stop();
+  state_->io.stop();  // the pending accept is abandoned; the acceptor closes with State
   if (state_->thread.joinable()) state_->thread.join();
 }
 
@@ -135,6 +131,12 @@ void MetricsServer::publish(std::string prometheus_text, std::string openmetrics
 }
 
 uint16_t MetricsServer::port() const { return state_->acceptor.local_endpoint().port(); }
+
+std::string MetricsServer::url() const {
+  const tcp::endpoint at = state_->acceptor.local_endpoint();
+  const std::string host = at.address().to_string();
+  return fmt::format(at.address().is_v6() ? "http://[{}]:{}/metrics" : "http://{}:{}/metrics", host, at.port());
+}
 
 uint64_t MetricsServer::scrapes() const { return state_->scrapes.load(); }
 

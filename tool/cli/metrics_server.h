@@ -29,7 +29,8 @@ class MetricsServer {
   // What scrapes get from now on: the text format 0.0.4 and OpenMetrics, as the scraper's Accept
   // header asks.
   void publish(std::string prometheus_text, std::string openmetrics_text);
-  uint16_t port() const;  // the port listened on (the one the system chose when asked for 0)
+  uint16_t port() const;    // the port listened on (the one the system chose when asked for 0)
+  std::string url() const;  // where the metrics are: "http://127.0.0.1:9464/metrics"
   uint64_t scrapes() const;
 
  private:
