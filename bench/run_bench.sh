@@ -6,6 +6,8 @@
 #   floor    CUPTI calling exactly the callbacks cuaudit enables, with empty bodies
 #            (CUAUDIT_EMPTY_CALLBACKS=1): what any CUPTI-based tool pays before doing anything
 #   cuaudit  the program under cuaudit (report to /dev/null)
+#   watch    cuaudit --mode watch (docs/LONG_RUNNING.md): stacks of a sample of the allocations, no
+#            launch checks; its goal is 1.02 on every row
 #   nocheck, nosample  cuaudit without launch checks (launches), without the timeline's samples
 #            (allocations, the pool, PyTorch: the pools' series and fragmentation come from them)
 #   nohooks  cuaudit without its Python hooks (torch): PyTorch's blocks not followed
@@ -62,6 +64,7 @@ run_config() {  # CONFIG BENCHMARK: prints the program's output
     native) ${command[$name]} ;;
     floor) CUDA_INJECTION64_PATH="$bin/libcuaudit-injection.so" CUAUDIT_EMPTY_CALLBACKS=1 ${command[$name]} ;;
     cuaudit) "$bin/cuaudit" --log-file /dev/null -- ${command[$name]} ;;
+    watch) "$bin/cuaudit" --mode watch --log-file /dev/null -- ${command[$name]} ;;
     nocheck) "$bin/cuaudit" --check-launch-params no --log-file /dev/null -- ${command[$name]} ;;
     nosample) "$bin/cuaudit" --sample-interval 0 --log-file /dev/null -- ${command[$name]} ;;
     nohooks) "$bin/cuaudit" --python-hooks no --log-file /dev/null -- ${command[$name]} ;;
@@ -73,10 +76,10 @@ run_config() {  # CONFIG BENCHMARK: prints the program's output
 # timeline's sampler for allocations.
 configs_of() {
   case $1 in
-    launch | launch_struct) echo native floor cuaudit nocheck ;;
-    pairs | pairs_nokernel | pool) echo native floor cuaudit nosample ;;
-    torch) echo native floor cuaudit nohooks nocode nosample ;;
-    *) echo native floor cuaudit ;;
+    launch | launch_struct) echo native floor cuaudit watch nocheck ;;
+    pairs | pairs_nokernel | pool) echo native floor cuaudit watch nosample ;;
+    torch) echo native floor cuaudit watch nohooks nocode nosample ;;
+    *) echo native floor cuaudit watch ;;
   esac
 }
 

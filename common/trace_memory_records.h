@@ -170,4 +170,17 @@ struct KernelSpanRecord {
   uint32_t reserved;
 };
 
+// Watch mode: allocations' host stacks are a sample (injection/stack_sampling.h). Once per trace,
+// after ProcessInfo; a trace without it has every event's stack. An allocation below exact_bytes
+// gets its stack with probability 1 - exp(-bytes / mean_bytes) (a Poisson process over the bytes
+// allocated, as tcmalloc and Go sample), so the tool weighs each sampled one by the inverse; one
+// at or above exact_bytes always gets it, and so does every failed call. A release has a stack
+// only when it failed. Events without a stack carry kNoStack.
+struct StackSamplingRecord {
+  RecordHeader header;
+  uint64_t mean_bytes;   // mean bytes allocated between two sampled stacks (> 0)
+  uint64_t exact_bytes;  // allocations of this size or more always have their stack
+  uint64_t reserved;
+};
+
 }  // namespace cuaudit::trace

@@ -7,6 +7,7 @@
 #include "event_clock.h"
 #include "python_stack.h"
 #include "stack_capture.h"
+#include "stack_sampling.h"
 #include "stage_stats.h"
 #include "trace_format.h"
 #include "trace_writer.h"
@@ -51,6 +52,14 @@ void write_callback_name(uint32_t domain, uint32_t cbid, const char* name) noexc
   r.cbid = cbid;
   r.name_bytes = static_cast<uint32_t>(name_bytes);
   trace_writer().append_with_tail(r, name, name_bytes);
+}
+
+// Watch mode walks the stacks of a sample of the memory's allocations (stack_sampling.h); handles
+// (streams, events, ...) are few and always have theirs.
+bool takes_stack(const ApiInfo& info, const ApiCall& call) noexcept {
+  if (!stacks_sampled() || !owns_memory(info.family)) return true;
+  if (info.role == ApiRole::Alloc) return take_allocation_stack(call.bytes, call.result);
+  return info.role != ApiRole::Free || take_release_stack(call.result);
 }
 
 }  // namespace
@@ -113,7 +122,8 @@ bool on_call_exit(const ApiCall& call) noexcept {
 
   const ApiInfo& info = api_info(call.api);
   trace::ApiEventRecord r{};
-  r.stack_id = capture_stack();
+  const bool walk = takes_stack(info, call);
+  r.stack_id = walk ? capture_stack() : trace::kNoStack;
   r.seq = pre_seq != 0 ? pre_seq : next_sequence();
   r.time_ns = exit_ns;
   if (enter_ns) r.call_ns = static_cast<uint32_t>(std::min<uint64_t>(exit_ns - enter_ns, UINT32_MAX));
@@ -138,7 +148,7 @@ bool on_call_exit(const ApiCall& call) noexcept {
     trace_writer().append(shared);
   }
   // A failed allocation too: an out-of-memory error is reported at the Python line that asked.
-  if (info.role == ApiRole::Alloc) record_python_stack_of(r.seq);
+  if (info.role == ApiRole::Alloc && walk) record_python_stack_of(r.seq);
   if (call.result == 0) info.role == ApiRole::Alloc ? note_allocation() : note_release();
   if (call.result == 0 && info.role == ApiRole::Alloc &&
       (info.space == KeySpace::Address || info.space == KeySpace::VmmReservation || info.space == KeySpace::VmmMapping))

@@ -17,6 +17,7 @@
 #include "kernel_code.h"
 #include "launch_checker.h"
 #include "memory_sampler.h"
+#include "pool_recorder.h"
 #include "preload_link.h"
 #include "stage_stats.h"
 #include "trace_writer.h"
@@ -245,6 +246,7 @@ bool subscribe_callbacks(const SubscribeOptions& options, char* error, size_t er
   const bool track_resources = options.track_resources, check_launches = options.check_launches;
   g_record_call_sites = options.record_call_sites;
   g_check_launches = check_launches;
+  set_pool_blocks_tracked_for_launches(check_launches);
   build_callback_routes(track_resources);
 
   char other_tool[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};

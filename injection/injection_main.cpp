@@ -30,6 +30,7 @@
 #include "python_stack.h"
 #include "sanitizer_subscriber.h"
 #include "stack_capture.h"
+#include "stack_sampling.h"
 #include "stage_stats.h"
 #include "standalone_report.h"
 #include "trace_format.h"
@@ -98,6 +99,7 @@ void in_forked_child() noexcept {
   forget_written_python_stacks();
   trace_writer().restart_in_child([] {
     write_process_info();
+    record_stack_sampling();
     record_loaded_modules();
   });
 }
@@ -109,6 +111,19 @@ bool is_untracked_process() noexcept {
   if (!g_application_only) return false;
   const char* root = getenv(cuaudit::env_name(cuaudit::EnvVar::RootPid));
   return root && strtol(root, nullptr, 10) != static_cast<long>(getpid());
+}
+
+// A byte count from the environment: `fallback` when unset or malformed.
+uint64_t bytes_from_env(const char* name, uint64_t fallback) noexcept {
+  const char* v = getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const unsigned long long bytes = strtoull(v, &end, 10);
+  if (*end != '\0') {
+    log_warning("ignoring %s=%s (expected a number of bytes)", name, v);
+    return fallback;
+  }
+  return bytes;
 }
 
 // A millisecond setting from the environment: `fallback` when unset or malformed.
@@ -180,7 +195,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   resolve_driver_api();
   set_device_of_pointer(device_ordinal_of);
   resolve_python_api();
+  configure_stack_sampling(bytes_from_env(env_name(EnvVar::StackSampleBytes), 0),
+                           bytes_from_env(env_name(EnvVar::StackExactBytes), uint64_t{1} << 20));
   write_process_info();
+  record_stack_sampling();
   record_loaded_modules();
 
   const char* device_heap = getenv(cuaudit::env_name(cuaudit::EnvVar::DeviceHeap));

@@ -15,6 +15,7 @@
 #include "nvtx_memory.h"
 #include "pool_recorder.h"
 #include "stack_capture.h"
+#include "stack_sampling.h"
 
 namespace cuaudit::inject {
 namespace {
@@ -81,12 +82,19 @@ void NVTX_API heap_reset(nvtxDomainHandle_t, nvtxMemHeapHandle_t heap) { heap_re
 void NVTX_API regions_register(nvtxDomainHandle_t, const nvtxMemRegionsRegisterBatch_t* desc) {
   if (!desc || desc->regionType != NVTX_MEM_TYPE_VIRTUAL_ADDRESS) return;
   const uint32_t pool = pool_of(desc->heap);
-  const uint64_t stack = capture_stack();
+  uint64_t stack = trace::kNoStack;  // walked once for the batch, at its first sampled region
+  bool walked = false;
   for (size_t i = 0; i < desc->regionCount; ++i) {
     const auto* range = element<nvtxMemVirtualRangeDesc_t>(desc->regionDescElements, desc->regionDescElementSize, i);
     if (!range) return;
     const uint64_t pointer = reinterpret_cast<uintptr_t>(range->ptr);
-    record_pool_block(Api::nvtxMemRegionsRegister, pool, pointer, range->size, device_of_heap(pool, pointer), stack);
+    const bool sampled = take_allocation_stack(range->size);
+    if (sampled && !walked) {
+      stack = capture_stack();
+      walked = true;
+    }
+    record_pool_block(Api::nvtxMemRegionsRegister, pool, pointer, range->size, device_of_heap(pool, pointer),
+                      sampled ? stack : trace::kNoStack);
     // A region's handle is its pointer: unregistering by handle or by pointer is the same.
     if (desc->regionHandleElementsOut) {
       desc->regionHandleElementsOut[i] = reinterpret_cast<nvtxMemRegionHandle_t>(const_cast<void*>(range->ptr));
@@ -96,7 +104,7 @@ void NVTX_API regions_register(nvtxDomainHandle_t, const nvtxMemRegionsRegisterB
 
 void NVTX_API regions_resize(nvtxDomainHandle_t, const nvtxMemRegionsResizeBatch_t* desc) {
   if (!desc || desc->regionType != NVTX_MEM_TYPE_VIRTUAL_ADDRESS) return;
-  const uint64_t stack = capture_stack();
+  const uint64_t stack = take_release_stack() ? capture_stack() : trace::kNoStack;  // the block keeps its site
   for (size_t i = 0; i < desc->regionDescCount; ++i) {
     const auto* range = element<nvtxMemVirtualRangeDesc_t>(desc->regionDescElements, desc->regionDescElementSize, i);
     if (!range) return;
@@ -108,7 +116,7 @@ void NVTX_API regions_resize(nvtxDomainHandle_t, const nvtxMemRegionsResizeBatch
 
 void NVTX_API regions_unregister(nvtxDomainHandle_t, const nvtxMemRegionsUnregisterBatch_t* desc) {
   if (!desc) return;
-  const uint64_t stack = capture_stack();
+  const uint64_t stack = take_release_stack() ? capture_stack() : trace::kNoStack;
   for (size_t i = 0; i < desc->refCount; ++i) {
     const auto* ref = element<nvtxMemRegionRef_t>(desc->refElements, desc->refElementSize, i);
     if (!ref) return;

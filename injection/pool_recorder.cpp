@@ -7,6 +7,7 @@
 #include "cuaudit_pool_api.h"
 #include "event_clock.h"
 #include "stack_capture.h"
+#include "stack_sampling.h"
 #include "trace_writer.h"
 
 namespace cuaudit::inject {
@@ -120,7 +121,10 @@ class NvtxBlocks {
 };
 NvtxBlocks g_nvtx_blocks;
 
+std::atomic<bool> g_track_for_launches{true};
+
 void track_nvtx_block(Api api, uint64_t key, uint64_t bytes) noexcept {
+  if (!g_track_for_launches.load(std::memory_order_relaxed)) return;
   if (api == Api::nvtxMemRegionsRegister) g_nvtx_blocks.handed_out(key, bytes);
   if (api == Api::nvtxMemRegionsUnregister) g_nvtx_blocks.returned(key);
   if (api == Api::nvtxMemRegionsResize) g_nvtx_blocks.resized(key, bytes);
@@ -166,6 +170,15 @@ void record_pool_segment(uint32_t pool, bool mapped, uint64_t base, uint64_t byt
   trace_writer().append(r);
 }
 
+void set_pool_blocks_tracked_for_launches(bool tracked) noexcept {
+  g_track_for_launches.store(tracked, std::memory_order_relaxed);
+}
+
+uint64_t pool_block_stack(bool handed_out, uint64_t bytes) noexcept {
+  const bool walk = handed_out ? take_allocation_stack(bytes) : take_release_stack();
+  return walk ? capture_stack() : trace::kNoStack;
+}
+
 void record_pool_block(Api api, uint32_t pool, uint64_t key, uint64_t bytes, int32_t device, uint64_t stack) noexcept {
   const ApiInfo& info = api_info(api);
   if (info.op == BlockOp::None) return;  // not a block operation
@@ -182,7 +195,7 @@ void record_pool_block(Api api, uint32_t pool, uint64_t key, uint64_t bytes, int
   r.source = static_cast<uint8_t>(info.source);
   r.op = static_cast<uint8_t>(info.op);
   trace_writer().append(r);
-  if (info.op == BlockOp::HandOut) record_python_stack_of(r.seq);
+  if (info.op == BlockOp::HandOut && (stack != trace::kNoStack || !stacks_sampled())) record_python_stack_of(r.seq);
 }
 
 void set_device_of_pointer(DeviceOfPointer lookup) noexcept { g_device_of.store(lookup, std::memory_order_release); }
@@ -214,7 +227,7 @@ uint32_t cuaudit_pool_register(uint32_t kind, const char* name, int32_t device) 
 void cuaudit_pool_block(uint32_t pool, int32_t handed_out, uint64_t pointer, uint64_t bytes, int32_t device) {
   using namespace cuaudit;
   inject::record_pool_block(inject::block_api_of(pool, handed_out != 0), pool, pointer, bytes, device,
-                            inject::capture_stack());
+                            inject::pool_block_stack(handed_out != 0, bytes));
 }
 
 void cuaudit_pool_segment(uint32_t pool, int32_t mapped, uint64_t pointer, uint64_t bytes, int32_t device) {

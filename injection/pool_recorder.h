@@ -17,12 +17,21 @@ namespace cuaudit::inject {
 uint32_t register_pool(MemorySource kind, const char* name, uint64_t base, uint64_t bytes, int32_t device,
                        uint64_t stack) noexcept;
 
+// Without launch checks (--check-launch-params no, watch mode) nobody asks in_returned_pool_block,
+// so blocks are not tracked for it: a returned block then takes no lock shared with other threads.
+void set_pool_blocks_tracked_for_launches(bool tracked) noexcept;
+
+// The stack of a block operation of `bytes` (0 for a release): walked, or kNoStack where watch
+// mode's sampling leaves it out (stack_sampling.h).
+uint64_t pool_block_stack(bool handed_out, uint64_t bytes) noexcept;
+
 // Memory pool `pool` took to hand blocks out of (mapped), or gave back.
 void record_pool_segment(uint32_t pool, bool mapped, uint64_t base, uint64_t bytes, int32_t device,
                          uint64_t stack) noexcept;
 
 // One block operation (`api`: a pool's, memory_sources.inc) by pool `pool`. `stack` is the
-// caller's (captured once for a batch); handed-out blocks also get the Python stack.
+// caller's (captured once for a batch, or kNoStack when not sampled); handed-out blocks with a
+// stack also get the Python stack.
 void record_pool_block(Api api, uint32_t pool, uint64_t key, uint64_t bytes, int32_t device, uint64_t stack) noexcept;
 
 // Whether `pointer` lies in an NVTX-annotated block its pool took back and has not handed out

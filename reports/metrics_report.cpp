@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "function_names.h"
 #include "text_helpers.h"
 
 namespace cuaudit::report {
@@ -64,14 +65,6 @@ class Family {
 
 std::string pid_label(uint64_t pid) { return std::to_string(pid); }
 
-// "service.cu:41" for a stack's first frame with a line, else its function, else "unknown".
-std::string frame_site(const std::vector<Frame>& stack) {
-  for (const Frame& f : stack) {
-    if (!f.file.empty() && f.line > 0) return fmt::format("{}:{}", basename_of(f.file), f.line);
-  }
-  return stack.empty() || stack.front().function.empty() ? std::string("unknown") : stack.front().function;
-}
-
 void process_metrics(std::string& out, MetricsFormat format, const Report& r) {
   Family info(out, format, "cuaudit_process_info", "gauge", "A process cuaudit follows (1), with its command line.");
   for (const Process& p : r.processes) info.add({{"pid", pid_label(p.pid)}, {"command", join_words(p.command)}}, 1);
@@ -101,24 +94,42 @@ void device_metrics(std::string& out, MetricsFormat format, const Report& r) {
   }
 }
 
+// A site's series name: its short name where the report gave one, else its frames' (one format for
+// every site label, so a growth series and a live one of the same line match).
+std::string series_site(const SeriesSite& site) { return site.site.empty() ? stack_site_name(site.stack) : site.site; }
+
 // Each device's biggest sites now (the stacked chart's last bucket) and the rest as "other". Two
-// stacks of one line are one series: a scrape with two samples of one label set is refused.
+// stacks of one line are one series: a scrape with two samples of one label set is refused. In
+// watch mode the figures are estimates from sampled stacks (docs/LONG_RUNNING.md).
 void site_metrics(std::string& out, MetricsFormat format, const Report& r) {
-  Family sites(out, format, "cuaudit_site_live_bytes", "gauge",
-               "Memory live allocations hold, by allocation site (the biggest sites; the rest as site=\"other\").");
+  struct Held {
+    uint64_t bytes = 0, count = 0;
+  };
+  std::vector<std::pair<const SiteSeries*, std::map<std::pair<std::string, std::string>, Held>>> devices;
   for (const SiteSeries& s : r.timeline.site_series) {
-    std::map<std::pair<std::string, std::string>, uint64_t> by_site;  // (site, api) -> bytes
+    std::map<std::pair<std::string, std::string>, Held> by_site;  // (site, api) -> what it holds
     for (const SeriesSite& site : s.sites) {
-      if (!site.bytes.empty())
-        by_site[{site.site.empty() ? frame_site(site.stack) : site.site, site.api}] += site.bytes.back();
+      if (site.bytes.empty()) continue;
+      Held& held = by_site[{series_site(site), site.api}];
+      held.bytes += site.bytes.back();
+      held.count += site.count;
     }
-    if (!s.other.empty()) by_site[{"other", ""}] += s.other.back();
-    for (const auto& [key, bytes] : by_site) {
-      sites.add(
-          {{"pid", pid_label(s.pid)}, {"device", std::to_string(s.device)}, {"site", key.first}, {"api", key.second}},
-          static_cast<double>(bytes));
-    }
+    if (!s.other.empty()) by_site[{"other", ""}] = {s.other.back(), s.other_count};
+    devices.emplace_back(&s, std::move(by_site));
   }
+  auto labels = [](const SiteSeries& s, const std::pair<std::string, std::string>& key) {
+    return Labels{
+        {"pid", pid_label(s.pid)}, {"device", std::to_string(s.device)}, {"site", key.first}, {"api", key.second}};
+  };
+  Family bytes(out, format, "cuaudit_site_live_bytes", "gauge",
+               "Memory live allocations hold, by allocation site (the biggest sites; the rest as site=\"other\"; "
+               "estimated from sampled stacks in watch mode).");
+  for (const auto& [series, sites] : devices)
+    for (const auto& [key, held] : sites) bytes.add(labels(*series, key), static_cast<double>(held.bytes));
+  Family counts(out, format, "cuaudit_site_live_allocations", "gauge",
+                "Live allocations, by allocation site (the same sites; estimated from sampled stacks in watch mode).");
+  for (const auto& [series, sites] : devices)
+    for (const auto& [key, held] : sites) counts.add(labels(*series, key), static_cast<double>(held.count));
 }
 
 void pool_metrics(std::string& out, MetricsFormat format, const Report& r) {
@@ -160,7 +171,7 @@ void finding_metrics(std::string& out, MetricsFormat format, const Report& r) {
       "How fast a site that keeps growing grows (its growth finding's slope over the second half of the run).");
   std::map<std::tuple<uint64_t, std::string, std::string>, double> rates;  // (pid, site, api): one series each
   for (const Finding& f : r.findings) {
-    if (f.growth && !f.suppressed) rates[{f.pid, frame_site(f.stack), f.api}] += f.growth->bytes_per_hour / 3600.0;
+    if (f.growth && !f.suppressed) rates[{f.pid, stack_site_name(f.stack), f.api}] += f.growth->bytes_per_hour / 3600.0;
   }
   for (const auto& [key, rate] : rates)
     growth.add({{"pid", pid_label(std::get<0>(key))}, {"site", std::get<1>(key)}, {"api", std::get<2>(key)}}, rate);

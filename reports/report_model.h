@@ -276,7 +276,8 @@ struct SeriesSite {
   std::string api;
   std::vector<uint64_t> bytes;  // one per bucket
   std::vector<Frame> stack;
-  std::string site;  // its short name, as PeakSite's
+  std::string site;    // its short name, as PeakSite's
+  uint64_t count = 0;  // allocations live at the end (estimated when stacks were sampled)
 };
 struct SiteSeries {
   uint64_t pid = 0;
@@ -284,6 +285,8 @@ struct SiteSeries {
   std::vector<double> t;  // each bucket's end, seconds since the process started
   std::vector<SeriesSite> sites;
   std::vector<uint64_t> other;
+  uint64_t other_count = 0;  // allocations the other sites hold at the end
+  bool sampled = false;      // watch mode: the sites' figures are estimates from sampled stacks
 };
 
 // One pool's memory over the run (docs/FRAGMENTATION.md): a point at each memory sample at which

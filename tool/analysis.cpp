@@ -31,6 +31,7 @@
 #include "run_bounds.h"
 #include "run_dir.h"
 #include "run_integrity.h"
+#include "sampled_stacks.h"
 #include "shared_memory_findings.h"
 #include "site_history.h"
 #include "site_labels.h"
@@ -245,6 +246,7 @@ ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enri
   out.shared_memory = shared.use();
   report.processes.push_back(describe_process(trace, state.run, options.snapshot, bounds.last_ns(trace), result));
   for (std::string& note : enriched.notes) report.processes.back().notes.push_back(std::move(note));
+  if (trace.stack_sampling.on()) report.processes.back().notes.push_back(sampled_process_note(trace.stack_sampling));
   report.incomplete |= trace.side_file_damaged;
   if (!trace.tracked) return out;
 

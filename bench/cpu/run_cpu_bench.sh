@@ -21,6 +21,6 @@ echo "== instructions per pair (callgrind, one round of $counted pairs)"
 # Each row's dump: "desc: Trigger: Client Request: <row>" and "summary: <instructions>".
 for f in "$out"/cg.*; do
   awk -v pairs="$counted" '/^desc: Trigger: Client Request: / { sub(/^desc: Trigger: Client Request: /, ""); row = $0 }
-       /^(summary|totals): / && row != "" { printf "  %-55s %8.0f\n", row, $2 / pairs; row = "" }' "$f"
+       /^(summary|totals): / && row != "" { printf "  %-64s %8.0f\n", row, $2 / pairs; row = "" }' "$f"
 done
 rm -rf "$out"

@@ -84,9 +84,20 @@ def main():
         text = run([cu, "report", "--log-file", "-", run_dir], cwd=tmp)
         check("`--log-file -` writes the text report to standard output",
               "LEAK SUMMARY" in text.stdout and "LEAK SUMMARY" not in text.stderr, text.stderr)
+        if not a.tool_only:
+            # --mode watch does no launch checks; the sampling sizes belong to it (refused before any program runs).
+            expect("--mode watch with --check-launch-params yes is refused",
+                   run([cu, "--mode", "watch", "--check-launch-params", "yes", "true"]), 2, "does no launch checks")
+            expect("--stack-sample-bytes without --mode watch is refused",
+                   run([cu, "--stack-sample-bytes", "1M", "true"]), 2, "need --mode watch")
+            expect("a size that is none is refused in words",
+                   run([cu, "--mode", "watch", "--stack-sample-bytes", "1MB", "true"]), 2, "expected a size such as 512K")
+            expect("--stack-sample-bytes 0 is refused (0 bytes between samples is no sample)",
+                   run([cu, "--mode", "watch", "--stack-sample-bytes", "0", "true"]), 2, "expected a size")
         helps = "".join(run([cu] + c + ["--help"]).stdout for c in ([], ["report"], ["merge"], ["diff"]))
         for placeholder in ("--json FILE", "--save DIR", "--print-limit N", "--path-map OLD=NEW",
-                            "--churn-threshold PERCENT", "--sample-interval MS", "--kernel-name TEXT"):
+                            "--churn-threshold PERCENT", "--sample-interval MS", "--kernel-name TEXT",
+                            "--stack-sample-bytes SIZE", "--mode TEXT:{check,watch}"):
             check("--help shows %s" % placeholder, placeholder in helps)
         check("--help shows no UINT or TEXT placeholder for a file, a directory or a count",
               all(bad not in helps for bad in ("--json TEXT", "--save TEXT", "UINT", "--log-file TEXT")))

@@ -1,6 +1,6 @@
 // Plays a GPU service under `cuaudit --metrics`, without CUDA: the real recorder writes what the
-// injection would (as tests/crash/ does). Every 100 ms a request allocates a response buffer it
-// keeps (the growing site, @grow) and a scratch buffer it frees (@scratch); the device's memory
+// injection would (as tests/crash/ does). Every 100 ms a request allocates a response it keeps
+// (the growing site, @grow, in 64 KiB pieces) and a scratch buffer it frees (@scratch); the device's memory
 // sample follows; an NVTX-style arena is cut into 1 MiB holes once (fragmentation).
 // Usage: service_standin SECONDS (the trace directory comes from CUAUDIT_TRACE_DIR, as the
 // launcher sets it).
@@ -13,6 +13,7 @@
 #include "call_recorder.h"
 #include "pool_recorder.h"
 #include "stack_capture.h"
+#include "stack_sampling.h"
 #include "trace_writer.h"
 
 using namespace cuaudit;
@@ -31,8 +32,10 @@ uint64_t g_device_used = 0;
     inject::on_call_exit({api, key, bytes, 0, 1, 0}); \
   } while (0)
 
+// A response is 16 pieces of 64 KiB: small enough that --mode watch samples their stacks.
 __attribute__((noinline)) void keep_response(uint64_t request) {
-  RECORD_CALL(Api::cudaMalloc, 0x7f0000000000 + request * kMiB, kMiB);  // @grow
+  for (uint64_t piece = 0; piece < 16; ++piece)
+    RECORD_CALL(Api::cudaMalloc, 0x7f0000000000 + request * kMiB + piece * 64 * 1024, 64 * 1024);  // @grow
   g_device_used += kMiB;
 }
 
@@ -70,6 +73,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   inject::trace_writer().start_flusher(50);
+  // What the injection does at its start (injection_main.cpp): --mode watch's sampling, from the
+  // launcher's environment.
+  const char* mean = std::getenv("CUAUDIT_STACK_SAMPLE_BYTES");
+  const char* exact = std::getenv("CUAUDIT_STACK_EXACT_BYTES");
+  inject::configure_stack_sampling(mean ? std::strtoull(mean, nullptr, 10) : 0,
+                                   exact ? std::strtoull(exact, nullptr, 10) : kMiB);
+  inject::record_stack_sampling();
   std::atexit(at_exit);
   fragment_arena();
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);

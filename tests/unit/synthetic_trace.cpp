@@ -214,6 +214,11 @@ SyntheticTrace& SyntheticTrace::pid(uint64_t pid) {
   return *this;
 }
 
+SyntheticTrace& SyntheticTrace::sampled_stacks(uint64_t mean_bytes, uint64_t exact_bytes) {
+  trace_.stack_sampling = {mean_bytes, exact_bytes};
+  return *this;
+}
+
 SyntheticTrace& SyntheticTrace::end() {
   trace_.events.push_back(next(EventKind::ProcessEnd));
   trace_.reached_exit = true;

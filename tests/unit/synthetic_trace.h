@@ -63,6 +63,8 @@ class SyntheticTrace {
   // `kernel` ran on `device` from just before the next migration for `ns` (CUPTI's kernel record).
   SyntheticTrace& kernel_run(const std::string& kernel, uint64_t ns, uint32_t device = 0, uint32_t stream = 7);
   SyntheticTrace& pid(uint64_t pid);
+  // Recorded in watch mode: allocations' stacks sampled (stack 0, trace::kNoStack: not sampled).
+  SyntheticTrace& sampled_stacks(uint64_t mean_bytes, uint64_t exact_bytes);
   // Later events happen `ns` later than they otherwise would.
   SyntheticTrace& wait(uint64_t ns);
   const ProcessTrace& trace() const { return trace_; }

@@ -11,6 +11,7 @@
 #include "pool_names.h"
 #include "python_frames.h"
 #include "release_findings.h"
+#include "sampled_stacks.h"
 
 namespace cuaudit {
 namespace {
@@ -23,6 +24,7 @@ struct Group {
   std::optional<MemoryEvent> failed_release;  // of the first allocation in the group that had one
   uint64_t bytes = 0;
   uint64_t count = 0;
+  double estimated_bytes = 0, estimated_count = 0;  // what its sampled stacks stand for (watch mode)
   int32_t device = trace::kUnknownDevice;
   bool mixed_devices = false;
   uint64_t graph_launches = 0;  // graph memory: launches of its graph by the last allocation
@@ -73,6 +75,11 @@ void describe_leak(report::Finding& f, const Group& g, const ProcessTrace& trace
         pool, info.name, right_release_for(g.api));
     f.message = fmt::format("{} byte(s) in {} block(s) of {} from {} were never returned to it", g.bytes, g.count, pool,
                             info.name);
+  } else if (trace.stack_sampling.unsampled(g.stack_id)) {
+    f.headline = fmt::format("Leak of {} byte(s) in {} allocation(s) ({}) whose stacks watch mode did not sample",
+                             g.bytes, g.count, info.name);
+    f.message = fmt::format("{} byte(s) of {} in {} allocation(s) from {} were never released", g.bytes,
+                            family_description(info.family), g.count, info.name);
   } else {
     f.headline =
         fmt::format("Leak of {} byte(s) in {} allocation(s) ({}) allocated from:", g.bytes, g.count, info.name);
@@ -123,6 +130,16 @@ void add_leak_notes(report::Finding& f, const Group& g, StackResolver& stacks) {
   }
 }
 
+// Watch mode: a sampled site's figures are what was seen; the estimate says what they stand for.
+void add_sampling_note(report::Finding& f, const Group& g, const StackSampling& sampling) {
+  if (!sampling.on()) return;
+  if (sampling.unsampled(g.stack_id)) {
+    f.notes.push_back(unsampled_leak_note(sampling));
+  } else if (g.estimated_count > static_cast<double>(g.count) + 0.5) {
+    f.notes.push_back(sampled_leak_note(sampling, g.count, g.estimated_count, g.estimated_bytes));
+  }
+}
+
 void add_stacks(report::Finding& f, const Group& g, const ProcessTrace& trace, StackResolver& stacks) {
   f.stack = stacks.user_stack(g.stack_id);
   if (!g.python_stack_id) return;
@@ -149,6 +166,7 @@ report::Finding make_finding(const Group& g, const ProcessTrace& trace, StackRes
   f.pid = trace.pid;
   if (!g.mixed_devices && g.device >= 0) f.device = g.device;
   add_leak_notes(f, g, stacks);
+  add_sampling_note(f, g, trace.stack_sampling);
   add_stacks(f, g, trace, stacks);  // its Python line the last note
   const bool resource = is_resource(info.family);
   const bool framework_block = g.owner.is_block() && g.owner.framework();
@@ -196,6 +214,9 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
     Group& g = it->second;
     g.bytes += a.bytes;
     ++g.count;
+    const double weight = trace.stack_sampling.weight(a.bytes);
+    g.estimated_count += weight;
+    g.estimated_bytes += weight * static_cast<double>(a.bytes);
     g.owner = owner;
     if (!owner.is_block()) g.graph_launches = std::max(g.graph_launches, a.graph_launches);
     if (inserted) {

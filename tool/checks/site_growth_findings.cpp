@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "sampled_stacks.h"
+
 namespace cuaudit {
 
 GrowthShape judge_growth(const std::vector<uint64_t>& v, double bucket_seconds) {
@@ -67,7 +69,7 @@ std::vector<report::Finding> site_growth_findings(const ProcessTrace& trace, con
     f.severity = report::Severity::Warning;
     f.api = api;
     f.bytes = site.bytes;
-    f.count = site.count;
+    f.count = site.count();
     f.pid = trace.pid;
     f.device = key.device;
     report::GrowthStats g;
@@ -90,6 +92,7 @@ std::vector<report::Finding> site_growth_findings(const ProcessTrace& trace, con
         "judged from its live bytes over the run ({} buckets of {:.1f} s): rising from quarter to quarter, and "
         "never falling back by more than a tenth",
         values.size(), bucket_seconds));
+    if (trace.stack_sampling.on()) f.notes.push_back(sampled_site_note(trace.stack_sampling));
     f.stack = stacks.user_stack(key.stack_id);
     findings.push_back(std::move(f));
   }

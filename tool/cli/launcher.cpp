@@ -187,6 +187,8 @@ void set_child_environment(const LaunchRequest& request) {
   setenv(env_name(EnvVar::SampleIntervalMs), std::to_string(request.sample_interval_ms).c_str(), 1);
   setenv(env_name(EnvVar::CheckLaunchParams), request.check_launch_params ? "1" : "0", 1);
   setenv(env_name(EnvVar::TrackResources), request.track_resources ? "1" : "0", 1);
+  setenv(env_name(EnvVar::StackSampleBytes), std::to_string(request.stack_sample_bytes).c_str(), 1);
+  setenv(env_name(EnvVar::StackExactBytes), std::to_string(request.stack_exact_bytes).c_str(), 1);
   setenv(env_name(EnvVar::DeviceHeap), request.sanitizer_library.empty() ? "0" : "1", 1);
   if (!request.sanitizer_library.empty())
     setenv(env_name(EnvVar::SanitizerLibrary), request.sanitizer_library.c_str(), 1);

@@ -40,6 +40,8 @@ struct LaunchRequest {
   unsigned sample_interval_ms = 10;      // --sample-interval (0: no memory timeline)
   bool check_launch_params = true;       // --check-launch-params
   bool track_resources = false;          // --track-resources
+  uint64_t stack_sample_bytes = 0;       // --mode watch: mean bytes between sampled stacks (0: every stack)
+  uint64_t stack_exact_bytes = 0;        // --mode watch: allocations this big always have their stack
   std::string sanitizer_library;         // --device-heap: the Sanitizer API library; empty: CUPTI as usual
   std::string python_hooks_dir;          // put first on PYTHONPATH (its sitecustomize.py); empty: none
   // Work done every `interval_ms` while the program runs, with its pid (--snapshot-interval,

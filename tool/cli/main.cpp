@@ -258,6 +258,10 @@ LaunchRequest launch_request(const Options& o, const std::string& program_path, 
   request.sample_interval_ms = o.run.sample_interval_ms;
   request.check_launch_params = o.run.check_launch_params;
   request.track_resources = o.run.track_resources;
+  if (o.run.watch) {
+    request.stack_sample_bytes = o.run.stack_sample_bytes;
+    request.stack_exact_bytes = o.run.stack_exact_bytes;
+  }
   if (o.run.python_hooks) request.python_hooks_dir = find_python_hooks(injection);
   return request;
 }

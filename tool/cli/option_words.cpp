@@ -1,6 +1,7 @@
 #include "option_words.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <stdexcept>
 
@@ -87,6 +88,23 @@ std::optional<uint64_t> parse_duration_ms(const std::string& text) {
                                                        {"m", 60'000}, {"min", 60'000}, {"h", 3'600'000}};
   const auto it = kUnits.find(unit);
   if (it == kUnits.end() || !(value >= 0) || value * it->second > 1e15) return std::nullopt;
+  return static_cast<uint64_t>(value * it->second);
+}
+
+std::optional<uint64_t> parse_byte_size(const std::string& text) {
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  static const std::map<std::string, double> kUnits = {
+      {"", 1},          {"B", 1},           {"K", 1024.0},       {"KiB", 1024.0},
+      {"M", 1048576.0}, {"MiB", 1048576.0}, {"G", 1073741824.0}, {"GiB", 1073741824.0}};
+  const auto it = kUnits.find(text.substr(used));
+  if (it == kUnits.end() || value * it->second > 1e18) return std::nullopt;
   return static_cast<uint64_t>(value * it->second);
 }
 

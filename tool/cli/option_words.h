@@ -20,4 +20,8 @@ std::optional<std::string> closest_word(const std::string& word, const std::vect
 // "30s", "10m", "1h", "500ms", "90" (seconds) in milliseconds; nullopt when it is none of these.
 std::optional<uint64_t> parse_duration_ms(const std::string& text);
 
+// "512K", "1M", "2G" (powers of 1024; KiB, MiB and GiB too), "4096" (bytes) in bytes; nullopt when
+// it is none of these.
+std::optional<uint64_t> parse_byte_size(const std::string& text);
+
 }  // namespace cuaudit

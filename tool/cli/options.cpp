@@ -11,6 +11,7 @@
 #include "command_texts.h"
 #include "exit_codes.h"
 #include "option_words.h"
+#include "watch_options.h"
 
 namespace cuaudit {
 namespace {
@@ -216,6 +217,7 @@ void add_run_options(CLI::App& app, Options& o) {
          "how often --metrics and --metrics-file are made anew from the traces (default 15s; each refresh reads "
          "the run so far, as `cuaudit snapshot` does)")
       ->type_name("DURATION");
+  add_watch_options(app, o.run);
   app.add_option("--sample-interval", o.run.sample_interval_ms,
                  "sample each device's memory use (cuMemGetInfo) every MS milliseconds for the timeline; "
                  "0: no timeline")
@@ -430,6 +432,8 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
     o.run.save_dir = o.run.output;
     if (o.out.json_file.empty()) o.out.json_file = o.run.output + "/report.json";
   }
+  if (o.command == Command::Run)
+    if (auto refused = check_watch_options(app, o.run)) return refused;
   o.out.gen_suppressions = o.out.gen_suppressions_word == "all" || o.out.gen_suppressions_word == "yes";
   if (o.analysis.print_builtin_suppressions) return std::nullopt;
   if (run) o.run.program = app.remaining();

@@ -74,6 +74,11 @@ struct RunOptions {
   std::string metrics_address;           // --metrics HOST:PORT: serve Prometheus metrics while it runs
   std::string metrics_file;              // --metrics-file FILE: write them there (node_exporter's textfile collector)
   unsigned metrics_interval_ms = 15000;  // --metrics-interval: how often they are made anew
+  // --mode watch: a service left running for days (docs/LONG_RUNNING.md): stacks of a sample of
+  // allocations, no launch checks.
+  bool watch = false;
+  uint64_t stack_sample_bytes = 512 * 1024;  // --stack-sample-bytes: mean bytes between two sampled stacks
+  uint64_t stack_exact_bytes = 1024 * 1024;  // --stack-exact-bytes: allocations this big always have theirs
 };
 
 // One command line: the command and the groups it reads (run: out, analysis, run; report and

@@ -1,13 +1,15 @@
 #include "site_history.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cuaudit {
 
-SiteHistory::SiteHistory(const ProcessTrace& trace) : start_ns_(trace.start_monotonic_ns) {}
+SiteHistory::SiteHistory(const ProcessTrace& trace)
+    : sampling_(trace.stack_sampling), start_ns_(trace.start_monotonic_ns) {}
 
 SiteHistory::Site* SiteHistory::site_of(const MemoryEvent& a) {
-  if (a.device < 0 || !owns_memory(api_info(a.api).family)) return nullptr;
+  if (a.device < 0 || !owns_memory(api_info(a.api).family) || sampling_.unsampled(a.stack_id)) return nullptr;
   Site& site = sites_[Key{a.device, a.stack_id, a.api}];
   if (!site.dirty) {
     site.dirty = true;
@@ -16,17 +18,21 @@ SiteHistory::Site* SiteHistory::site_of(const MemoryEvent& a) {
   return &site;
 }
 
+uint64_t SiteHistory::count_256ths(uint64_t bytes) const {
+  return static_cast<uint64_t>(std::llround(sampling_.weight(bytes) * 256.0));
+}
+
 void SiteHistory::on_live(const MemoryEvent& a) {
   if (Site* site = site_of(a)) {
-    site->bytes += a.bytes;
-    ++site->count;
+    site->bytes += sampling_.estimated_bytes(a.bytes);
+    site->count_256ths += count_256ths(a.bytes);
   }
 }
 
 void SiteHistory::on_gone(const MemoryEvent& a) {
   if (Site* site = site_of(a)) {
-    site->bytes -= std::min(site->bytes, a.bytes);
-    if (site->count) --site->count;
+    site->bytes -= std::min(site->bytes, sampling_.estimated_bytes(a.bytes));
+    site->count_256ths -= std::min(site->count_256ths, count_256ths(a.bytes));
   }
 }
 

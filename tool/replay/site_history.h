@@ -32,10 +32,15 @@ class SiteHistory : public ReplayObserver {
     uint32_t bucket;
     uint64_t bytes;
   };
+  // Live now. With sampled stacks (watch mode) both are estimates: each sampled allocation counts
+  // as many as it stands for (stack_sampling.h), and allocations without a sampled stack count in
+  // no site.
   struct Site {
-    uint64_t bytes = 0, count = 0;  // live now
-    bool dirty = false;             // changed in the current bucket
-    std::vector<Point> points;      // live bytes at the end of each bucket it changed in
+    uint64_t bytes = 0;
+    uint64_t count_256ths = 0;  // allocations, in 256ths (estimates are fractional)
+    bool dirty = false;         // changed in the current bucket
+    std::vector<Point> points;  // live bytes at the end of each bucket it changed in
+    uint64_t count() const { return (count_256ths + 128) / 256; }
   };
 
   struct KeyHash {
@@ -65,7 +70,9 @@ class SiteHistory : public ReplayObserver {
   void advance_to(uint64_t time_ns);
   void close_bucket();
   Site* site_of(const MemoryEvent& a);
+  uint64_t count_256ths(uint64_t bytes) const;  // what one allocation of `bytes` adds to its site's count
 
+  StackSampling sampling_;
   uint64_t start_ns_;
   uint64_t width_ns_ = kFirstBucketNs;
   size_t current_ = 0;  // the bucket events now fall in

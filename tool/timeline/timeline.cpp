@@ -53,7 +53,7 @@ void TimelineObserver::on_sample(const MemorySample& s, const DeviceHoldings& he
     if (!peak.sites_taken || out.used - peak.sites_used > peak.sites_used / 256) {
       peak.sites.clear();
       for (const auto& [key, site] : sites_.sites()) {
-        if (key.device == s.device && site.count) peak.sites.push_back({key, site.bytes, site.count});
+        if (key.device == s.device && site.count_256ths) peak.sites.push_back({key, site.bytes, site.count()});
       }
       peak.sites_used = out.used;
       peak.sites_taken = true;
@@ -135,15 +135,18 @@ void add_site_series(const ProcessTrace& trace, const SiteHistory& history, Stac
     for (size_t b = 0; b < history.buckets(); ++b)
       out.t.push_back(offset + bucket_seconds * static_cast<double>(b + 1));
     out.other.assign(history.buckets(), 0);
+    out.sampled = trace.stack_sampling.on();
     for (size_t i = 0; i < sites.size(); ++i) {
       if (i < top_sites) {
         report::SeriesSite site;
         site.api = std::string(api_info(stacks.api_called(sites[i].key->stack_id, sites[i].key->api)).name);
         site.bytes = sites[i].values;
         site.stack = stacks.user_stack(sites[i].key->stack_id);
+        site.count = history.sites().at(*sites[i].key).count();
         out.sites.push_back(std::move(site));
       } else {
         for (size_t b = 0; b < out.other.size(); ++b) out.other[b] += sites[i].values[b];
+        out.other_count += history.sites().at(*sites[i].key).count();
       }
     }
     timeline.site_series.push_back(std::move(out));

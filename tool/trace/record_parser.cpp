@@ -16,11 +16,7 @@ using namespace cuaudit::trace;
 
 namespace {
 
-std::string hex_bytes(const uint8_t* p, size_t n) {
-  std::string out;
-  for (size_t i = 0; i < n; ++i) out += fmt::format("{:02x}", p[i]);
-  return out;
-}
+std::string hex_bytes(const uint8_t* p, size_t n) { return fmt::format("{:02x}", fmt::join(p, p + n, "")); }
 
 std::vector<std::string> split_cmdline(const char* p, size_t n) {
   std::vector<std::string> args;
@@ -59,6 +55,11 @@ class RecordParser::Builder {
     out_.command = split_cmdline(tail.data, r.cmdline_bytes);
     out_.flush_interval_ms = r.flush_interval_ms;
     return true;
+  }
+
+  bool parse(const StackSamplingRecord& r, Tail) {
+    if (r.mean_bytes) out_.stack_sampling = {r.mean_bytes, r.exact_bytes};
+    return r.mean_bytes != 0;
   }
 
   bool parse(const ModuleRecord& r, Tail tail) {

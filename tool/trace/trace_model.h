@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "api_table.h"
+#include "stack_sample_weights.h"
 #include "trace_format.h"
 
 namespace cuaudit {
@@ -355,6 +356,7 @@ struct ProcessTrace {
   bool side_file_damaged = false;
   bool exit_called = false;           // an ExitCall record was seen (_exit, quick_exit, exit from a handler)
   uint32_t flush_interval_ms = 0;     // 0: unknown (a trace from before it was recorded)
+  StackSampling stack_sampling;       // watch mode: which allocations' stacks are a sample
   std::vector<std::string> problems;  // damage found while reading (truncation, ...)
   // Which of the problems says the file ends inside a chunk: damage for a process that ended, the
   // chunk being written for one still running (`cuaudit snapshot`).

@@ -25,3 +25,17 @@ TEST_CASE("did you mean: the nearest option when it is a likely typo") {
   CHECK(closest_word("--eror-exitcode", names) == "--error-exitcode");
   CHECK_FALSE(closest_word("--frobnicate", names).has_value());
 }
+
+TEST_CASE("sizes: bytes, K, M and G in powers of 1024, refused when they are none of these") {
+  CHECK(parse_byte_size("4096") == 4096u);
+  CHECK(parse_byte_size("512K") == 512u * 1024);
+  CHECK(parse_byte_size("1M") == 1024u * 1024);
+  CHECK(parse_byte_size("1.5MiB") == 1536u * 1024);
+  CHECK(parse_byte_size("2G") == uint64_t{2} << 30);
+  CHECK(parse_byte_size("0") == 0u);
+  CHECK_FALSE(parse_byte_size("").has_value());
+  CHECK_FALSE(parse_byte_size("-1K").has_value());
+  CHECK_FALSE(parse_byte_size("1 MB").has_value());
+  CHECK_FALSE(parse_byte_size("K").has_value());
+  CHECK_FALSE(parse_byte_size("1e30").has_value());
+}

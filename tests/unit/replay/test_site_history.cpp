@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "leak_findings.h"
 #include "option_words.h"
@@ -73,11 +74,11 @@ TEST_CASE("the history keeps at most 128 buckets, doubling their width as the ru
   for (const auto& [key, site] : h.sites()) {
     const std::vector<uint64_t> v = h.series(site);
     if (key.stack_id == 2) {
-      CHECK(site.count == 600);
+      CHECK(site.count() == 600);
       CHECK(v.back() == 600 * MiB);
       CHECK(std::is_sorted(v.begin(), v.end()));
     } else {
-      CHECK(site.count == 0);
+      CHECK(site.count() == 0);
       CHECK(*std::max_element(v.begin(), v.end()) == 0);  // released within each request
     }
   }
@@ -185,4 +186,29 @@ TEST_CASE("a snapshot, or a process killed, shows a framework pool's blocks live
   CHECK(kept->kind == report::FindingKind::Live);
   CHECK(kept->headline.rfind("Live when the process died:", 0) == 0);
   CHECK(kept->stack[0].line == 12);
+}
+
+TEST_CASE("watch mode: a site's live bytes and count are its samples' estimates, unsampled memory is in no site") {
+  SyntheticTrace t;
+  t.sampled_stacks(64 * 1024, MiB);
+  for (uint64_t i = 0; i < 100; ++i) t.alloc(Api::cudaMalloc, 0x100000 + i * 0x1000, 4096, i < 10 ? 5 : 0);
+  t.alloc(Api::cudaMalloc, 0x9000000, 2 * MiB, 6);
+  t.release(Api::cudaFree, 0x100000);  // a sampled one released: its whole estimate goes with it
+  const ProcessTrace& trace = t.end().trace();
+  SiteHistory h(trace);
+  replay(trace, &h);
+  h.finish();
+  REQUIRE(h.sites().size() == 2);
+  const double weight = 1.0 / -std::expm1(-4096.0 / 65536.0);  // 16.5: each sampled 4 KiB stands for so many
+  for (const auto& [key, site] : h.sites()) {
+    CAPTURE(key.stack_id);
+    if (key.stack_id == 5) {
+      CHECK(site.bytes == static_cast<uint64_t>(9 * std::llround(4096 * weight)));
+      CHECK(site.count() == static_cast<uint64_t>(std::llround(9 * weight)));
+    } else {
+      CHECK(key.stack_id == 6);
+      CHECK(site.bytes == 2 * MiB);  // exact
+      CHECK(site.count() == 1);
+    }
+  }
 }

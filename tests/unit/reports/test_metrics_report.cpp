@@ -34,11 +34,12 @@ Report service_report() {
   SiteSeries series;
   series.pid = 42, series.device = 0, series.t = {1, 2};
   SeriesSite a;
-  a.api = "cudaMalloc", a.site = "service.cu:41", a.bytes = {100, 300};
+  a.api = "cudaMalloc", a.site = "serve service.cu:41", a.bytes = {100, 300}, a.count = 3;
   SeriesSite b = a;  // another stack through the same line: the same series
   b.bytes = {10, 20};
   series.sites = {a, b};
   series.other = {5, 7};
+  series.other_count = 2;
   r.timeline.site_series.push_back(series);
   PoolSeries pool;
   pool.pid = 42, pool.pool = "request arena", pool.t = {1};
@@ -69,12 +70,16 @@ TEST_CASE("a service's report as metrics: process, devices, sites, pools, growth
   CHECK(has(text, R"(cuaudit_device_used_bytes{pid="42",device="0"} 4000)"));
   CHECK(has(text, R"(cuaudit_device_free_bytes{pid="42",device="0"} 6000)"));
   CHECK(has(text, R"(cuaudit_live_bytes{pid="42",device="0",memory="managed"} 512)"));
-  CHECK(has(text, R"(cuaudit_site_live_bytes{pid="42",device="0",site="service.cu:41",api="cudaMalloc"} 320)"));
+  CHECK(has(text, R"(cuaudit_site_live_bytes{pid="42",device="0",site="serve service.cu:41",api="cudaMalloc"} 320)"));
+  CHECK(
+      has(text, R"(cuaudit_site_live_allocations{pid="42",device="0",site="serve service.cu:41",api="cudaMalloc"} 6)"));
+  CHECK(has(text, R"(cuaudit_site_live_allocations{pid="42",device="0",site="other",api=""} 2)"));
   CHECK(has(text, R"(cuaudit_site_live_bytes{pid="42",device="0",site="other",api=""} 7)"));
   CHECK(has(text, R"(cuaudit_pool_largest_free_block_bytes{pid="42",pool="request arena"} 1)"));
   CHECK(has(text, R"(cuaudit_pool_fragmentation_ratio{pid="42",pool="request arena"} 0.96875)"));
   CHECK(count(text, "device heap of device 0") == 3);  // reserved, used, free: no largest block, no ratio
-  CHECK(has(text, R"(cuaudit_site_growth_bytes_per_second{pid="42",site="service.cu:41",api="cudaMalloc"} 2)"));
+  // The growth series names its site as the live one does.
+  CHECK(has(text, R"(cuaudit_site_growth_bytes_per_second{pid="42",site="serve service.cu:41",api="cudaMalloc"} 2)"));
   CHECK(has(text, R"(cuaudit_findings{kind="growth"} 1)"));
   CHECK(has(text, R"(cuaudit_findings{kind="leak"} 0)"));  // suppressed: not counted
   CHECK(text.find("# EOF") == std::string::npos);

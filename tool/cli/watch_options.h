@@ -1,0 +1,20 @@
+// --mode, --stack-sample-bytes and --stack-exact-bytes: watch mode's options (docs/LONG_RUNNING.md),
+// declared with the run command's and checked once the command line is parsed.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+
+#include "options.h"
+
+namespace cuaudit {
+
+void add_watch_options(CLI::App& app, RunOptions& run);
+
+// Watch mode does no launch checks, and the sampling sizes belong to it: a contradiction is refused
+// (an exit status, after saying why) rather than one of its halves silently dropped. Turns the
+// launch checks off in watch mode.
+std::optional<int> check_watch_options(const CLI::App& app, RunOptions& run);
+
+}  // namespace cuaudit
