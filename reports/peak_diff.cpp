@@ -46,7 +46,8 @@ std::vector<DevicePeakChange> peak_changes(const Report& before, const Report& a
         auto it = std::find_if(c.sites.begin(), c.sites.end(),
                                [&](const SitePeakChange& x) { return x.api == s.api && x.site == name; });
         if (it == c.sites.end()) it = c.sites.insert(c.sites.end(), SitePeakChange{s.api, name, 0, 0});
-        (is_after ? it->after : it->before) += s.bytes;
+        uint64_t& sum = is_after ? it->after : it->before;
+        sum = saturating_add(sum, s.bytes);
       }
     }
   }

@@ -88,8 +88,8 @@ Summary summarize_process(const std::vector<Finding>& findings, uint64_t pid) {
     ++s.findings;
     if (f.severity == Severity::Error && f.baseline != BaselineStatus::StillPresent) ++s.error_findings;
     if (counts_as_leak(f.kind)) {
-      s.leaked_bytes += f.bytes;
-      s.leaked_allocations += f.count;
+      s.leaked_bytes = saturating_add(s.leaked_bytes, f.bytes);
+      s.leaked_allocations = saturating_add(s.leaked_allocations, f.count);
     }
   }
   return s;

@@ -366,6 +366,13 @@ struct Report {
 // Memory sizes for people: "3.0 GiB", "540.8 MiB", "4.0 KiB", "100 B".
 std::string human_bytes(uint64_t bytes);
 
+// a + b, or the largest count when it would wrap: sums of byte counts from received reports (a
+// finding of 2^63 bytes, crafted or damaged) stay the largest number, never a small one.
+inline uint64_t saturating_add(uint64_t a, uint64_t b) {
+  uint64_t sum;
+  return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+
 // Memory the program never released: CUDA's allocations and kernels' device-heap blocks alike
 // (the summary's leaked bytes and sites).
 inline bool counts_as_leak(FindingKind kind) {

@@ -239,7 +239,7 @@ std::string notes_line(const Report& report, const Process& p, const TextOptions
     for (const Finding& f : report.findings) {
       if (f.pid != p.pid || f.suppressed || f.kind != kind.kind || !folded_note(f, options)) continue;
       ++count;
-      bytes += f.bytes;
+      bytes = saturating_add(bytes, f.bytes);
     }
     if (!count) continue;
     line += fmt::format("{}{} {}{}", line.empty() ? "Notes: " : ", ", count, kind.key,
@@ -329,7 +329,9 @@ void write_summaries(Writer& w, const Report& report, const TextOptions& options
   uint64_t live_bytes = 0, live_allocations = 0, live_sites = 0;
   for (const Finding& f : report.findings) {
     if (f.suppressed || f.kind != FindingKind::Live) continue;
-    live_bytes += f.bytes, live_allocations += f.count, ++live_sites;
+    live_bytes = saturating_add(live_bytes, f.bytes);
+    live_allocations = saturating_add(live_allocations, f.count);
+    ++live_sites;
   }
   if (live_sites) {
     w.line(fmt::format("LIVE SUMMARY: {} byte(s) live in {} allocation(s) from {} site(s){} (still running)",

@@ -91,13 +91,9 @@ struct Enriched {
   std::vector<std::string> notes;
 };
 
-// Stage::Index: run.json, the caches, every trace's first pass, the processes in report order.
-void index_run(RunState& state, const std::string& dir, const AnalysisOptions& options, report::Report& report) {
-  struct stat st;
-  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    throw std::runtime_error(not_a_run_dir_message(dir));
-  }
-  state.dir = dir;
+// The launcher's account of how the program ended (run.json), or what it knows when it could not
+// write one.
+void read_run_account(RunState& state, const std::string& dir, const AnalysisOptions& options, report::Report& report) {
   // A damaged run.json (the launcher's account of how the program ended) costs that account, not
   // the traces.
   try {
@@ -106,6 +102,26 @@ void index_run(RunState& state, const std::string& dir, const AnalysisOptions& o
     report.notes.push_back(fmt::format("{}; how the program ended is taken from its trace alone", e.what()));
     report.incomplete = true;
   }
+  // The launcher knows how the program ended even when it could not write it down: its account keeps
+  // the end-record checks that catch a trace cut short.
+  if (options.unsaved_run && !state.run) {
+    state.run = options.unsaved_run;
+    report.notes.push_back(fmt::format(
+        "{}: the disk may be full, and what filled it may have cut the traces too; how the program ended is taken "
+        "from the launcher",
+        options.unsaved_run_error));
+    report.incomplete = true;
+  }
+}
+
+// Stage::Index: run.json, the caches, every trace's first pass, the processes in report order.
+void index_run(RunState& state, const std::string& dir, const AnalysisOptions& options, report::Report& report) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    throw std::runtime_error(not_a_run_dir_message(dir));
+  }
+  state.dir = dir;
+  read_run_account(state, dir, options, report);
   // A directory that cannot be listed is not a run without CUDA: say what stops the reading.
   if (DIR* listing = opendir(dir.c_str())) {
     closedir(listing);

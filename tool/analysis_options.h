@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "check_options.h"
 #include "name_filter.h"
 #include "path_map.h"
+#include "run_dir.h"
 #include "suppressions.h"
 
 namespace cuaudit {
@@ -26,6 +28,11 @@ struct AnalysisOptions : CheckOptions {
   // has no end yet is reported as of now: what it holds is `live`, not leaked, and a last chunk cut
   // short is the one being written, not damage.
   bool snapshot = false;
+  // `cuaudit run` whose run.json could not be written (a full disk): how the program ended, as the
+  // launcher knows it, and why the file is missing. The report then says so and is incomplete, since
+  // what filled the disk may have cut the traces too.
+  std::optional<RunInfo> unsaved_run;
+  std::string unsaved_run_error;
 };
 
 }  // namespace cuaudit

@@ -5,6 +5,7 @@ on copies of the golden run (a report rewrites a run directory's caches)."""
 import argparse
 import json
 import os
+import resource
 import shutil
 import struct
 import subprocess
@@ -166,6 +167,53 @@ def cut_traces(r):
           "exit %d %s" % (proc.returncode, doc and doc["notes"]))
 
 
+def unsaved_run_json(r):
+    """F2: run.json cannot be written (a full disk; here a directory in its place) while the program's
+    trace was cut at a chunk boundary: the launcher's account still catches the cut (123), and says why."""
+    trace = r.trace(r.golden)
+    save = os.path.join(r.tmp, "f2-run")
+    # The program writes the golden trace cut after its first chunk, under its own pid, as a disk
+    # that filled mid-run leaves it, and takes run.json's name first.
+    program = ("import os, struct, sys; d = bytearray(open(sys.argv[1], 'rb').read()[:1648]); p = os.getpid(); "
+               "struct.pack_into('<Q', d, 16, p); struct.pack_into('<Q', d, 48, p); "
+               "t = os.environ['CUAUDIT_TRACE_DIR']; open(os.path.join(t, 'trace-%d.cutrace' % p), 'wb').write(d); "
+               "os.mkdir(os.path.join(t, 'run.json'))")
+    proc = run([r.cu, "--require-cuda-init", "no", "--save", save, "--json", os.path.join(r.tmp, "f2.json"),
+                "--log-file", os.devnull, sys.executable, "-c", program, trace])
+    doc = json.load(open(os.path.join(r.tmp, "f2.json"))) if os.path.exists(os.path.join(r.tmp, "f2.json")) else None
+    notes = " ".join(doc["notes"]) if doc else ""
+    check("F2: run.json unwritable and the trace cut at a chunk boundary: incomplete (123), not a clean run",
+          proc.returncode == 123 and doc is not None and doc["incomplete"],
+          "exit %d %s %s" % (proc.returncode, notes, proc.stderr.decode()[-500:]))
+    check("F2: ... and the report says run.json could not be written", "disk may be full" in notes, notes)
+
+
+def output_limits(r):
+    """F8, F13: a report past `ulimit -f` is cuaudit's failure (125, not SIGXFSZ's 153) and leaves the old
+    file whole; two outputs of one file, or a report over the run's trace, are refused before any work."""
+    d = r.copy()
+    run([r.cu, "report", d, "--log-file", os.devnull])  # the caches, so that only the report is large
+    out = os.path.join(r.tmp, "f8.json")
+    open(out, "w").write("the previous report")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+    proc = subprocess.run([r.cu, "report", d, "--json", out, "--log-file", os.devnull], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, preexec_fn=limit)
+    check("F8: a report past ulimit -f: 125 with a message, not 153", proc.returncode == 125 and
+          b"cannot write" in proc.stderr, "exit %d %s" % (proc.returncode, proc.stderr.decode()[-500:]))
+    check("F8: ... and the previous report is whole, not half of the new one",
+          open(out).read() == "the previous report", open(out).read()[:200])
+    same = os.path.join(r.tmp, "same.out")
+    proc = run([r.cu, "report", d, "--json", same, "--html", same])
+    check("F13: --json and --html of one file are refused (2)", proc.returncode == 2 and b"both write" in proc.stderr,
+          "exit %d %s" % (proc.returncode, proc.stderr.decode()[-300:]))
+    proc = run([r.cu, "report", d, "--json", r.trace(d)])
+    check("F13: a report over the run's trace is refused (2), the trace kept",
+          proc.returncode == 2 and open(r.trace(d), "rb").read(4) == open(r.trace(r.golden), "rb").read(4),
+          "exit %d %s" % (proc.returncode, proc.stderr.decode()[-300:]))
+
+
 def exit_codes(r):
     """E7, E9: --error-exitcode stays in 1-255; merge and diff keep an input's incompleteness."""
     d = r.copy()
@@ -303,10 +351,12 @@ def main():
         duplicates(r)
         cut_traces(r)
         exit_codes(r)
+        output_limits(r)
         hostile_text(r)
         side_files(r)
         if not opts.tool_only:
             planted_links(r)  # runs a program under cuaudit
+            unsaved_run_json(r)
         if opts.make_trace:
             many_processes(r, os.path.abspath(opts.make_trace))
     finally:

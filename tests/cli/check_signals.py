@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a stop does to `cuaudit run` (docs/EXIT_CODES.md, "Signals"): SIGTERM, SIGHUP, SIGINT and
-SIGQUIT sent to cuaudit or to its process group, a program that ignores SIGTERM, timeout(1), nohup
-and --save. Every case must still give its report, leave no program running and no temporary run
+SIGQUIT sent to cuaudit or to its process group, SIGUSR1, SIGUSR2 and SIGALRM passed on, a program
+that ignores SIGTERM, timeout(1), nohup and --save. Every case must still give its report, leave no program running and no temporary run
 directory behind. Runs without a GPU: the "program" copies a golden trace into its run directory
 (what the injection would have written) and sleeps until it is stopped."""
 import argparse
@@ -134,6 +134,17 @@ def main():
                 os.killpg(case.proc.pid, sig)
             case.finish()
             case.expect("%s to cuaudit's process group" % name, 128 + sig)
+
+        # What schedulers send before a job's time ends (Slurm's --signal=USR1@60, Grid Engine's -notify)
+        # and timers: passed on to the program, never the end of cuaudit. The program (sleep) dies of
+        # each by default, and cuaudit reports as it does for any program that a signal ends.
+        for sig in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM):
+            name = signal.Signals(sig).name
+            case = Case(cu, golden, tmp, "notice-" + name)
+            if case.start():
+                case.proc.send_signal(sig)
+            case.finish()
+            case.expect("%s to cuaudit is passed on to the program" % name, 128 + sig)
 
         case = Case(cu, golden, tmp, "ignores-term", trap="trap '' TERM; ")
         if case.start():

@@ -5,8 +5,17 @@
 
 namespace cuaudit {
 
+namespace {
+std::string g_run_dir;
+}  // namespace
+
+void say_on_failure(const std::string& run_dir) { g_run_dir = run_dir; }
+
 void fail(int code, const std::string& message) {
   std::cerr << "cuaudit: error: " << message << '\n';
+  if (!g_run_dir.empty())
+    std::cerr << "cuaudit: the recorded run is in " << g_run_dir << " (analyze it again with: cuaudit report "
+              << g_run_dir << ")\n";
   std::exit(code);
 }
 

@@ -16,4 +16,8 @@ inline constexpr int kExitNotFound = 127;        // as a shell: no such program
 // Says "cuaudit: error: MESSAGE" on stderr and exits with `code`: how every command gives up.
 [[noreturn]] void fail(int code, const std::string& message);
 
+// From now on, a failure also says where the recorded run was left (the run's report could not be
+// written: its temporary directory is kept so that nothing recorded is lost); empty: nothing more.
+void say_on_failure(const std::string& run_dir);
+
 }  // namespace cuaudit

@@ -266,6 +266,23 @@ LaunchRequest launch_request(const Options& o, const std::string& program_path, 
   return request;
 }
 
+// run.json: how the program ended. When it cannot be written (a full disk), the analysis takes the
+// launcher's account instead, and says so.
+AnalysisOptions save_run_info(const Options& o, const std::string& run_dir, RunInfo& run,
+                              const AnalysisOptions& analysis) {
+  run.cuaudit_version = CUAUDIT_VERSION;
+  run.launch_params_recorded = o.run.check_launch_params && !o.run.device_heap;  // CUPTI's launches only
+  run.resources_recorded = o.run.track_resources;
+  AnalysisOptions final_analysis = analysis;
+  std::string error;
+  if (!write_run_info(run_dir, run, error)) {
+    std::cerr << "cuaudit: warning: " << error << '\n';
+    final_analysis.unsaved_run = run;
+    final_analysis.unsaved_run_error = error;
+  }
+  return final_analysis;
+}
+
 int run_command(Options o) {
 #ifdef CUAUDIT_TOOL_ONLY
   fail(kExitToolFailure,
@@ -318,22 +335,20 @@ int run_command(Options o) {
     if (temporary) remove_run_dir(run_dir);
     fail(e.exit_code, e.what());
   }
-  run.cuaudit_version = CUAUDIT_VERSION;
-  run.launch_params_recorded = o.run.check_launch_params && !o.run.device_heap;  // CUPTI's launches only
-  run.resources_recorded = o.run.track_resources;
-  std::string error;
-  if (!write_run_info(run_dir, run, error)) std::cerr << "cuaudit: warning: " << error << '\n';
+  const AnalysisOptions final_analysis = save_run_info(o, run_dir, run, analysis);
 
   report::Report result;
   try {
-    result = analyze_run_dir(run_dir, analysis);
+    result = analyze_run_dir(run_dir, final_analysis);
   } catch (const std::exception& e) {
     fail(kExitToolFailure, fmt::format("cannot analyze the run in {}: {}", run_dir, e.what()));
   }
   if (baseline) apply_baseline(o.analysis.baseline_file, *baseline, result);
   record_options(o, result);
-  if (metrics) metrics->publish(result);  // the file, and the server until cuaudit exits, say how it ended
+  if (metrics) metrics->publish(result);   // the file, and the server until cuaudit exits, say how it ended
+  if (temporary) say_on_failure(run_dir);  // a report that cannot be written keeps the run, and says where
   write_outputs(o, result, run.pid, text_report(o, result));
+  say_on_failure("");
   if (temporary) {
     remove_run_dir(run_dir);
   } else {

@@ -62,8 +62,8 @@ report::Report merge_reports(const std::vector<report::Report>& reports, const s
         continue;
       }
       report::Finding& same = merged.findings[it->second];
-      same.count += f.count;
-      same.bytes += f.bytes;
+      same.count = report::saturating_add(same.count, f.count);
+      same.bytes = report::saturating_add(same.bytes, f.bytes);
       if (same.device != f.device) same.device.reset();  // the same bug on several devices: none names them all
       if (same.ranks.back() != r) same.ranks.push_back(r);
       same.pids.push_back(f.pid);

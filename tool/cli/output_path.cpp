@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
+#include <filesystem>
 
 #include <cstdlib>
 #include <cstring>
@@ -82,7 +83,16 @@ void write_file_or_fail(const std::string& path, const std::string& contents) {
     if (!std::cout) fail(kExitToolFailure, "cannot write to standard output");
     return;
   }
-  if (!write_whole_file(path, contents, error)) fail(kExitToolFailure, error);
+  // A file (or a link to one) is replaced at once, through a new file beside it: a disk that fills or
+  // a `ulimit -f` leaves the old report or none, never half of the new one. A FIFO or a device
+  // (/dev/stderr) is written in place.
+  std::error_code ec;
+  const std::filesystem::path target = std::filesystem::weakly_canonical(path, ec);
+  const auto status = std::filesystem::status(ec ? std::filesystem::path(path) : target, ec);
+  const bool in_place = !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
+  const bool written = in_place ? write_whole_file(path, contents, error)
+                                : replace_file(target.empty() ? path : target.string(), contents, error);
+  if (!written) fail(kExitToolFailure, error);
 }
 
 std::string numbered_path(const std::string& path, const std::string& tag) {

@@ -6,7 +6,9 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +22,7 @@
 #include "json_report.h"
 #include "junit_report.h"
 #include "output_path.h"
+#include "run_dir_layout.h"
 #include "sarif_report.h"
 #include "suppressions.h"
 #include "text_report.h"
@@ -81,8 +84,10 @@ std::string idle_rules_warning(const report::Report& a) {
   return out;
 }
 
-// The text report (stderr or --log-file), then every machine-readable format asked for.
-void write_outputs(const Options& o, const report::Report& a, uint64_t pid, const std::string& text) {
+namespace {
+
+// Each file asked for, in turn.
+void write_each_output(const Options& o, const report::Report& a, uint64_t pid, const std::string& text) {
   // On stderr whatever -q says: a rule that silences nothing is often a typo, and a keep rule that
   // keeps nothing has turned the gate green.
   std::cerr << idle_rules_warning(a);
@@ -106,6 +111,63 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid, cons
     write_file_or_fail(expand_output_path(o.out.collapsed_file, pid), report::render_collapsed(a));
 }
 
+}  // namespace
+
+// The text report (stderr or --log-file), then every machine-readable format asked for. Running out
+// of memory while rendering one is cuaudit's own failure (125, never 134, which would say the
+// program died of SIGABRT); what was written before stays whole (each file is replaced at once).
+void write_outputs(const Options& o, const report::Report& a, uint64_t pid, const std::string& text) {
+  try {
+    write_each_output(o, a, pid, text);
+  } catch (const std::bad_alloc&) {
+    fail(kExitToolFailure, "out of memory while writing the reports");
+  } catch (const std::exception& e) {
+    fail(kExitToolFailure, fmt::format("cannot write the reports: {}", e.what()));
+  }
+}
+
+namespace {
+
+// Two outputs of one file keep only the last written, and a report written over the run's own files
+// (its trace, run.json) destroys the run: both refused before any work is done.
+void refuse_colliding_outputs(const Options& o) {
+  namespace fs = std::filesystem;
+  const std::pair<const char*, const std::string*> named[] = {
+      {"--log-file", &o.out.log_file},       {"--json", &o.out.json_file}, {"--sarif", &o.out.sarif_file},
+      {"--junit", &o.out.junit_file},        {"--html", &o.out.html_file}, {"--perfetto", &o.out.perfetto_file},
+      {"--collapsed", &o.out.collapsed_file}};
+  auto resolved = [](const std::string& path) {
+    std::error_code ignored;
+    const fs::path p = fs::weakly_canonical(fs::absolute(path, ignored), ignored);
+    return p.empty() ? fs::path(path) : p;
+  };
+  const std::string run_dir = o.command == Command::Run ? o.run.save_dir : o.run_dir;
+  const fs::path run = run_dir.empty() ? fs::path() : resolved(run_dir);
+  std::map<fs::path, const char*> seen;
+  for (const auto& [option, value] : named) {
+    if (value->empty() || *value == kStandardOutput) continue;
+    std::string expanded;
+    try {
+      expanded = expand_output_path(*value, 0);
+    } catch (const std::exception&) {
+      continue;  // refused just below, with its own words
+    }
+    const fs::path path = resolved(expanded);
+    if (auto [it, inserted] = seen.emplace(path, option); !inserted) {
+      fail(kExitUsage,
+           fmt::format("{} and {} both write {}: the second would replace the first; give each its own file",
+                       it->second, option, *value));
+    }
+    if (!run.empty() && path.parent_path() == run && run_dir::is_run_entry(path.filename().string())) {
+      fail(kExitUsage, fmt::format("{} {} would overwrite a file of the recorded run in {} (its trace, run.json or a "
+                                   "cache): write the report elsewhere",
+                                   option, *value, run_dir));
+    }
+  }
+}
+
+}  // namespace
+
 // Every report file must be writable before any work is done. (--output's report.json is created
 // with its directory.)
 void refuse_unwritable_outputs(const Options& o) {
@@ -123,6 +185,7 @@ void refuse_unwritable_outputs(const Options& o) {
                                  "can parse: give all but one of them a file",
                                  fmt::format("{} -", fmt::join(on_stdout, " -, "))));
   }
+  refuse_colliding_outputs(o);
   // %q{NAME} is known now (the program inherits this environment): a bad one is refused before the
   // program runs, not after.
   for (const std::string* out : {&o.out.log_file, &o.out.json_file, &o.out.sarif_file, &o.out.junit_file,

@@ -17,7 +17,14 @@ namespace {
 // What stops a job: a CI timeout or cancel (SIGTERM), a closed terminal or ssh session (SIGHUP),
 // an interrupt or quit sent with kill.
 constexpr int kStopSignals[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT};
-constexpr size_t kCount = sizeof kStopSignals / sizeof kStopSignals[0];
+// What schedulers send to warn a job (Slurm's --signal=USR1@60, Grid Engine's -notify: USR1 and
+// USR2) and what timers and limits send: not stops. Each is passed on to the program as it comes,
+// and none ends cuaudit (by default each would, losing the report and orphaning the program).
+constexpr int kNoticeSignals[] = {SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU, SIGVTALRM, SIGPROF};
+constexpr size_t kStops = sizeof kStopSignals / sizeof kStopSignals[0];
+constexpr size_t kCount = kStops + sizeof kNoticeSignals / sizeof kNoticeSignals[0];
+
+int handled_signal(size_t i) { return i < kStops ? kStopSignals[i] : kNoticeSignals[i - kStops]; }
 // timeout(1) signals its child and then its own process group, cuaudit included: one stop, twice.
 constexpr int64_t kRepeatWindowNs = 1'000'000'000;
 
@@ -69,10 +76,19 @@ void on_stop_signal(int sig, siginfo_t* info, void*) {
   errno = saved_errno;
 }
 
-sigset_t stop_signal_set() {
+// A notice is the program's to act on: passed on each time. One the kernel raised (cuaudit's own
+// timer or CPU limit) is about cuaudit, not the program, and so is one after the program ended.
+void on_notice_signal(int sig, siginfo_t* info, void*) {
+  const int saved_errno = errno;
+  const bool own = info && info->si_code == SI_KERNEL;
+  if (!own && !g_ended && g_program > 0 && !g_killed_after) kill(static_cast<pid_t>(g_program), sig);
+  errno = saved_errno;
+}
+
+sigset_t handled_signal_set() {
   sigset_t set;
   sigemptyset(&set);
-  for (int sig : kStopSignals) sigaddset(&set, sig);
+  for (size_t i = 0; i < kCount; ++i) sigaddset(&set, handled_signal(i));
   return set;
 }
 
@@ -91,40 +107,43 @@ SignalForwarding::SignalForwarding(const std::string& run_dir) {
   g_killed_after = 0;
   g_first_ns.store(0);
   // Until the program's pid is known, a stop waits (blocked) rather than being lost.
-  const sigset_t set = stop_signal_set();
+  const sigset_t set = handled_signal_set();
   sigprocmask(SIG_BLOCK, &set, nullptr);
   struct sigaction forward {};
   forward.sa_sigaction = on_stop_signal;
   forward.sa_flags = SA_SIGINFO;  // no SA_RESTART: the launcher's wait wakes up to pass the stop on
   sigfillset(&forward.sa_mask);
+  struct sigaction notice = forward;
+  notice.sa_sigaction = on_notice_signal;
+  notice.sa_flags = SA_SIGINFO | SA_RESTART;  // nothing for the launcher to do
   for (size_t i = 0; i < kCount; ++i) {
-    sigaction(kStopSignals[i], nullptr, &g_before[i]);
+    sigaction(handled_signal(i), nullptr, &g_before[i]);
     g_installed[i] = g_before[i].sa_handler != SIG_IGN;  // nohup's SIGHUP stays ignored
-    if (g_installed[i]) sigaction(kStopSignals[i], &forward, nullptr);
+    if (g_installed[i]) sigaction(handled_signal(i), i < kStops ? &forward : &notice, nullptr);
   }
 }
 
 SignalForwarding::~SignalForwarding() {
   for (size_t i = 0; i < kCount; ++i) {
-    if (g_installed[i]) sigaction(kStopSignals[i], &g_before[i], nullptr);
+    if (g_installed[i]) sigaction(handled_signal(i), &g_before[i], nullptr);
     g_installed[i] = false;
   }
-  const sigset_t set = stop_signal_set();
+  const sigset_t set = handled_signal_set();
   sigprocmask(SIG_UNBLOCK, &set, nullptr);
 }
 
 void SignalForwarding::restore_in_child() const {
   for (size_t i = 0; i < kCount; ++i) {
-    if (g_installed[i]) sigaction(kStopSignals[i], &g_before[i], nullptr);
+    if (g_installed[i]) sigaction(handled_signal(i), &g_before[i], nullptr);
   }
   restore_broken_pipes();
-  const sigset_t set = stop_signal_set();
+  const sigset_t set = handled_signal_set();
   sigprocmask(SIG_UNBLOCK, &set, nullptr);
 }
 
 void SignalForwarding::forward_to(pid_t program) {
   g_program = program;
-  const sigset_t set = stop_signal_set();
+  const sigset_t set = handled_signal_set();
   sigprocmask(SIG_UNBLOCK, &set, nullptr);  // a stop that came during the fork is handled now
 }
 
@@ -154,18 +173,23 @@ std::optional<int> SignalForwarding::killed_after() const {
 }
 
 namespace {
-struct sigaction g_pipe_before;
-bool g_pipe_saved = false;
+// A write to a closed pipe, and one past `ulimit -f` (SIGXFSZ, whose default kills with 153 =
+// 128 + 25, the code for "the program died of SIGXFSZ"): ignored, each write then fails (EPIPE,
+// EFBIG) and cuaudit says so.
+constexpr int kWriteSignals[] = {SIGPIPE, SIGXFSZ};
+struct sigaction g_write_before[2];
+bool g_write_saved[2] = {false, false};
 }  // namespace
 
 void keep_writing_on_broken_pipe() {
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
-  g_pipe_saved = sigaction(SIGPIPE, &ignore, &g_pipe_before) == 0;
+  for (size_t i = 0; i < 2; ++i) g_write_saved[i] = sigaction(kWriteSignals[i], &ignore, &g_write_before[i]) == 0;
 }
 
 void restore_broken_pipes() {
-  if (g_pipe_saved) sigaction(SIGPIPE, &g_pipe_before, nullptr);
+  for (size_t i = 0; i < 2; ++i)
+    if (g_write_saved[i]) sigaction(kWriteSignals[i], &g_write_before[i], nullptr);
 }
 
 }  // namespace cuaudit

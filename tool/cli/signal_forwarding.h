@@ -10,6 +10,10 @@
 // reports what its trace holds, saying so. Once the program has ended, a signal ends cuaudit as it
 // would any program, saying where the recorded run was left.
 //
+// SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU, SIGVTALRM and SIGPROF (what Slurm and Grid Engine send
+// before a job's time ends, and timers) are notices, not stops: each sent to cuaudit while the
+// program runs is passed on to it, and none ends cuaudit, before or after the program's end.
+//
 // A signal that was ignored when cuaudit started (nohup's SIGHUP) stays ignored, for cuaudit and
 // for the program.
 #pragma once
@@ -48,8 +52,9 @@ class SignalForwarding {
 };
 
 // A report whose terminal went away (stderr a closed pipe: `cuaudit ... 2>&1 | head`) still
-// writes its files: cuaudit ignores SIGPIPE (a failed write to stderr is harmless), and the program
-// it starts gets SIGPIPE's disposition back.
+// writes its files: cuaudit ignores SIGPIPE (a failed write to stderr is harmless) and SIGXFSZ (a
+// report past `ulimit -f` fails with a message and 125, not with 153), and the program it starts
+// gets their dispositions back.
 void keep_writing_on_broken_pipe();
 void restore_broken_pipes();
 

@@ -373,3 +373,13 @@ TEST_CASE("text report: notes are one summary line after what gates, each on its
   CHECK(all.find("Handled error") != std::string::npos);
   CHECK(all.find("Notes: ") == std::string::npos);
 }
+
+TEST_CASE("byte sums of received findings saturate instead of wrapping to a small number") {
+  Finding a;
+  a.kind = FindingKind::Leak, a.severity = Severity::Error, a.bytes = uint64_t{1} << 63, a.count = 1;
+  const Summary s = summarize({a, a, a});
+  CHECK(s.leaked_bytes == UINT64_MAX);
+  CHECK(s.leaked_allocations == 3);
+  CHECK(saturating_add(UINT64_MAX - 1, 1) == UINT64_MAX);
+  CHECK(saturating_add(2, 3) == 5);
+}
