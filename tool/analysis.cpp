@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "allocation_spans.h"
 #include "checks.h"
@@ -164,11 +165,12 @@ void index_run(RunState& state, const std::string& dir, const AnalysisOptions& o
     ProcessTrace& trace = file.metadata();
     // A snapshot reads the traces while they are written: a process that has not reached its end
     // is in the middle of writing its last chunk, which is not damage.
-    if (options.snapshot && !trace.reached_exit && trace.cut_short_problem) {
+    const bool running = options.snapshot || left_running(state.run, trace.pid);
+    if (running && !trace.reached_exit && trace.cut_short_problem) {
       trace.problems.erase(trace.problems.begin() + static_cast<std::ptrdiff_t>(*trace.cut_short_problem));
       trace.cut_short_problem.reset();
     }
-    note_missing_records(file, trace, state.run, options.snapshot);
+    note_missing_records(file, trace, state.run, running);
     report.incomplete |= !trace.problems.empty();
   }
   const std::optional<RunInfo>& run = state.run;
@@ -256,11 +258,13 @@ ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enri
         out.call_sites_recorded |= e.kind == EventKind::CallSite;
       },
       enriched.framework_events.empty() ? nullptr : &enriched.framework_events);
-  const bool running = options.snapshot && !ending_fact(trace);
+  // As of now: in a snapshot, or a process the program left running when it ended.
+  const bool as_of_now = options.snapshot || left_running(state.run, trace.pid);
+  const bool running = as_of_now && !ending_fact(trace);
   const ReplayResult result = replayer.finish(running ? std::optional(LeakEnd::StillRunning) : std::nullopt);
   history.finish();
   out.shared_memory = shared.use();
-  report.processes.push_back(describe_process(trace, state.run, options.snapshot, bounds.last_ns(trace), result));
+  report.processes.push_back(describe_process(trace, state.run, as_of_now, bounds.last_ns(trace), result));
   for (std::string& note : enriched.notes) report.processes.back().notes.push_back(std::move(note));
   if (trace.stack_sampling.on()) report.processes.back().notes.push_back(sampled_process_note(trace.stack_sampling));
   report.incomplete |= trace.side_file_damaged;
@@ -319,6 +323,12 @@ void run_notes(RunState& state, const AnalysisOptions& options, report::Report& 
   }
   if (state.run) {
     if (auto note = stop_note(*state.run)) report.notes.push_back(*note);
+    if (const std::vector<uint64_t>& left = state.run->still_running; !left.empty()) {
+      report.notes.push_back(fmt::format(
+          "the program left {} process(es) running when it ended (pid {}); cuaudit did not wait for them: each that "
+          "records is reported as it was then, its memory live, not leaked",
+          left.size(), fmt::join(left, ", ")));
+    }
   }
   if (state.filtered_out) {
     report.notes.push_back(fmt::format(

@@ -17,6 +17,14 @@ void describe_end(const ProcessTrace& trace, const std::optional<RunInfo>& run, 
                   report::Process& p) {
   if (run && run->pid == trace.pid) apply_run_info(*run, p);
   const Event* last = ending_fact(trace);
+  if (!last && left_running(run, trace.pid)) {
+    p.notes.push_back(fmt::format(
+        "still running when the program ended, {:.1f} s after it started (a process it left behind; cuaudit did "
+        "not wait for it): what it held then is live, not leaked; `cuaudit report` of the kept run once it has "
+        "ended gives its whole account",
+        trace.seconds_since_start(last_ns)));
+    return;
+  }
   if (!last && snapshot) {
     p.notes.push_back(fmt::format(
         "still running when this snapshot was taken, {:.1f} s after it started (events of its last {} ms may not "

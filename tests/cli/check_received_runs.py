@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 failures = []
 passes = []
@@ -188,6 +189,43 @@ def unsaved_run_json(r):
     check("F2: ... and the report says run.json could not be written", "disk may be full" in notes, notes)
 
 
+def left_behind(r):
+    """F1: a process the program leaves running (a worker started in the background) is reported as it
+    was when the program ended, its memory live, not leaked, never as killed; the temporary run is kept
+    for it, and reading it again once it has ended gives its whole account."""
+    trace = r.trace(r.golden)
+    # The worker writes the golden trace's first chunk under its own pid, then the rest 3 s later.
+    worker = ("import os, struct, sys, time; d = bytearray(open(sys.argv[1], 'rb').read()); p = os.getpid(); "
+              "struct.pack_into('<Q', d, 16, p); struct.pack_into('<Q', d, 48, p); "
+              "path = os.path.join(os.environ['CUAUDIT_TRACE_DIR'], 'trace-%d.cutrace' % p); "
+              "open(path, 'wb').write(d[:1648]); time.sleep(3); open(path, 'ab').write(d[1648:])")
+    env = dict(os.environ, TMPDIR=r.tmp)
+    out = os.path.join(r.tmp, "f1.json")
+    proc = subprocess.run([r.cu, "--require-cuda-init", "no", "--json", out, "--log-file", os.devnull, "sh", "-c",
+                           '"$0" -c "$1" "$2" & sleep 0.5', sys.executable, worker, trace],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, timeout=60)
+    doc = json.load(open(out)) if os.path.exists(out) else {"findings": [], "notes": [], "processes": []}
+    leaks = [f for f in doc["findings"] if f["kind"] == "leak"]
+    check("F1: a worker still running when the program ends: exit 0, no leak reported for it",
+          proc.returncode == 0 and not leaks, "exit %d, %d leak(s): %s" % (proc.returncode, len(leaks), proc.stderr))
+    notes = " ".join(doc["notes"]) + " ".join(n for p in doc["processes"] for n in p.get("notes", []))
+    check("F1: ... the report says it was left running, not killed",
+          "left 1 process(es) running" in notes or "left 2 process(es) running" in notes, notes)
+    check("F1: ... its process is not said to have ended without exit processing",
+          "still running when the program ended" in notes and "ended without exit processing" not in notes, notes)
+    kept = [line.split(" for them")[0].split("kept in ")[-1] for line in proc.stderr.splitlines() if "kept in" in line]
+    check("F1: ... the temporary run is kept, and cuaudit says where", bool(kept) and os.path.isdir(kept[0]),
+          proc.stderr)
+    if kept and os.path.isdir(kept[0]):
+        time.sleep(4)  # the worker has written its whole trace by now
+        again = run([r.cu, "report", kept[0], "--json", os.path.join(r.tmp, "f1-again.json"), "--log-file", os.devnull])
+        doc = json.load(open(os.path.join(r.tmp, "f1-again.json")))
+        check("F1: ... read again once the worker has ended: its leaks, complete",
+              again.returncode == 0 and not doc["incomplete"] and doc["summary"]["leaked_bytes"] == 344064,
+              "exit %d %s" % (again.returncode, json.dumps(doc["summary"])))
+        shutil.rmtree(kept[0], ignore_errors=True)
+
+
 def output_limits(r):
     """F8, F13: a report past `ulimit -f` is cuaudit's failure (125, not SIGXFSZ's 153) and leaves the old
     file whole; two outputs of one file, or a report over the run's trace, are refused before any work."""
@@ -357,6 +395,7 @@ def main():
         if not opts.tool_only:
             planted_links(r)  # runs a program under cuaudit
             unsaved_run_json(r)
+            left_behind(r)
         if opts.make_trace:
             many_processes(r, os.path.abspath(opts.make_trace))
     finally:

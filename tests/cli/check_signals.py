@@ -157,6 +157,23 @@ def main():
         case.expect("a program that ignores SIGTERM, a second SIGTERM", 128 + signal.SIGKILL,
                     "it killed the program (SIGKILL)")
 
+        # The second stop kills the whole tree: a background child that ignores SIGTERM too is not left.
+        grandchild = os.path.join(tmp, "grandchild.pid")
+        case = Case(cu, golden, tmp, "tree-ignores-term",
+                    trap="trap '' TERM; sleep 61 & echo $! > '%s'; " % grandchild)
+        if case.start():
+            case.proc.send_signal(signal.SIGTERM)
+            time.sleep(1.5)
+            case.proc.send_signal(signal.SIGTERM)
+        case.finish()
+        case.expect("a tree that ignores SIGTERM, a second SIGTERM", 128 + signal.SIGKILL,
+                    "it killed the program (SIGKILL)")
+        left = int(open(grandchild).read()) if os.path.exists(grandchild) else None
+        check("... and the program's own child that ignores SIGTERM is killed too", left is not None and not alive(left),
+              "grandchild %s still running" % left)
+        if left is not None and alive(left):
+            os.kill(left, signal.SIGKILL)
+
         case = Case(cu, golden, tmp, "timeout")
         timeout = shutil.which("timeout")
         if timeout:

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "descendants.h"
 #include "environment.h"
 #include "exit_codes.h"
 
@@ -248,6 +249,26 @@ int wait_for(pid_t pid, const LaunchRequest& request) {
   return status;
 }
 
+// What the program left running when it ended. After a second stop (cuaudit killed the program)
+// they are killed too, the whole tree, as the user asked: nothing is left behind then.
+std::vector<uint64_t> processes_left_behind(bool kill_them) {
+  reap_ended_children();
+  std::vector<pid_t> left = live_descendants(getpid());
+  if (kill_them && !left.empty()) {
+    for (pid_t p : left) kill(p, SIGKILL);
+    // Each becomes cuaudit's child once its parent is gone: reaped as they end (SIGKILL cannot be
+    // refused; a process stuck in the kernel is left after 2 s rather than waited for forever).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
+      const timespec pause{0, 10'000'000};
+      nanosleep(&pause, nullptr);
+      reap_ended_children();
+      left = live_descendants(getpid());
+    }
+  }
+  return {left.begin(), left.end()};
+}
+
 }  // namespace
 
 RunInfo run_program(const LaunchRequest& request) {
@@ -264,6 +285,9 @@ RunInfo run_program(const LaunchRequest& request) {
   for (const auto& arg : request.argv) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
 
+  // Orphans the program leaves (a worker in the background) become cuaudit's children, not init's:
+  // they are found when it ends, and a second stop kills them too.
+  become_subreaper();
   const pid_t pid = fork();
   if (pid < 0) throw LaunchError(kExitToolFailure, fmt::format("cannot fork: {}", strerror(errno)));
   if (pid == 0) {
@@ -304,6 +328,7 @@ RunInfo run_program(const LaunchRequest& request) {
   info.pid = static_cast<uint64_t>(pid);
   if (WIFEXITED(status)) info.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) info.signal = WTERMSIG(status);
+  info.still_running = processes_left_behind(info.killed_after_signal.has_value());
   return info;
 }
 

@@ -28,6 +28,7 @@
 #include "peak_diff.h"
 #include "report_outputs.h"
 #include "run_dir.h"
+#include "run_ending.h"
 #include "running_process.h"
 #include "safe_file.h"
 #include "signal_forwarding.h"
@@ -266,23 +267,6 @@ LaunchRequest launch_request(const Options& o, const std::string& program_path, 
   return request;
 }
 
-// run.json: how the program ended. When it cannot be written (a full disk), the analysis takes the
-// launcher's account instead, and says so.
-AnalysisOptions save_run_info(const Options& o, const std::string& run_dir, RunInfo& run,
-                              const AnalysisOptions& analysis) {
-  run.cuaudit_version = CUAUDIT_VERSION;
-  run.launch_params_recorded = o.run.check_launch_params && !o.run.device_heap;  // CUPTI's launches only
-  run.resources_recorded = o.run.track_resources;
-  AnalysisOptions final_analysis = analysis;
-  std::string error;
-  if (!write_run_info(run_dir, run, error)) {
-    std::cerr << "cuaudit: warning: " << error << '\n';
-    final_analysis.unsaved_run = run;
-    final_analysis.unsaved_run_error = error;
-  }
-  return final_analysis;
-}
-
 int run_command(Options o) {
 #ifdef CUAUDIT_TOOL_ONLY
   fail(kExitToolFailure,
@@ -335,7 +319,9 @@ int run_command(Options o) {
     if (temporary) remove_run_dir(run_dir);
     fail(e.exit_code, e.what());
   }
-  const AnalysisOptions final_analysis = save_run_info(o, run_dir, run, analysis);
+  run.launch_params_recorded = o.run.check_launch_params && !o.run.device_heap;  // CUPTI's launches only
+  run.resources_recorded = o.run.track_resources;
+  const AnalysisOptions final_analysis = save_run_info(run_dir, run, analysis);
 
   report::Report result;
   try {
@@ -349,12 +335,7 @@ int run_command(Options o) {
   if (temporary) say_on_failure(run_dir);  // a report that cannot be written keeps the run, and says where
   write_outputs(o, result, run.pid, text_report(o, result));
   say_on_failure("");
-  if (temporary) {
-    remove_run_dir(run_dir);
-  } else {
-    std::cerr << "cuaudit: the recorded run is in " << run_dir << " (analyze it again with: cuaudit report " << run_dir
-              << ")\n";
-  }
+  keep_or_remove_run_dir(run_dir, temporary, run);
   return exit_status(o, result, run);
 }
 

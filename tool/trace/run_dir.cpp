@@ -51,6 +51,7 @@ bool write_run_info(const std::string& dir, const RunInfo& info, std::string& er
                         {"forwarded_signal", optional_json(info.forwarded_signal)},
                         {"killed_after_signal", optional_json(info.killed_after_signal)},
                         {"cuaudit_version", info.cuaudit_version}};
+  if (!info.still_running.empty()) doc["still_running"] = info.still_running;
   if (info.launch_params_recorded && info.resources_recorded)
     doc["recorded"] = {{"launch_params", *info.launch_params_recorded}, {"resources", *info.resources_recorded}};
   const std::string path = dir + "/" + kRunInfoFile;
@@ -76,6 +77,8 @@ std::optional<RunInfo> read_run_info(const std::string& dir) {
     info.forwarded_signal = status_field(doc, "forwarded_signal", false);
     info.killed_after_signal = status_field(doc, "killed_after_signal", false);
     info.cuaudit_version = doc.value("cuaudit_version", "");
+    if (const auto still = doc.find("still_running"); still != doc.end() && !still->is_null())
+      info.still_running = still->get<std::vector<uint64_t>>();
     if (const auto recorded = doc.find("recorded"); recorded != doc.end() && !recorded->is_null()) {
       info.launch_params_recorded = recorded->at("launch_params").get<bool>();
       info.resources_recorded = recorded->at("resources").get<bool>();

@@ -2,6 +2,7 @@
 // it holds is declared once, in common/run_dir_layout.inc.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,9 @@ struct RunInfo {
   // one after which it killed the program that did not end.
   std::optional<int> forwarded_signal;
   std::optional<int> killed_after_signal;
+  // Processes the program started that were still running when it ended (a background worker, a
+  // daemon): cuaudit did not wait for them, so their traces are read as of then, not as cut short.
+  std::vector<uint64_t> still_running;
   std::string cuaudit_version;
   // What the injection was told to record (none: a run.json written before they were kept): which
   // checks had anything to judge.
@@ -37,6 +41,11 @@ inline constexpr const char* kKernelCodeDir = run_dir::KernelCode.prefix;
 std::string kept_module_code(const std::string& dir, uint64_t hash, bool fatbin);
 
 bool write_run_info(const std::string& dir, const RunInfo& info, std::string& error);
+
+// Whether process `pid` was still running when the launched program ended (RunInfo::still_running).
+inline bool left_running(const std::optional<RunInfo>& run, uint64_t pid) {
+  return run && std::find(run->still_running.begin(), run->still_running.end(), pid) != run->still_running.end();
+}
 // Returns nullopt when the file is absent; throws std::runtime_error when it is unreadable.
 std::optional<RunInfo> read_run_info(const std::string& dir);
 std::vector<std::string> list_traces(const std::string& dir);
