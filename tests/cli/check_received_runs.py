@@ -226,6 +226,31 @@ def left_behind(r):
         shutil.rmtree(kept[0], ignore_errors=True)
 
 
+def version_and_header(r, golden_dir):
+    """F9, F6: one flipped bit turning a checksummed trace's version into 1 is said (no longer read as
+    an unchecked version-1 trace), and a header size other than the 24 bytes every version writes is damage."""
+    d = os.path.join(r.tmp, "f9-run")
+    shutil.copytree(os.path.join(golden_dir, "cupy-grow-run"), d)
+    trace = r.trace(d)
+    data = bytearray(open(trace, "rb").read())
+    data[8] ^= 2  # version 3 -> 1
+    open(trace, "wb").write(data)
+    proc, doc = report_json(r, d)
+    check("F9: a version field flipped to 1 on a checksummed trace: incomplete (123), said",
+          proc.returncode == 123 and doc and any("version field is damaged" in n for n in doc["notes"] +
+                                                 [n for p in doc["processes"] for n in p.get("notes", [])]),
+          "exit %d %s" % (proc.returncode, doc and doc["notes"]))
+    d = r.copy()
+    trace = r.trace(d)
+    data = bytearray(open(trace, "rb").read())
+    struct.pack_into("<I", data, 12, chunks(bytes(data))[1][0])  # the header's size set to the second chunk
+    open(trace, "wb").write(data)
+    proc = run([r.cu, "report", d, "--log-file", os.devnull])
+    check("F6: a header size that skips the first chunk is a damaged header, not a shorter run",
+          proc.returncode in (123, 125) and b"damaged header" in proc.stderr + proc.stdout,
+          "exit %d %s" % (proc.returncode, proc.stderr.decode()[-300:]))
+
+
 def output_limits(r):
     """F8, F13: a report past `ulimit -f` is cuaudit's failure (125, not SIGXFSZ's 153) and leaves the old
     file whole; two outputs of one file, or a report over the run's trace, are refused before any work."""
@@ -390,6 +415,7 @@ def main():
         cut_traces(r)
         exit_codes(r)
         output_limits(r)
+        version_and_header(r, os.path.dirname(os.path.abspath(opts.golden)))
         hostile_text(r)
         side_files(r)
         if not opts.tool_only:

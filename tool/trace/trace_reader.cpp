@@ -151,6 +151,9 @@ TraceFile TraceFile::from_bytes(std::string bytes, const std::string& name) {
 // What went wrong while indexing, said once at the end.
 struct TraceFile::IndexCounts {
   size_t bad_records = 0, damaged_chunks = 0, damaged_bytes = 0, repeated_chunks = 0;
+  // Version 1 wrote no checksums: a chunk of a "version 1" file that carries one was written by a
+  // later version whose version field was damaged (one bit turns 3 or 5 into 1).
+  size_t checksummed_in_v1 = 0;
   // Every complete chunk by its content's hash: where it starts. A chunk written twice (a copy
   // tool's retry, a crafted file) passes its checksum and would be read twice.
   std::unordered_multimap<uint64_t, size_t> seen;
@@ -173,8 +176,11 @@ FileHeader read_file_header(TraceBytes& bytes, const std::string& name) {
                     "with the cuaudit that recorded it",
                     name, header.version, kTraceVersion));
   }
-  if (header.header_size < sizeof(FileHeader) || header.header_size > bytes.size()) {
-    throw TraceError(fmt::format("{} has a damaged header", name));
+  // Every version written so far has a 24-byte header: another size would skip (or misread) the
+  // first chunks, with their process and modules.
+  if (header.header_size != sizeof(FileHeader) || header.header_size > bytes.size()) {
+    throw TraceError(fmt::format("{} has a damaged header (its size field says {}, every version writes {})", name,
+                                 header.header_size, sizeof(FileHeader)));
   }
   return header;
 }
@@ -224,6 +230,11 @@ void TraceFile::index(const std::string& name) {
                     "was written); their records were not read",
                     counts.damaged_chunks, counts.damaged_bytes));
   }
+  if (counts.checksummed_in_v1)
+    out.problems.push_back(
+        fmt::format("the file says trace format version 1, but {} of its chunk(s) carry checksums, "
+                    "which version 1 never wrote: its version field is damaged",
+                    counts.checksummed_in_v1));
   note_parse_problems(parser, out);
   alloc_python_ = parser.take_alloc_python();
   std::stable_sort(out.samples.begin(), out.samples.end(),
@@ -258,6 +269,7 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
   const bool truncated = chunk.payload_bytes > size - payload;
   const size_t end = truncated ? size : payload + chunk.payload_bytes;
   const char* data = bytes.read(payload, end - payload);
+  if (version == 1 && chunk.checksum != 0) ++counts.checksummed_in_v1;
   if (!truncated && version >= 2 && chunk_checksum(data, chunk.payload_bytes) != chunk.checksum) {
     ++counts.damaged_chunks;  // its records cannot be trusted: none is read
     counts.damaged_bytes += chunk.payload_bytes;
