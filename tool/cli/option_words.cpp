@@ -75,7 +75,12 @@ std::optional<std::string> closest_word(const std::string& word, const std::vect
   return best;
 }
 
-std::optional<uint64_t> parse_duration_ms(const std::string& text) {
+namespace {
+
+// A number and a unit of `units` after it, in the units' base: nullopt when either is missing or
+// the product is negative or above `limit`.
+std::optional<uint64_t> scaled_number(const std::string& text, const std::map<std::string, double>& units,
+                                      double limit) {
   size_t used = 0;
   double value = 0;
   try {
@@ -83,29 +88,25 @@ std::optional<uint64_t> parse_duration_ms(const std::string& text) {
   } catch (const std::exception&) {
     return std::nullopt;
   }
-  const std::string unit = text.substr(used);
+  const auto it = units.find(text.substr(used));
+  if (it == units.end() || !(value >= 0) || value * it->second > limit) return std::nullopt;
+  return static_cast<uint64_t>(value * it->second);
+}
+
+}  // namespace
+
+std::optional<uint64_t> parse_duration_ms(const std::string& text) {
   static const std::map<std::string, double> kUnits = {{"", 1000},    {"ms", 1},       {"s", 1000},
                                                        {"m", 60'000}, {"min", 60'000}, {"h", 3'600'000}};
-  const auto it = kUnits.find(unit);
-  if (it == kUnits.end() || !(value >= 0) || value * it->second > 1e15) return std::nullopt;
-  return static_cast<uint64_t>(value * it->second);
+  return scaled_number(text, kUnits, 1e15);
 }
 
 std::optional<uint64_t> parse_byte_size(const std::string& text) {
   if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
   static const std::map<std::string, double> kUnits = {
       {"", 1},          {"B", 1},           {"K", 1024.0},       {"KiB", 1024.0},
       {"M", 1048576.0}, {"MiB", 1048576.0}, {"G", 1073741824.0}, {"GiB", 1073741824.0}};
-  const auto it = kUnits.find(text.substr(used));
-  if (it == kUnits.end() || value * it->second > 1e18) return std::nullopt;
-  return static_cast<uint64_t>(value * it->second);
+  return scaled_number(text, kUnits, 1e18);
 }
 
 }  // namespace cuaudit
