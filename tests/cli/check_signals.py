@@ -113,10 +113,38 @@ class Case:
         check(name + ": no temporary run directory is left", not left, " ".join(left))
 
 
+def snapshot_stop(cu, make_trace, tmp):
+    """F5: with --snapshot-interval, a stop reaches the program at once, not after the snapshot in
+    flight (seconds for a long run: a CI runner's grace period would end first)."""
+    big = os.path.join(tmp, "big")
+    os.makedirs(big)
+    subprocess.run([make_trace, big, "2000000", "200000", "20000", "8"], stdout=subprocess.DEVNULL, check=True)
+    trace = os.path.join(big, os.listdir(big)[0])
+    program = ("import signal, sys, time\n"
+               "signal.signal(signal.SIGTERM, lambda s, f: (print('%.3f' % time.time(), flush=True), sys.exit(0)))\n"
+               "time.sleep(120)")
+    script = 'cp "%s" "$CUAUDIT_TRACE_DIR"/ && exec "%s" -c "$0"' % (trace, sys.executable)
+    proc = subprocess.Popen([cu, "--require-cuda-init", "no", "--snapshot-interval", "1s", "--json",
+                             os.path.join(tmp, "big.json"), "--log-file", os.devnull, "sh", "-c", script, program],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=no_core_dumps,
+                            env=dict(os.environ, TMPDIR=tmp))
+    time.sleep(2.5)  # a snapshot of two million events is in flight by now
+    sent = time.time()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=300)
+    got = float(out.strip().splitlines()[-1]) - sent if out.strip() else None
+    check("--snapshot-interval: a stop reaches the program within a second, not after the snapshot in flight",
+          got is not None and got < 1.0, "the program got it %s s after it was sent; %s" % (got, err[-500:]))
+    check("--snapshot-interval: ... and the report is written", proc.returncode == 0 and
+          os.path.exists(os.path.join(tmp, "big.json")), "exit %d %s" % (proc.returncode, err[-500:]))
+    shutil.rmtree(big, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuaudit", required=True)
     ap.add_argument("--golden", required=True)
+    ap.add_argument("--make-trace", help="bench_make_trace: a long run's trace for the snapshot case")
     args = ap.parse_args()
     cu, golden = os.path.abspath(args.cuaudit), os.path.abspath(args.golden)
     tmp = tempfile.mkdtemp(prefix="cuaudit-signals-")
@@ -173,6 +201,9 @@ def main():
               "grandchild %s still running" % left)
         if left is not None and alive(left):
             os.kill(left, signal.SIGKILL)
+
+        if args.make_trace:
+            snapshot_stop(cu, os.path.abspath(args.make_trace), tmp)
 
         case = Case(cu, golden, tmp, "timeout")
         timeout = shutil.which("timeout")

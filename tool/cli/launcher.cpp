@@ -8,12 +8,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -208,44 +210,59 @@ void set_child_environment(const LaunchRequest& request) {
 }
 
 // Passes on a stop cuaudit received: first the hooks write their files (the program may die of it
-// before it could), then the program gets the signal.
-void pass_on_stop(const LaunchRequest& request) {
-  if (!request.signals) return;
-  if (const std::optional<int> sig = request.signals->take_pending()) {
-    if (request.before_passing_on) request.before_passing_on();
-    request.signals->pass_on(*sig);
-  }
+// before it could), then the program gets the signal. Returns whether it passed one on.
+bool pass_on_stop(const LaunchRequest& request) {
+  if (!request.signals) return false;
+  const std::optional<int> sig = request.signals->take_pending();
+  if (!sig) return false;
+  if (request.before_passing_on) request.before_passing_on();
+  request.signals->pass_on(*sig);
+  return true;
 }
 
-// Waits for the program's end, in steps: a stop cuaudit received is passed on, and each periodic
-// task (--snapshot-interval, --metrics) runs when its interval has passed.
+// Waits for the program's end, in steps: a stop cuaudit received is passed on at once, and each
+// periodic task (--snapshot-interval, --metrics) runs on a thread of its own when its interval has
+// passed, one at a time: a snapshot of a long run takes seconds, and a stop must not wait for it
+// (a CI runner's grace period would end first). Once a stop was passed on, no task starts again;
+// the one in flight is waited for before the report.
 int wait_for(pid_t pid, const LaunchRequest& request) {
   int status = 0;
   using Clock = std::chrono::steady_clock;
   std::vector<Clock::time_point> next;
   for (const auto& task : request.while_running)
     next.push_back(Clock::now() + std::chrono::milliseconds(task.interval_ms));
+  std::thread worker;
+  std::atomic<bool> busy{false};
+  bool stopping = false;
   for (;;) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid || (done < 0 && errno != EINTR)) break;
-    pass_on_stop(request);
+    stopping |= pass_on_stop(request);
     auto pause = std::chrono::nanoseconds(std::chrono::milliseconds(20));
-    bool ran = false;
-    for (size_t i = 0; i < next.size() && !ran; ++i) {
+    for (size_t i = 0; i < next.size() && !stopping && !busy.load(); ++i) {
       const auto now = Clock::now();
-      if (now >= next[i]) {
-        request.while_running[i].run(static_cast<uint64_t>(pid));
-        next[i] = std::max(next[i] + std::chrono::milliseconds(request.while_running[i].interval_ms), Clock::now());
-        ran = true;  // then look at the program again before the next task
-      } else {
+      if (now < next[i]) {
         pause = std::min<std::chrono::nanoseconds>(pause, next[i] - now);
+        continue;
       }
+      if (worker.joinable()) worker.join();
+      busy.store(true);
+      worker = std::thread([&request, &busy, i, pid] {
+        // Signals go to the launcher's thread, which passes them on; none interrupts the task's reads.
+        sigset_t all;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, nullptr);
+        request.while_running[i].run(static_cast<uint64_t>(pid));
+        busy.store(false);
+      });
+      next[i] = std::max(next[i] + std::chrono::milliseconds(request.while_running[i].interval_ms), Clock::now());
+      break;  // then look at the program again before the next task
     }
-    if (ran) continue;
     // A signal cuts the pause short (nanosleep, no SA_RESTART): a stop is passed on at once.
     const timespec ts{0, static_cast<long>(pause.count())};
     nanosleep(&ts, nullptr);
   }
+  if (worker.joinable()) worker.join();
   return status;
 }
 

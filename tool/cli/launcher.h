@@ -45,7 +45,7 @@ struct LaunchRequest {
   std::string sanitizer_library;         // --device-heap: the Sanitizer API library; empty: CUPTI as usual
   std::string python_hooks_dir;          // put first on PYTHONPATH (its sitecustomize.py); empty: none
   // Work done every `interval_ms` while the program runs, with its pid (--snapshot-interval,
-  // --metrics), on the launcher's thread.
+  // --metrics): one task at a time, on a thread of its own, so that a stop is passed on at once.
   struct Periodic {
     unsigned interval_ms = 0;
     std::function<void(uint64_t pid)> run;
