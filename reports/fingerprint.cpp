@@ -17,7 +17,9 @@ std::string finding_fingerprint(const Finding& f) {
       // No name: the module and the offset in it, stable across runs (a pc is not: ASLR).
       key += fmt::format("{}+0x{:x};", basename_of(frame.module), frame.module_offset);
     } else {
-      key += "@;";
+      // In no module (JIT code, an anonymous executable mapping): the address moves from run to run,
+      // its offset in its page does not (mappings are page-aligned), and it keeps two such sites apart.
+      key += fmt::format("@?+0x{:03x};", frame.pc & 0xfff);
     }
   }
   return key;
@@ -36,8 +38,12 @@ std::string describe_finding(const Finding& f) {
   std::string where = "(no stack)";
   if (!f.stack.empty()) {
     const Frame& top = f.stack.front();
-    where = fmt::format("{} ({})", top.function.empty() ? "??" : top.function,
-                        top.file.empty() ? "??" : basename_of(top.file));
+    if (top.function.empty() && top.file.empty() && !top.module.empty()) {
+      where = fmt::format("{}+0x{:x}", basename_of(top.module), top.module_offset);  // unsymbolized: its place
+    } else {
+      where = fmt::format("{} ({})", top.function.empty() ? "??" : top.function,
+                          top.file.empty() ? "??" : basename_of(top.file));
+    }
   }
   return fmt::format("{} {} at {}", finding_kind_key(f.kind), f.api, where);
 }

@@ -59,6 +59,7 @@ bool is_terminal_control(uint32_t cp) {
   return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) ||     // C0, DEL, C1 (U+009B is CSI on some terminals)
          (cp >= 0x202a && cp <= 0x202e) ||              // bidi embeddings and overrides
          (cp >= 0x2066 && cp <= 0x2069) ||              // bidi isolates
+         cp == 0x2028 || cp == 0x2029 ||                // line and paragraph separators: editors break lines there
          cp == 0x200e || cp == 0x200f || cp == 0x061c;  // direction marks
 }
 

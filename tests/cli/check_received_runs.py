@@ -305,7 +305,7 @@ def exit_codes(r):
 
 def hostile_text(r):
     """E12, E15: noncharacters and terminal controls from a run never reach the outputs raw."""
-    d = r.with_symbols({"function": "x\ufffe\uffff \u202egnp.exe \u009b[2J"})
+    d = r.with_symbols({"function": "x\ufffe\uffff \u202egnp.exe \u009b[2J \u2028forged"})
     xml = os.path.join(r.tmp, "r.xml")
     txt = os.path.join(r.tmp, "r.txt")
     proc = run([r.cu, "report", d, "--junit", xml, "--log-file", txt])
@@ -320,6 +320,8 @@ def hostile_text(r):
     check("E15: the text report escapes bidi overrides and C1 controls",
           "\u202e".encode() not in text and "\u009b".encode() not in text and b"\\u{202e}" in text,
           text[-600:])
+    check("F14: ... and U+2028, which editors show as a line break", "\u2028".encode() not in text and
+          b"\\u{2028}" in text, text[-600:])
 
 
 def many_processes(r, make_trace):

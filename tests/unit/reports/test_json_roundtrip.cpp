@@ -203,4 +203,19 @@ TEST_CASE("frames without symbols are told apart by their module and offset, not
   Report r;
   r.findings = {a};
   CHECK(report_from_json(report_to_json(r)).findings[0].stack[0].module_offset == 0x1234);
+  CHECK(describe_finding(a) == "leak cudaMalloc at libstripped.so+0x1234");
+}
+
+TEST_CASE("frames in no module are told apart by their offset in the page, which survives ASLR") {
+  Finding a;
+  a.kind = FindingKind::Leak, a.api = "cudaMalloc";
+  Frame jit;
+  jit.pc = 0x7f0000001234;  // JIT code: no module, no symbol
+  a.stack = {jit};
+  Finding moved = a;
+  moved.stack[0].pc = 0x7f5555555234;  // the same code in another run
+  CHECK(finding_fingerprint(a) == finding_fingerprint(moved));
+  Finding other = a;
+  other.stack[0].pc = 0x7f0000001660;  // another site
+  CHECK(finding_fingerprint(a) != finding_fingerprint(other));
 }
