@@ -59,6 +59,9 @@ def main():
             expect("`cuaudit repot RUN` suggests the report command", run([cu, "repot", run_dir]), 127,
                    "did you mean `cuaudit report`?")
         expect("-v suggests -V, not -h", run([cu, "-v"]), 2, "did you mean -V?")
+        expect("an option merge lacks, after one it has, is the one named",
+               run([cu, "merge", os.path.join(tmp, "a.json"), "--json", os.path.join(tmp, "m.json"), "--perfetto",
+                    os.path.join(tmp, "p.json")]), 2, "unknown option --perfetto", absent="unknown option --json")
         expect("a missing run directory is named as the usage line names it", run([cu, "report"]), 2,
                "RUN_DIR is required", absent="run_dir")
         expect("a negative --print-limit is refused in words", run([cu, "report", "--print-limit", "-1", run_dir]), 2,

@@ -13,7 +13,7 @@
 namespace cuaudit {
 namespace {
 
-// pid -> parent pid of every live process (zombies left out: they have ended).
+// parent pid -> pid of every live process (zombies left out: they have ended).
 std::multimap<pid_t, pid_t> children_by_parent() {
   std::multimap<pid_t, pid_t> children;
   DIR* proc = opendir("/proc");
@@ -46,16 +46,12 @@ bool become_subreaper() { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
 std::vector<pid_t> live_descendants(pid_t root) {
   const std::multimap<pid_t, pid_t> children = children_by_parent();
   std::vector<pid_t> out;
-  std::vector<pid_t> parents = {root};
-  while (!parents.empty()) {
-    const pid_t parent = parents.back();
-    parents.pop_back();
+  const auto add_children = [&](pid_t parent) {
     const auto [first, last] = children.equal_range(parent);
-    for (auto it = first; it != last; ++it) {
-      out.push_back(it->second);
-      parents.push_back(it->second);
-    }
-  }
+    for (auto it = first; it != last; ++it) out.push_back(it->second);
+  };
+  add_children(root);
+  for (size_t next = 0; next < out.size(); ++next) add_children(out[next]);  // breadth first: nearest first
   return out;
 }
 

@@ -13,7 +13,8 @@ namespace cuaudit {
 // Makes the calling process the subreaper of its descendants (Linux 3.4 on; false where refused).
 bool become_subreaper();
 
-// Every live (not zombie) descendant of `root`, from /proc: parents before their children.
+// Every live (not zombie) descendant of `root`, from /proc (its stat files: /proc/PID/task/TID/children
+// needs a kernel option not every kernel or container runtime has), nearest first.
 std::vector<pid_t> live_descendants(pid_t root);
 
 // Waits for every child that has ended already (zombies of orphans reparented to cuaudit).

@@ -325,8 +325,11 @@ std::optional<int> parse_words(CLI::App& app, int argc, char** argv, int first, 
     app.exit(e);
     return 0;
   } catch (const CLI::ExtrasError&) {
-    const auto unknown = std::find_if(words.begin(), words.end(),
-                                      [](const std::string& w) { return w.size() > 1 && w[0] == '-' && w != "--"; });
+    // The first word like an option that this command does not know (`--json X --perfetto Y` to merge,
+    // which has no --perfetto, names --perfetto, not --json).
+    const auto unknown = std::find_if(words.begin(), words.end(), [&app](const std::string& w) {
+      return w.size() > 1 && w[0] == '-' && w != "--" && !app.get_option_no_throw(w.substr(0, w.find('=')));
+    });
     std::cerr << "cuaudit: "
               << (unknown != words.end() ? unknown_option_message(app, *unknown) : std::string("unexpected arguments"))
               << "\nRun `" << app.get_name() << " --help` for the options.\n";
