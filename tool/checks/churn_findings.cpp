@@ -1,12 +1,14 @@
 #include "churn_findings.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "replay.h"
 #include "run_bounds.h"
+#include "sampled_stacks.h"
 
 namespace cuaudit {
 namespace {
@@ -95,16 +97,26 @@ std::vector<report::Finding> churn_findings(const ProcessTrace& trace, StackReso
 
 std::vector<report::Finding> churn_findings(const ProcessTrace& trace, const ChurnCounter& counter, uint64_t run,
                                             StackResolver& stacks, const ChurnOptions& options) {
-  std::vector<const Site*> churning;
-  for (const Site* s : counter.sites()) {
-    const double per_second = run ? static_cast<double>(s->pairs) * 1e9 / static_cast<double>(run) : 0;
-    if (s->pairs >= options.min_pairs && per_second >= options.min_pairs_per_second) churning.push_back(s);
+  // Watch mode: a site's pairs are its sampled ones, each standing for 1/p of its size's (the pairs of
+  // allocations without a sampled stack are in those estimates, not at a site of their own).
+  const StackSampling& sampling = trace.stack_sampling;
+  std::vector<Site> churning;
+  for (const Site* seen : counter.sites()) {
+    if (sampling.unsampled(seen->stack_id)) continue;
+    Site s = *seen;
+    const double scale = sampling.weight(s.bytes / s.pairs);
+    s.pairs = static_cast<uint64_t>(std::llround(static_cast<double>(s.pairs) * scale));
+    s.bytes = static_cast<uint64_t>(std::llround(static_cast<double>(s.bytes) * scale));
+    s.call_ns = static_cast<uint64_t>(std::llround(static_cast<double>(s.call_ns) * scale));
+    const double per_second = run ? static_cast<double>(s.pairs) * 1e9 / static_cast<double>(run) : 0;
+    if (s.pairs >= options.min_pairs && per_second >= options.min_pairs_per_second) churning.push_back(std::move(s));
   }
-  std::sort(churning.begin(), churning.end(), [](const Site* a, const Site* b) {
-    return std::tie(a->call_ns, a->pairs) > std::tie(b->call_ns, b->pairs);
+  std::sort(churning.begin(), churning.end(), [](const Site& a, const Site& b) {
+    return std::tie(a.call_ns, a.pairs) > std::tie(b.call_ns, b.pairs);
   });
   std::vector<report::Finding> findings;
-  for (const Site* s : churning) {
+  for (const Site& site : churning) {
+    const Site* s = &site;
     const std::string api(api_info(stacks.api_called(s->stack_id, s->api)).name);
     const std::string release(api_info(s->release_api).name);
     report::ChurnStats c{s->pairs, median(s->lifetimes), s->call_ns,
@@ -129,6 +141,7 @@ std::vector<report::Finding> churn_findings(const ProcessTrace& trace, const Chu
         "{}){}: {}",
         s->pairs, report::human_bytes(f.bytes), human_ns(c.median_lifetime_ns), time, advice(api_info(s->api).family));
     f.notes.push_back(advice(api_info(s->api).family));
+    if (sampling.on()) f.notes.push_back(sampled_site_note(sampling));
     f.stack = stacks.user_stack(s->stack_id);
     f.churn = c;
     findings.push_back(std::move(f));

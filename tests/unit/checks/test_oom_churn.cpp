@@ -161,6 +161,21 @@ TEST_CASE("a hot loop of allocate/free pairs is churn, with its lifetime and its
   CHECK(churn(t.trace(), strict)[0].severity == report::Severity::Warning);
 }
 
+TEST_CASE("watch mode: churn at a sampled site counts the pairs its samples stand for, unsampled pairs at no site") {
+  SyntheticTrace t;
+  t.sampled_stacks(64 * 1024, 1 << 20);
+  // 2,000 pairs of 4 KiB: one in 16 sampled at stack 5 (p = 0.0606 each: 125 samples stand for 2,063).
+  for (uint64_t i = 0; i < 2000; ++i) {
+    t.alloc(Api::cudaMalloc, 0x7000, 4096, i % 16 == 0 ? 5 : 0).took(50'000).wait(30'000);
+    t.release(Api::cudaFree, 0x7000, 0, 0, trace::kNoStack).took(20'000);
+  }
+  const auto info = churn(t.end().trace());
+  REQUIRE(info.size() == 1);
+  CHECK(info[0].count == 2063);
+  CHECK(info[0].bytes == 4096);
+  CHECK(info[0].notes.back().find("estimated from sampled stacks") != std::string::npos);
+}
+
 TEST_CASE("allocating once, or a few times, is not churn") {
   SyntheticTrace t;
   for (uint64_t i = 0; i < 50; ++i) t.alloc(Api::cudaMalloc, 0x7000, 4096, 5).release(Api::cudaFree, 0x7000);
