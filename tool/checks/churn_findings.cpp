@@ -111,9 +111,8 @@ std::vector<report::Finding> churn_findings(const ProcessTrace& trace, const Chu
     const double per_second = run ? static_cast<double>(s.pairs) * 1e9 / static_cast<double>(run) : 0;
     if (s.pairs >= options.min_pairs && per_second >= options.min_pairs_per_second) churning.push_back(std::move(s));
   }
-  std::sort(churning.begin(), churning.end(), [](const Site& a, const Site& b) {
-    return std::tie(a.call_ns, a.pairs) > std::tie(b.call_ns, b.pairs);
-  });
+  std::sort(churning.begin(), churning.end(),
+            [](const Site& a, const Site& b) { return std::tie(a.call_ns, a.pairs) > std::tie(b.call_ns, b.pairs); });
   std::vector<report::Finding> findings;
   for (const Site& site : churning) {
     const Site* s = &site;
