@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <iostream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -252,7 +253,11 @@ int wait_for(pid_t pid, const LaunchRequest& request) {
         sigset_t all;
         sigfillset(&all);
         pthread_sigmask(SIG_BLOCK, &all, nullptr);
-        request.while_running[i].run(static_cast<uint64_t>(pid));
+        try {
+          request.while_running[i].run(static_cast<uint64_t>(pid));
+        } catch (const std::exception& e) {  // an interim report or a refresh lost, never the run
+          std::cerr << "cuaudit: warning: " << e.what() << '\n';
+        }
         busy.store(false);
       });
       next[i] = std::max(next[i] + std::chrono::milliseconds(request.while_running[i].interval_ms), Clock::now());
