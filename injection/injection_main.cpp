@@ -18,6 +18,7 @@
 #include "cupti_unified_memory.h"
 #include "device_state.h"
 #include "driver_api.h"
+#include "env_number.h"
 #include "environment.h"
 #include "in_target_log.h"
 #include "kernel_code.h"
@@ -82,7 +83,21 @@ void at_exit() noexcept {
   }
 }
 
-bool g_application_only = false;  // --target-processes application-only
+bool g_application_only =
+    false;  // What the launcher's options ask the callbacks to do (--check-api-results, --check-launch-params,
+// --track-resources).
+SubscribeOptions subscribe_options_from_env() noexcept {
+  const char* lint = getenv(cuaudit::env_name(cuaudit::EnvVar::CheckApiResults));
+  const char* launches = getenv(cuaudit::env_name(cuaudit::EnvVar::CheckLaunchParams));
+  const char* resources = getenv(cuaudit::env_name(cuaudit::EnvVar::TrackResources));
+  SubscribeOptions options;
+  options.record_call_sites = lint && strcmp(lint, "1") == 0;
+  options.check_launches = !launches || strcmp(launches, "0") != 0;
+  options.track_resources = resources && strcmp(resources, "1") == 0;
+  return options;
+}
+
+// --target-processes application-only
 
 // A forked child that does not exec starts a history of its own, in a trace of its own: its
 // parent's allocations are the parent's. (A child that execs loads the injection afresh.)
@@ -111,32 +126,6 @@ bool is_untracked_process() noexcept {
   if (!g_application_only) return false;
   const char* root = getenv(cuaudit::env_name(cuaudit::EnvVar::RootPid));
   return root && strtol(root, nullptr, 10) != static_cast<long>(getpid());
-}
-
-// A byte count from the environment: `fallback` when unset or malformed.
-uint64_t bytes_from_env(const char* name, uint64_t fallback) noexcept {
-  const char* v = getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  const unsigned long long bytes = strtoull(v, &end, 10);
-  if (*end != '\0') {
-    log_warning("ignoring %s=%s (expected a number of bytes)", name, v);
-    return fallback;
-  }
-  return bytes;
-}
-
-// A millisecond setting from the environment: `fallback` when unset or malformed.
-unsigned milliseconds_from_env(const char* name, unsigned fallback) noexcept {
-  const char* v = getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  const unsigned long ms = strtoul(v, &end, 10);
-  if (*end != '\0' || ms > 60000) {
-    log_warning("ignoring %s=%s (expected milliseconds, 0 to 60000)", name, v);
-    return fallback;
-  }
-  return static_cast<unsigned>(ms);
 }
 
 }  // namespace
@@ -191,26 +180,22 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     log_error("%s; this process is not tracked", error);
     return 1;  // never fail the program itself
   }
-  g_flush_interval_ms = milliseconds_from_env(env_name(EnvVar::FlushIntervalMs), 100);
+  g_flush_interval_ms =
+      static_cast<unsigned>(number_from_env(env_name(EnvVar::FlushIntervalMs), 100, 60000, "milliseconds"));
   resolve_driver_api();
   set_device_of_pointer(device_ordinal_of);
   resolve_python_api();
-  configure_stack_sampling(bytes_from_env(env_name(EnvVar::StackSampleBytes), 0),
-                           bytes_from_env(env_name(EnvVar::StackExactBytes), uint64_t{1} << 20));
+  constexpr uint64_t kAnyBytes = ~uint64_t{0};
+  configure_stack_sampling(number_from_env(env_name(EnvVar::StackSampleBytes), 0, kAnyBytes, "bytes"),
+                           number_from_env(env_name(EnvVar::StackExactBytes), uint64_t{1} << 20, kAnyBytes, "bytes"));
   write_process_info();
   record_stack_sampling();
   record_loaded_modules();
 
   const char* device_heap = getenv(cuaudit::env_name(cuaudit::EnvVar::DeviceHeap));
   const bool device_heap_mode = device_heap && strcmp(device_heap, "1") == 0;
-  const char* lint = getenv(cuaudit::env_name(cuaudit::EnvVar::CheckApiResults));
-  const char* launches = getenv(cuaudit::env_name(cuaudit::EnvVar::CheckLaunchParams));
-  const char* resources = getenv(cuaudit::env_name(cuaudit::EnvVar::TrackResources));
   configure_kernel_code();
-  SubscribeOptions options;
-  options.record_call_sites = lint && strcmp(lint, "1") == 0;
-  options.check_launches = !launches || strcmp(launches, "0") != 0;
-  options.track_resources = resources && strcmp(resources, "1") == 0;
+  const SubscribeOptions options = subscribe_options_from_env();
   // --device-heap: the Compute Sanitizer API instead of CUPTI (a process has room for one of them).
   if (device_heap_mode ? !subscribe_device_heap(error, sizeof error)
                        : !subscribe_callbacks(options, error, sizeof error)) {
@@ -225,6 +210,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   atexit(at_exit);
   pthread_atfork(nullptr, nullptr, in_forked_child);
   trace_writer().start_flusher(g_flush_interval_ms);
-  start_memory_sampler(milliseconds_from_env(env_name(EnvVar::SampleIntervalMs), 10));
+  start_memory_sampler(
+      static_cast<unsigned>(number_from_env(env_name(EnvVar::SampleIntervalMs), 10, 60000, "milliseconds")));
   return 1;
 }

@@ -31,6 +31,10 @@ def main():
     ap.add_argument("--every", type=float, default=2.0)
     ap.add_argument("--stop-after", action="store_true", help="SIGTERM the program after the scrapes")
     ap.add_argument("--keep", help="a directory for the scrapes and the report")
+    ap.add_argument("--cuaudit-arg", action="append", default=[],
+                    help="an option for cuaudit before the program (e.g. --mode=watch); repeatable")
+    ap.add_argument("--expect-in-report", action="append", default=[],
+                    help="a regular expression the final text report must match; repeatable")
     ap.add_argument("program", nargs="+")
     opts = ap.parse_args()
     # The marker ends its line ("// @grows", "# @keep"); a comment that names it elsewhere is not it.
@@ -41,7 +45,7 @@ def main():
     port = free_port()
     cmd = [opts.cuaudit, "--metrics", "127.0.0.1:%d" % port, "--metrics-interval", "1s",
            "--metrics-file", os.path.join(keep, "final.prom"), "--log-file", os.path.join(keep, "report.txt"),
-           "--"] + opts.program
+           ] + opts.cuaudit_arg + ["--"] + opts.program
     started = time.time()
     run = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     values, failures = [], []
@@ -73,9 +77,14 @@ def main():
         failures.append("the site %s did not rise from scrape to scrape: %s" % (site, values))
     if "SUMMARY" not in report:
         failures.append("no final report (cuaudit exit %d): %s" % (run.returncode, stderr[-2000:]))
+    for pattern in opts.expect_in_report:
+        if not re.search(pattern, report, re.M):
+            failures.append("the final report does not match %r" % pattern)
     if failures:
         print("FAIL metrics on %s:\n  %s" % (" ".join(opts.program), "\n  ".join(failures)))
         return 1
+    for pattern in opts.expect_in_report:
+        print("  report: " + re.search(pattern, report, re.M).group(0)[:200])
     print("PASS metrics on %s: %s rose over %d scrapes (%.1f -> %.1f MiB); cuaudit exit %d" % (
         " ".join(os.path.basename(p) for p in opts.program), site, len(values), values[0] / 2**20, values[-1] / 2**20, run.returncode))
     return 0
