@@ -255,9 +255,15 @@ const labelsFit = async (page, what) => {
   await labelsFit(page, "the PyTorch growth run");
   const torchLegend = await page.locator("#site-series .legend").innerText();
   const torchPeak = await page.locator("#timeline ul.notes").innerText();
-  check(torchLegend.includes("cudaMalloc at PyTorch's CUDA caching allocator") && !torchLegend.includes("alloc_block") &&
-        !torchLegend.includes("??"), `the PyTorch run's sites are named by their allocator, once each (${torchLegend})`);
-  check(torchPeak.includes("at PyTorch's CUDA caching allocator") && !torchPeak.includes("alloc_block"),
+  // The tensors by the user's Python line (PyTorch's blocks, not its segments); what the cache holds
+  // and has not handed out as one series of its own; cuBLAS's workspace by the library and the line.
+  check(torchLegend.includes("at torch_growth.py:19") && torchLegend.includes("at torch_growth.py:11") &&
+        torchLegend.includes("PyTorch's CUDA caching allocator, reserved and not handed out") &&
+        torchLegend.includes("cublasCreate_v2 (libcublas.so.13) from torch_growth.py:19") &&
+        !torchLegend.includes("alloc_block") && !/\?/.test(torchLegend),
+        `the PyTorch run's tensors are named by their Python lines, the cache by its allocator (${torchLegend})`);
+  check(/^480\.0 MiB in 60 allocation\(s\) \(CUDACachingAllocator::malloc\) at torch_growth\.py:19/.test(torchPeak) &&
+        !torchPeak.includes("alloc_block"),
         `the sites held at the peak are named the same way (${torchPeak.split("\n").join("; ")})`);
   await page.screenshot({ path: torchShot, fullPage: true });
 

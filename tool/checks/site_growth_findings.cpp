@@ -56,6 +56,7 @@ std::vector<report::Finding> site_growth_findings(const ProcessTrace& trace, con
   const double offset = trace.seconds_since_start(history.start_ns());
   auto at = [&](size_t b) { return offset + bucket_seconds * static_cast<double>(b + 1); };
   for (const auto& [key, site] : history.sites()) {
+    if (key.is_reserve()) continue;  // a pool's cache, not a line of the program (pool findings judge it)
     const std::vector<uint64_t> values = history.series(site);
     const GrowthShape shape = judge_growth(values, bucket_seconds);
     if (!shape.growing) continue;

@@ -11,15 +11,20 @@
 namespace cuaudit {
 
 std::string site_label(const std::vector<report::Frame>& stack, const Suppressions& rules) {
-  std::vector<report::Frame> python;
-  for (const report::Frame& f : stack)
-    if (f.module == "python") python.push_back(f);
-  if (!python.empty()) {
-    const report::Frame& f = python[user_python_frame(python)];
-    return fmt::format("{}:{}", report::basename_of(f.file), f.line);
+  std::vector<report::Frame> python, native;
+  for (const report::Frame& f : stack) (f.module == "python" ? python : native).push_back(f);
+  if (stack.empty()) return "no stack recorded";  // a thread without Python frames (PyTorch's autograd)
+  std::string native_name;
+  if (!native.empty()) {
+    std::optional<std::string> allocator = rules.allocator_of(native);
+    native_name = allocator ? *allocator : report::stack_site_name(native);
   }
-  if (std::optional<std::string> allocator = rules.allocator_of(stack)) return *allocator;
-  return report::stack_site_name(stack);
+  if (python.empty()) return native_name;
+  const report::Frame& f = python[user_python_frame(python)];
+  const std::string line = fmt::format("{}:{}", report::basename_of(f.file), f.line);
+  // A framework's block has no native frames: its line is the site. CUDA memory a library took
+  // for that line (cuBLAS's workspace at the first matmul) is the library's, made from the line.
+  return native_name.empty() ? line : fmt::format("{} from {}", native_name, line);
 }
 
 namespace {
@@ -48,7 +53,8 @@ void merge_by_name(std::vector<Site>& sites, Add add) {
 
 void label_timeline_sites(report::Timeline& timeline, const Suppressions& rules) {
   for (report::DevicePeak& peak : timeline.peaks) {
-    for (report::PeakSite& s : peak.sites) s.site = site_label(s.stack, rules);
+    for (report::PeakSite& s : peak.sites)
+      if (s.site.empty()) s.site = site_label(s.stack, rules);  // a pool's reserve is named already
     merge_by_name(peak.sites, [](report::PeakSite& into, const report::PeakSite& s) {
       into.bytes += s.bytes;
       into.count += s.count;
@@ -57,7 +63,8 @@ void label_timeline_sites(report::Timeline& timeline, const Suppressions& rules)
                      [](const report::PeakSite& a, const report::PeakSite& b) { return a.bytes > b.bytes; });
   }
   for (report::SiteSeries& series : timeline.site_series) {
-    for (report::SeriesSite& s : series.sites) s.site = site_label(s.stack, rules);
+    for (report::SeriesSite& s : series.sites)
+      if (s.site.empty()) s.site = site_label(s.stack, rules);
     merge_by_name(series.sites, [](report::SeriesSite& into, const report::SeriesSite& s) {
       for (size_t b = 0; b < into.bytes.size() && b < s.bytes.size(); ++b) into.bytes[b] += s.bytes[b];
     });

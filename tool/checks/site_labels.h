@@ -11,9 +11,11 @@
 
 namespace cuaudit {
 
-// The first that applies: the user's Python line ("train.py:19"); the allocator that hands the
-// memory out, by the held_by_allocator rules ("PyTorch's CUDA caching allocator"); the name its
-// frames give (report::stack_site_name: "upload app.cu:42", "serve (libapp.so)", module+offset).
+// The native frames' name: the allocator that hands the memory out, by the held_by_allocator rules
+// ("PyTorch's CUDA caching allocator"), else report::stack_site_name ("upload app.cu:42", "serve
+// (libapp.so)", module+offset); with the user's Python line after it ("cublasCreate_v2
+// (libcublas.so.13) from train.py:19"), or that line alone for a framework's block, which has no
+// native frames ("train.py:19"); "no stack recorded" for neither.
 std::string site_label(const std::vector<report::Frame>& stack, const Suppressions& rules);
 
 // Fills every peak site's and series site's `site`; sites of one API that get the same name are

@@ -9,21 +9,25 @@ std::optional<LiveOwner> MemoryOwners::owner_of(uint64_t address) const {
   return std::nullopt;
 }
 
+void MemoryOwners::take_as_reserve(const MemoryEvent& allocation, uint32_t pool) {
+  if (result_.ownership.take_as_reserve(allocation, pool) && observer_) observer_->on_reserve(allocation, pool);
+}
+
 void MemoryOwners::cuda_allocated(const MemoryEvent& e) {
   if (e.result != 0 || e.key == 0) return;
-  if (std::optional<uint32_t> pool = pools_.segment_at(e.key)) result_.ownership.take_as_reserve(e, *pool);
+  if (std::optional<uint32_t> pool = pools_.segment_at(e.key)) take_as_reserve(e, *pool);
 }
 
 void MemoryOwners::segment_mapped(const PoolSegmentFact& s) {
   if (!s.mapped) return;
-  if (const MemoryEvent* cuda = table_.live_at(s.base)) result_.ownership.take_as_reserve(*cuda, s.pool);
+  if (const MemoryEvent* cuda = table_.live_at(s.base)) take_as_reserve(*cuda, s.pool);
 }
 
 // A pool that says nothing of its segments (XLA's) hands its blocks out of CUDA memory it took all
 // the same: the allocation around a block is that pool's reserve.
 void MemoryOwners::block_handed_out(const MemoryEvent& block) {
   if (block.key == 0) return;
-  if (const MemoryEvent* cuda = table_.containing(block.key)) result_.ownership.take_as_reserve(*cuda, block.pool);
+  if (const MemoryEvent* cuda = table_.containing(block.key)) take_as_reserve(*cuda, block.pool);
 }
 
 void MemoryOwners::judge_launch_param(const Event& e, bool in_graph_memory) {

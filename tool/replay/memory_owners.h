@@ -20,8 +20,8 @@ struct LiveOwner {
 
 class MemoryOwners {
  public:
-  MemoryOwners(ReplayResult& result, const AllocationTable& table, const PoolHeaps& pools)
-      : result_(result), table_(table), pools_(pools) {}
+  MemoryOwners(ReplayResult& result, ReplayObserver* observer, const AllocationTable& table, const PoolHeaps& pools)
+      : result_(result), observer_(observer), table_(table), pools_(pools) {}
 
   // What holds `address` now: a pool's block first, else CUDA's allocation (a pool's reserve or the
   // program's own); nothing when no live memory contains it.
@@ -37,7 +37,10 @@ class MemoryOwners {
   void judge_launch_param(const Event& e, bool in_graph_memory);
 
  private:
+  void take_as_reserve(const MemoryEvent& allocation, uint32_t pool);
+
   ReplayResult& result_;
+  ReplayObserver* observer_;
   const AllocationTable& table_;
   const PoolHeaps& pools_;
 };

@@ -58,8 +58,10 @@ class Ownership {
   std::optional<uint32_t> segment_of(const MemoryEvent& allocation) const;
 
   // The replay records: the CUDA allocation `allocation` is pool `pool`'s reserve (the first pool
-  // to claim it keeps it).
-  void take_as_reserve(const MemoryEvent& allocation, uint32_t pool) { reserves_.try_emplace(allocation.seq, pool); }
+  // to claim it keeps it). True when this claim was the first.
+  bool take_as_reserve(const MemoryEvent& allocation, uint32_t pool) {
+    return reserves_.try_emplace(allocation.seq, pool).second;
+  }
 
  private:
   const std::map<uint32_t, PoolInfo>* pools_ = nullptr;

@@ -112,7 +112,10 @@ class GraphMemory {
 
 struct Replayer::State {
   State(ReplayResult& result, ReplayObserver* observer, const ProcessTrace& trace)
-      : pools(result, observer, &trace.pools), table(result, observer), owners(result, table, pools), graphs(table) {}
+      : pools(result, observer, &trace.pools),
+        table(result, observer),
+        owners(result, observer, table, pools),
+        graphs(table) {}
   PoolHeaps pools;        // the pools' blocks and segments
   AllocationTable table;  // CUDA's own allocations
   MemoryOwners owners;    // who holds what, over both

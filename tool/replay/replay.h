@@ -116,6 +116,10 @@ class ReplayObserver {
   // context, replaced by a new allocation at its address): the live set's changes, one by one.
   virtual void on_live(const MemoryEvent&) {}
   virtual void on_gone(const MemoryEvent&) {}
+  // A live CUDA allocation turned out to be pool `pool`'s reserve (a segment it hands blocks out
+  // of), once per allocation, after its on_live: its bytes are the pool's from now on, its blocks
+  // the program's.
+  virtual void on_reserve(const MemoryEvent& /*allocation*/, uint32_t /*pool*/) {}
   // A pool is about to take a segment (it grows): its usage just before, and the pools as they are
   // then (what sits between its holes). Rare: once per segment.
   virtual void on_pool_growing(const PoolSegmentFact& /*segment*/, const PoolUsage& /*before*/,
@@ -147,6 +151,9 @@ class ObserverList : public ReplayObserver {
   }
   void on_gone(const MemoryEvent& a) override {
     for (auto* o : list_) o->on_gone(a);
+  }
+  void on_reserve(const MemoryEvent& a, uint32_t pool) override {
+    for (auto* o : list_) o->on_reserve(a, pool);
   }
   void on_pool_growing(const PoolSegmentFact& s, const PoolUsage& before, const PoolsView& pools) override {
     for (auto* o : list_) o->on_pool_growing(s, before, pools);

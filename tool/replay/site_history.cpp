@@ -8,9 +8,8 @@ namespace cuaudit {
 SiteHistory::SiteHistory(const ProcessTrace& trace)
     : sampling_(trace.stack_sampling), start_ns_(trace.start_monotonic_ns) {}
 
-SiteHistory::Site* SiteHistory::site_of(const MemoryEvent& a) {
-  if (a.device < 0 || !owns_memory(api_info(a.api).family) || sampling_.unsampled(a.stack_id)) return nullptr;
-  Site& site = sites_[Key{a.device, a.stack_id, a.api}];
+SiteHistory::Site* SiteHistory::touch(const Key& key) {
+  Site& site = sites_[key];
   if (!site.dirty) {
     site.dirty = true;
     dirty_.push_back(&site);
@@ -18,22 +17,75 @@ SiteHistory::Site* SiteHistory::site_of(const MemoryEvent& a) {
   return &site;
 }
 
+SiteHistory::Site* SiteHistory::site_of(const MemoryEvent& a) {
+  const MemoryFamily family = api_info(a.api).family;
+  if (!(owns_memory(family) || is_pool_block(family)) || sampling_.unsampled(a.stack_id)) return nullptr;
+  int32_t device = a.device;
+  if (device < 0 && is_pool_block(family)) {  // a block that does not say its device is on its pool's
+    const auto reserve = reserves_.find(a.pool);
+    if (reserve != reserves_.end()) device = reserve->second.device;
+  }
+  if (device < 0) return nullptr;
+  return touch(Key{device, a.stack_id, a.python_stack_id, a.api});
+}
+
 uint64_t SiteHistory::count_256ths(uint64_t bytes) const {
   return static_cast<uint64_t>(std::llround(sampling_.weight(bytes) * 256.0));
 }
 
+void SiteHistory::add(Site& site, const MemoryEvent& a) {
+  site.bytes += sampling_.estimated_bytes(a.bytes);
+  site.count_256ths += count_256ths(a.bytes);
+}
+
+void SiteHistory::remove(Site& site, const MemoryEvent& a) {
+  site.bytes -= std::min(site.bytes, sampling_.estimated_bytes(a.bytes));
+  site.count_256ths -= std::min(site.count_256ths, count_256ths(a.bytes));
+}
+
+void SiteHistory::update_reserve_site(uint32_t pool) {
+  const Reserve& r = reserves_[pool];
+  if (r.device < 0) return;  // blocks of a pool whose reserve is not known (yet): no CUDA memory counted twice
+  Site* site = touch(Key{r.device, trace::kNoStack, 0, r.api, pool});
+  site->bytes = r.reserved > r.handed_out ? r.reserved - r.handed_out : 0;
+  site->count_256ths = r.segments * 256;
+}
+
 void SiteHistory::on_live(const MemoryEvent& a) {
-  if (Site* site = site_of(a)) {
-    site->bytes += sampling_.estimated_bytes(a.bytes);
-    site->count_256ths += count_256ths(a.bytes);
+  if (is_pool_block(api_info(a.api).family)) {
+    reserves_[a.pool].handed_out += a.bytes;
+    update_reserve_site(a.pool);
   }
+  if (Site* site = site_of(a)) add(*site, a);
 }
 
 void SiteHistory::on_gone(const MemoryEvent& a) {
-  if (Site* site = site_of(a)) {
-    site->bytes -= std::min(site->bytes, sampling_.estimated_bytes(a.bytes));
-    site->count_256ths -= std::min(site->count_256ths, count_256ths(a.bytes));
+  if (is_pool_block(api_info(a.api).family)) {
+    Reserve& r = reserves_[a.pool];
+    r.handed_out -= std::min(r.handed_out, a.bytes);
+    update_reserve_site(a.pool);
+  } else if (const auto reserve = reserve_seqs_.find(a.seq); reserve != reserve_seqs_.end()) {
+    // A segment the pool gave back: counted in the pool's reserve, at no site of its own.
+    const uint32_t pool = reserve->second;
+    reserve_seqs_.erase(reserve);
+    Reserve& r = reserves_[pool];
+    r.reserved -= std::min(r.reserved, a.bytes);
+    r.segments -= std::min<uint64_t>(r.segments, 1);
+    update_reserve_site(pool);
+    return;
   }
+  if (Site* site = site_of(a)) remove(*site, a);
+}
+
+void SiteHistory::on_reserve(const MemoryEvent& a, uint32_t pool) {
+  if (Site* site = site_of(a)) remove(*site, a);  // counted at its cudaMalloc until now
+  reserve_seqs_.emplace(a.seq, pool);
+  Reserve& r = reserves_[pool];
+  r.device = a.device;
+  if (r.api == Api::Count) r.api = a.api;
+  r.reserved += a.bytes;
+  ++r.segments;
+  update_reserve_site(pool);
 }
 
 void SiteHistory::on_event(const Event& e) { advance_to(e.time_ns); }

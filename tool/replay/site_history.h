@@ -6,6 +6,11 @@
 // 100 ms and doubles (neighbouring buckets merged) whenever the run outgrows them, so a three-day
 // service costs as much as a one-minute test. A site's history is the list of buckets at whose end
 // its live bytes had changed: a site that stays level costs one point.
+//
+// Every byte is counted once, where the program asked for it (ownership.h): a pool's blocks at
+// their own site (PyTorch's tensors at the user's Python line, not at the caching allocator's
+// cudaMalloc), and what a pool reserved but has not handed out as one site of the pool's own, its
+// cache ("reserve" sites: the segments' bytes less the blocks').
 #pragma once
 
 #include <cstdint>
@@ -22,11 +27,18 @@ class SiteHistory : public ReplayObserver {
   static constexpr size_t kMaxBuckets = 128;
   static constexpr uint64_t kFirstBucketNs = 100'000'000;
 
+  static constexpr uint32_t kNotAPool = UINT32_MAX;
   struct Key {
     int32_t device;
     uint64_t stack_id;
-    Api api;
-    bool operator==(const Key& o) const { return device == o.device && stack_id == o.stack_id && api == o.api; }
+    uint64_t python_stack_id;   // a Python program's line: one native path serves many
+    Api api;                    // for a pool's reserve, the API of its first segment
+    uint32_t pool = kNotAPool;  // a pool's reserve: what it holds and has not handed out
+    bool is_reserve() const { return pool != kNotAPool; }
+    bool operator==(const Key& o) const {
+      return device == o.device && stack_id == o.stack_id && python_stack_id == o.python_stack_id && api == o.api &&
+             pool == o.pool;
+    }
   };
   struct Point {
     uint32_t bucket;
@@ -45,7 +57,8 @@ class SiteHistory : public ReplayObserver {
 
   struct KeyHash {
     size_t operator()(const Key& k) const {
-      return std::hash<uint64_t>()(k.stack_id * 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(k.api) << 8 ^
+      return std::hash<uint64_t>()((k.stack_id * 0x9e3779b97f4a7c15ull ^ k.python_stack_id) * 0xff51afd7ed558ccdull ^
+                                   static_cast<uint64_t>(k.api) << 8 ^ static_cast<uint64_t>(k.pool) << 32 ^
                                    static_cast<uint64_t>(static_cast<uint32_t>(k.device)));
     }
   };
@@ -55,6 +68,7 @@ class SiteHistory : public ReplayObserver {
   void on_event(const Event& e) override;
   void on_live(const MemoryEvent& a) override;
   void on_gone(const MemoryEvent& a) override;
+  void on_reserve(const MemoryEvent& a, uint32_t pool) override;
   // After the last event: closes the bucket it fell in.
   void finish();
 
@@ -70,6 +84,17 @@ class SiteHistory : public ReplayObserver {
   void advance_to(uint64_t time_ns);
   void close_bucket();
   Site* site_of(const MemoryEvent& a);
+  Site* touch(const Key& key);
+  void add(Site& site, const MemoryEvent& a);
+  void remove(Site& site, const MemoryEvent& a);
+  // A pool's reserve site: its segments' bytes less its blocks' (exact: blocks without a sampled
+  // stack are in no site of their own, but they are not the pool's free memory either).
+  struct Reserve {
+    int32_t device = -1;
+    Api api = Api::Count;  // of its first segment (cudaMalloc for PyTorch's): what charts say it used
+    uint64_t reserved = 0, handed_out = 0, segments = 0;
+  };
+  void update_reserve_site(uint32_t pool);
   uint64_t count_256ths(uint64_t bytes) const;  // what one allocation of `bytes` adds to its site's count
 
   StackSampling sampling_;
@@ -78,6 +103,8 @@ class SiteHistory : public ReplayObserver {
   size_t current_ = 0;  // the bucket events now fall in
   Sites sites_;
   std::vector<Site*> dirty_;  // sites changed in the current bucket (pointers into sites_ stay valid)
+  std::unordered_map<uint32_t, Reserve> reserves_;       // by pool
+  std::unordered_map<uint64_t, uint32_t> reserve_seqs_;  // live CUDA allocations that are a pool's reserve -> pool
 };
 
 }  // namespace cuaudit

@@ -4,10 +4,47 @@
 #include <map>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "pool_names.h"
+#include "python_frames.h"
 #include "replay.h"
 
 namespace cuaudit {
+
+namespace {
+
+// What a chart or the metrics call a site: its API and the user's frames, native then Python (the
+// site label picks the user's Python line where there is one); a pool's reserve by its pool.
+struct SiteName {
+  std::string api;
+  std::vector<report::Frame> stack;
+  std::string site;  // set here for a pool's reserve only; the others are labelled from the stack
+};
+
+SiteName name_site(const ProcessTrace& trace, const SiteHistory::Key& key, StackResolver& stacks) {
+  SiteName out;
+  out.api = std::string(api_info(key.is_reserve() ? key.api : stacks.api_called(key.stack_id, key.api)).name);
+  if (key.is_reserve()) {
+    out.site = fmt::format("{}, reserved and not handed out", pool_description(trace.pools, key.pool));
+    return out;
+  }
+  out.stack = stacks.user_stack(key.stack_id);
+  if (key.python_stack_id) {
+    std::vector<report::Frame> python = python_frames(trace, key.python_stack_id);
+    const size_t user = user_python_frame(python);
+    if (user < python.size())
+      out.stack.insert(out.stack.end(), python.begin() + static_cast<std::ptrdiff_t>(user), python.end());
+  }
+  return out;
+}
+
+bool bigger(uint64_t a_bytes, const SiteHistory::Key& a, uint64_t b_bytes, const SiteHistory::Key& b) {
+  return std::tie(a_bytes, b.stack_id, b.python_stack_id, b.pool) >
+         std::tie(b_bytes, a.stack_id, a.python_stack_id, a.pool);
+}
+
+}  // namespace
 
 TimelineObserver::TimelineObserver(const ProcessTrace& trace, const SiteHistory& sites, report::Timeline& timeline)
     : trace_(trace), sites_(sites), timeline_(timeline) {
@@ -92,17 +129,17 @@ void TimelineObserver::finish(StackResolver& stacks, size_t top_sites) {
     p.families = peak.sample.families;
     // The biggest sites, whose stacks alone are resolved.
     std::vector<Held> biggest = peak.sites;
-    std::sort(biggest.begin(), biggest.end(), [](const Held& a, const Held& b) {
-      return std::tie(a.bytes, b.key.stack_id) > std::tie(b.bytes, a.key.stack_id);
-    });
+    std::sort(biggest.begin(), biggest.end(),
+              [](const Held& a, const Held& b) { return bigger(a.bytes, a.key, b.bytes, b.key); });
     if (biggest.size() > top_sites) biggest.resize(top_sites);
     for (const Held& held : biggest) {
       report::PeakSite site;
-      const Api api = stacks.api_called(held.key.stack_id, held.key.api);
-      site.api = std::string(api_info(api).name);
+      SiteName name = name_site(trace_, held.key, stacks);
+      site.api = std::move(name.api);
+      site.stack = std::move(name.stack);
+      site.site = std::move(name.site);
       site.bytes = held.bytes;
       site.count = held.count;
-      site.stack = stacks.user_stack(held.key.stack_id);
       p.sites.push_back(std::move(site));
     }
     timeline_.peaks.push_back(std::move(p));
@@ -126,9 +163,8 @@ void add_site_series(const ProcessTrace& trace, const SiteHistory& history, Stac
     if (highest) by_device[key.device].push_back({&key, std::move(values), highest});
   }
   for (auto& [device, sites] : by_device) {
-    std::sort(sites.begin(), sites.end(), [](const Ranked& a, const Ranked& b) {
-      return std::tie(a.highest, b.key->stack_id) > std::tie(b.highest, a.key->stack_id);
-    });
+    std::sort(sites.begin(), sites.end(),
+              [](const Ranked& a, const Ranked& b) { return bigger(a.highest, *a.key, b.highest, *b.key); });
     report::SiteSeries out;
     out.pid = trace.pid;
     out.device = device;
@@ -139,9 +175,11 @@ void add_site_series(const ProcessTrace& trace, const SiteHistory& history, Stac
     for (size_t i = 0; i < sites.size(); ++i) {
       if (i < top_sites) {
         report::SeriesSite site;
-        site.api = std::string(api_info(stacks.api_called(sites[i].key->stack_id, sites[i].key->api)).name);
+        SiteName name = name_site(trace, *sites[i].key, stacks);
+        site.api = std::move(name.api);
+        site.stack = std::move(name.stack);
+        site.site = std::move(name.site);
         site.bytes = sites[i].values;
-        site.stack = stacks.user_stack(sites[i].key->stack_id);
         site.count = history.sites().at(*sites[i].key).count();
         out.sites.push_back(std::move(site));
       } else {

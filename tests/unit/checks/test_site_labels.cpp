@@ -30,7 +30,9 @@ Suppressions builtin_rules() {
 
 }  // namespace
 
-TEST_CASE("a site is named by the user's Python line, its allocator, its source line, its function or its module") {
+TEST_CASE(
+    "a site is named by the user's Python line, its allocator, its source line, its function or its module, the line "
+    "last") {
   const Suppressions rules = builtin_rules();
   CHECK(site_label(
             {python("/venv/lib/python3.12/site-packages/torch/nn/functional.py", 1723), python("/work/train.py", 19)},
@@ -46,7 +48,12 @@ TEST_CASE("a site is named by the user's Python line, its allocator, its source 
   Frame bare = native("", "", 0, "/usr/lib/libcublasLt.so.13");
   bare.module_offset = 0x1f38ab;
   CHECK(site_label({bare}, rules) == "libcublasLt.so.13+0x1f38ab");
-  CHECK(site_label({}, rules) == "?");
+  CHECK(site_label({}, rules) == "no stack recorded");
+  // CUDA memory a library took for a Python line: the library's, from that line.
+  CHECK(site_label(
+            {native("cublasCreate_v2", "", 0, "/usr/lib/libcublas.so.13"),
+             python("/venv/lib/python3.12/site-packages/torch/nn/functional.py", 1723), python("/work/train.py", 19)},
+            rules) == "cublasCreate_v2 (libcublas.so.13) from train.py:19");
 }
 
 TEST_CASE("sites that get one name are one site in the peak's list and the stacked chart") {

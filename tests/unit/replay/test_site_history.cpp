@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "leak_findings.h"
 #include "option_words.h"
@@ -211,4 +213,61 @@ TEST_CASE("watch mode: a site's live bytes and count are its samples' estimates,
       CHECK(site.count() == 1);
     }
   }
+}
+
+namespace {
+
+// PyTorch's cache: a 20 MiB segment made for line 12, a block of line 12 and two of line 30 in it,
+// one of those back in the cache; the program's own 2 MiB beside it. With `give_back`, every
+// block is freed and the segment returned to CUDA.
+SyntheticTrace torch_pool(bool give_back) {
+  SyntheticTrace t;
+  t.pool(1, "PyTorch's caching allocator", MemorySource::TorchCaching)
+      .python_stack(7, {{"/home/me/train.py", 12, "<module>"}})
+      .python_stack(8, {{"/home/me/train.py", 30, "<module>"}});
+  t.alloc_from_python(Api::cudaMalloc, 0x10000000, 20 * MiB, 7, 3);
+  t.segment(1, 0x10000000, 20 * MiB);
+  for (uint64_t i = 0; i < 3; ++i) {
+    t.block(Api::torchBlockAlloc, 1, 0x10000000 + i * 4 * MiB, 4 * MiB, trace::kNoStack);
+    const_cast<ProcessTrace&>(t.trace()).events.back().memory().python_stack_id = i == 0 ? 7 : 8;
+  }
+  t.block(Api::torchBlockFree, 1, 0x10000000 + 4 * MiB);
+  t.alloc(Api::cudaMalloc, 0x20000000, 2 * MiB, 4);
+  if (give_back) {
+    t.block(Api::torchBlockFree, 1, 0x10000000).block(Api::torchBlockFree, 1, 0x10000000 + 8 * MiB);
+    t.segment(1, 0x10000000, 20 * MiB, false).release(Api::cudaFree, 0x10000000);
+  }
+  return t.end();
+}
+
+std::map<std::string, uint64_t> held_by_site(const ProcessTrace& trace) {
+  SiteHistory h(trace);
+  replay(trace, &h);
+  h.finish();
+  std::map<std::string, uint64_t> held;
+  for (const auto& [key, site] : h.sites()) {
+    const std::string name = key.is_reserve()      ? "reserve"
+                             : key.python_stack_id ? "python " + std::to_string(key.python_stack_id)
+                                                   : "stack " + std::to_string(key.stack_id);
+    held[name] += site.bytes;
+  }
+  return held;
+}
+
+}  // namespace
+
+TEST_CASE("a pool's blocks count at their own sites, what it reserved and has not handed out at one site of its own") {
+  SyntheticTrace running = torch_pool(false);
+  std::map<std::string, uint64_t> held = held_by_site(running.trace());
+  CHECK(held["python 7"] == 4 * MiB);  // the block, not the 20 MiB segment made for that line
+  CHECK(held["python 8"] == 4 * MiB);
+  CHECK(held["reserve"] == 12 * MiB);  // 20 MiB reserved, 8 MiB handed out
+  CHECK(held["stack 4"] == 2 * MiB);
+  uint64_t total = 0;
+  for (const auto& [name, bytes] : held) total += bytes;
+  CHECK(total == 22 * MiB);  // every byte once
+
+  SyntheticTrace ended = torch_pool(true);  // the pool gave its segment back: only the program's own is left
+  held = held_by_site(ended.trace());
+  for (const auto& [name, bytes] : held) CHECK(bytes == (name == "stack 4" ? 2 * MiB : 0));
 }
