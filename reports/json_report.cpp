@@ -257,6 +257,8 @@ json unchecked_json(const std::vector<UncheckedKind>& unchecked) {
 
 }  // namespace
 
+json finding_to_json(const Finding& f) { return finding_json(f); }
+
 json report_to_json(const Report& report) {
   json processes = json::array();
   for (const Process& p : report.processes) processes.push_back(process_json(p));

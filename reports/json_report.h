@@ -13,6 +13,8 @@
 namespace cuaudit::report {
 
 nlohmann::json report_to_json(const Report& report);
+// One finding as the report's "findings" array holds it (`cuaudit diff --json` uses it too).
+nlohmann::json finding_to_json(const Finding& f);
 std::string render_json(const Report& report);
 
 // A document that is not a cuaudit report, or one whose fields have the wrong types.

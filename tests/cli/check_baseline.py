@@ -62,6 +62,17 @@ def main():
         diff = subprocess.run([cu, "diff", old_path, full, "--error-exitcode", "4"], stderr=subprocess.PIPE, text=True)
         if diff.returncode != 4 or "1 new finding(s)" not in diff.stderr or "1 fixed" not in diff.stderr:
             failures.append("cuaudit diff: exit %d\n%s" % (diff.returncode, diff.stderr))
+        # The same comparison as JSON, on standard output: what the text says, in fields.
+        diff = subprocess.run([cu, "diff", old_path, full, "--json", "-", "--error-exitcode", "4"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            d = json.loads(diff.stdout)
+            shape = (d["schema"], [f["api"] for f in d["new"]], [f["api"] for f in d["still_present"]],
+                     len(d["fixed"]), "old_bug_since_fixed" in d["fixed"][0], d["after"]["report"] == full)
+        except (ValueError, KeyError, IndexError) as e:
+            shape = repr(e)
+        if diff.returncode != 4 or shape != ("cuaudit.diff.v1", ["cudaMalloc"], ["cudaMallocHost"], 1, True, True):
+            failures.append("cuaudit diff --json -: exit %d, %s\n%s" % (diff.returncode, shape, diff.stderr))
 
         # Peak memory by site: the same run with its peak site holding half as much before.
         smaller = copy.deepcopy(doc)
@@ -75,6 +86,13 @@ def main():
         if "peak on device 0: " not in diff.stderr or \
                 "+8.0 KiB at upload demo_leaks.cu:28 (cudaMalloc): 16.0 KiB at the peak, was 8.0 KiB" not in diff.stderr:
             failures.append("cuaudit diff does not say which site holds more at the peak:\n%s" % diff.stderr)
+        diff_json = os.path.join(tmp, "diff.json")
+        subprocess.run([cu, "diff", smaller_path, full, "--json", diff_json], stderr=subprocess.PIPE, check=True)
+        d = json.load(open(diff_json))
+        site = next((s for p in d["peaks"] for s in p["sites"] if s["site"] == "upload demo_leaks.cu:28"), None)
+        if not site or (site["before"], site["after"], site["change"], site["api"]) != (8192, 16384, 8192, "cudaMalloc") \
+                or d["peaks"][0]["used_change"] != 8192:
+            failures.append("cuaudit diff --json does not hold the peak's site change: %s" % d["peaks"])
         diff = subprocess.run([cu, "diff", full, full], stderr=subprocess.PIPE, text=True)
         if "no site holds more or less at the peak than before" not in diff.stderr:
             failures.append("cuaudit diff of a report with itself shows peak changes:\n%s" % diff.stderr)

@@ -15,6 +15,7 @@
 #include "analysis.h"
 #include "baseline.h"
 #include "command_texts.h"
+#include "diff_json.h"
 #include "exit_codes.h"
 #include "framework_request.h"
 #include "html_report.h"
@@ -356,6 +357,7 @@ int merge_command(const Options& o) {
 }
 
 int diff_command(const Options& o) {
+  refuse_unwritable_outputs(o);
   report::Report before, after;
   refuse_missing_input(o.analysis.baseline_file, false, "cannot read");
   refuse_missing_input(o.run_dir, false, "cannot read");
@@ -366,7 +368,12 @@ int diff_command(const Options& o) {
     fail(kExitToolFailure, e.what());
   }
   apply_baseline(o.analysis.baseline_file, before, after);
-  std::cerr << report::render_baseline_diff(after) << report::render_peak_diff(report::peak_changes(before, after));
+  const std::vector<report::DevicePeakChange> peaks = report::peak_changes(before, after);
+  std::cerr << report::render_baseline_diff(after) << report::render_peak_diff(peaks);
+  if (!o.out.json_file.empty()) {
+    write_file_or_fail(o.out.json_file,
+                       report::render_diff_json(before, after, peaks, o.analysis.baseline_file, o.run_dir));
+  }
   // After the baseline is applied, the summary's errors are the new ones.
   if (o.out.error_exitcode && after.summary.error_findings > 0) return *o.out.error_exitcode;
   if (before.incomplete || after.incomplete) {

@@ -265,6 +265,9 @@ void add_command_options(CLI::App& app, Command command, Options& o) {
   switch (command) {
     case Command::Diff:
       add_error_exitcode(app, o, "exit with N when the new report has new errors");
+      app.add_option("--json", o.out.json_file,
+                     "write the comparison (new, still present and fixed findings; each device's peak by site) as "
+                     "JSON, schema cuaudit.diff.v1, to FILE; - for standard output");
       app.add_option("OLD", o.analysis.baseline_file, "the earlier JSON report (or --output directory)")->required();
       app.add_option("NEW", o.run_dir, "the later JSON report (or --output directory)")->required();
       return;
