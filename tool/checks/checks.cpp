@@ -26,6 +26,7 @@ class ReleaseCheck : public Check {
 
 class OutOfMemoryCheck : public Check {
  public:
+  explicit OutOfMemoryCheck(const ProcessTrace& t) : observer_(t.stack_sampling) {}
   ReplayObserver* observer() override { return &observer_; }
   std::vector<report::Finding> findings(CheckContext& c) override {
     return oom_findings(c.trace, observer_, c.stacks, c.failures, c.explained);
@@ -139,7 +140,10 @@ struct CheckRow {
 };
 const CheckRow kChecks[] = {
     {"release misuse", always, make<ReleaseCheck>},
-    {"out of memory", always, make<OutOfMemoryCheck>},
+    {"out of memory", always,
+     [](const ProcessTrace& t, const CheckOptions&) -> std::unique_ptr<Check> {
+       return std::make_unique<OutOfMemoryCheck>(t);
+     }},
     {"allocation churn", always, make<ChurnCheck>},
     {"managed memory migrations", always, make<MigrationCheck>},
     {"device heap (--device-heap)", always, make<DeviceHeapCheck>},

@@ -1,6 +1,7 @@
 #include "oom_findings.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -12,6 +13,7 @@
 #include "python_frames.h"
 #include "replay.h"
 #include "result_names.h"
+#include "sampled_stacks.h"
 
 namespace cuaudit {
 namespace {
@@ -39,17 +41,23 @@ void OomObserver::on_failed_allocation(const MemoryEvent& e, const DeviceHolding
   // A pool's blocks by their Python stack (the program's tensors and arrays, by the line that made
   // them), listed before the CUDA allocations by native stack (among them the pools' segments).
   std::map<std::tuple<bool, uint64_t, Api>, Holder> sites;
+  std::map<std::tuple<bool, uint64_t, Api>, double> counts;  // estimates in watch mode
   live([&](const MemoryEvent& a) {
-    if (a.device != e.device) return;
+    if (a.device != e.device || sampling_.unsampled(a.stack_id)) return;
     const bool block = is_block_op(a.api) && a.python_stack_id;  // a pool's block, by its operation
     if (!block && !owns_memory(api_info(a.api).family)) return;
-    Holder& h = sites[{!block, block ? a.python_stack_id : a.stack_id, a.api}];
+    const std::tuple<bool, uint64_t, Api> key{!block, block ? a.python_stack_id : a.stack_id, a.api};
+    Holder& h = sites[key];
     h.stack_id = a.stack_id, h.api = a.api;
     if (block) h.python_stack_id = a.python_stack_id;
-    h.bytes += a.bytes, ++h.count;
+    h.bytes += sampling_.estimated_bytes(a.bytes);
+    counts[key] += sampling_.weight(a.bytes);
     h.first_ns = std::min(h.first_ns, a.time_ns), h.last_ns = std::max(h.last_ns, a.time_ns);
   });
-  for (auto& [key, h] : sites) m.holders.push_back(h);
+  for (auto& [key, h] : sites) {
+    h.count = static_cast<uint64_t>(std::llround(counts[key]));
+    m.holders.push_back(h);
+  }
   std::stable_sort(m.holders.begin(), m.holders.end(), [](const Holder& a, const Holder& b) {
     if ((a.python_stack_id != 0) != (b.python_stack_id != 0)) return a.python_stack_id != 0;
     return a.bytes > b.bytes;
@@ -285,6 +293,8 @@ report::Finding describe(const ProcessTrace& trace, const Moment& m, const std::
   f.out_of_memory = o;
   add_moment_notes(trace, m, j, handling, f);
   add_holders(trace, m.holders, stacks, f);
+  if (trace.stack_sampling.on() && !m.holders.empty())
+    f.notes.push_back("the holders' figures are " + sampled_site_note(trace.stack_sampling));
   return f;
 }
 
@@ -354,7 +364,7 @@ std::string oom_verdict(const OomFacts& x) {
 
 std::vector<report::Finding> oom_findings(const ProcessTrace& trace, StackResolver& stacks, FailureJudge& failures,
                                           std::set<uint64_t>& explained) {
-  OomObserver observer;
+  OomObserver observer(trace.stack_sampling);
   replay(trace, &observer);
   return oom_findings(trace, observer, stacks, failures, explained);
 }

@@ -15,6 +15,7 @@
 #include "replay.h"
 #include "report_model.h"
 #include "stack_resolver.h"
+#include "stack_sample_weights.h"
 #include "trace_model.h"
 
 namespace cuaudit {
@@ -22,6 +23,9 @@ namespace cuaudit {
 // The replay's state at the first out-of-memory failure of each site (stack, API).
 class OomObserver : public ReplayObserver {
  public:
+  // In watch mode each holder's figures are what its sampled stacks stand for
+  // (stack_sample_weights.h), and memory without a sampled stack is in no holder.
+  explicit OomObserver(const StackSampling& sampling = {}) : sampling_(sampling) {}
   // A site holding memory on the failing device: a native stack, or for a framework pool's blocks
   // (tensors, arrays) their Python stack.
   struct Holder {
@@ -50,6 +54,7 @@ class OomObserver : public ReplayObserver {
   const std::map<MomentKey, Moment>& moments() const { return moments_; }
 
  private:
+  StackSampling sampling_;
   std::map<MomentKey, Moment> moments_;
 };
 

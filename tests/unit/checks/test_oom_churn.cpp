@@ -1,6 +1,11 @@
 // Out of memory diagnosed (the device at that moment, who held it, a verdict) and allocation churn
 // (pairs, lifetimes, time in the calls), over synthetic streams as the injection records them.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include <cmath>
 
 #include "churn_findings.h"
 #include "error_findings.h"
@@ -112,6 +117,28 @@ TEST_CASE("a leak that fills the device: one out_of_memory at the failing call, 
   // Undecided handling (no machine code to read) is never called unchecked: a warning.
   CHECK(f.severity == report::Severity::Warning);
   CHECK(j.errors.empty());  // not also an api_error or unchecked_error
+}
+
+TEST_CASE("watch mode: the holders of an out-of-memory moment are what their sampled stacks stand for") {
+  SyntheticTrace t;
+  t.sampled_stacks(64 * 1024, 1 << 20);
+  // 400 leaked 4 KiB allocations of one site, 40 of them sampled; one exact 2 MiB at another.
+  for (uint64_t i = 0; i < 400; ++i) t.alloc(Api::cudaMalloc, 0x100000 + i * 0x1000, 4096, i % 10 == 0 ? 5 : 0);
+  t.alloc(Api::cudaMalloc, 0x9000000, 2 << 20, 7).sample(79 * kGiB);
+  t.alloc(Api::cudaMalloc, 0, 4 * kGiB, /*stack=*/6, kOutOfMemory).sample(79 * kGiB).failure_state(0, 0);
+  const Judged j = judge(t.end().trace());
+  REQUIRE(j.oom.size() == 1);
+  const report::Finding& f = j.oom[0];
+  REQUIRE(f.related.size() == 2);  // the unsampled 360 are in no holder of their own
+  const double weight = 1.0 / -std::expm1(-4096.0 / 65536.0);
+  const std::string sampled = fmt::format("held {} in {} allocation(s)",
+                                          report::human_bytes(40 * static_cast<uint64_t>(std::llround(4096 * weight))),
+                                          std::llround(40 * weight));
+  CHECK(f.related[0].title.find(sampled) == 0);                            // about 2.6 MiB in 660
+  CHECK(f.related[1].title.find("held 2.0 MiB in 1 allocation(s)") == 0);  // exact
+  CHECK(std::count_if(f.notes.begin(), f.notes.end(), [](const std::string& n) {
+          return n.find("the holders' figures are estimated from sampled stacks") == 0;
+        }) == 1);
 }
 
 TEST_CASE("another process's memory and an unknown NVML answer are said as such") {
