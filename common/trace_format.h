@@ -204,6 +204,14 @@ struct ProcessEndRecord {
   uint64_t time_ns;
 };
 
+// Once exit processing began (and while a fatal signal is handled), every chunk the writer writes
+// is followed, in the same write, by a chunk holding only this record: the file of a process that
+// reached its end then ends with one, and a file cut after its end record does not (the static
+// destructors' releases after it would be lost without a word). Version 6 on.
+struct TraceClosedRecord {
+  RecordHeader header;
+};
+
 // What a device's memory looked like beyond cuMemGetInfo: the stream-ordered pool of the device
 // (reserved versus used, with high-water marks) and, at a failed allocation, the memory other
 // processes hold on it (NVML). Written at failed allocations, and with the memory samples once
@@ -245,6 +253,13 @@ enum class RecordType : uint16_t {
 #include "trace_records.inc"
 #undef CUAUDIT_RECORD
 };
+
+// Whether the record at `record` (a header's bytes at least) is the writer's closing mark.
+inline bool is_closing_mark(const void* record) {
+  RecordHeader h;
+  __builtin_memcpy(&h, record, sizeof h);
+  return h.type == static_cast<uint16_t>(RecordType::TraceClosed);
+}
 
 // The record type a struct is written as: record_type_v<AllocRecord> == RecordType::Alloc.
 template <typename Record>

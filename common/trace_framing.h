@@ -14,8 +14,11 @@ inline constexpr char kFileMagic[8] = {'C', 'U', 'A', 'U', 'D', 'T', 'R', 'C'};
 // may carry a problem (a word of a by-value struct pointing to no memory the driver knows, or into
 // host memory). Version 5: a pool's blocks are PoolBlockRecords (source, pool and operation said
 // explicitly) and its memory PoolSegmentRecords; before, blocks were allocation and release records
-// of pseudo-APIs whose context field carried the pool. Versions 1 to 4 are still read.
-inline constexpr uint32_t kTraceVersion = 5;
+// of pseudo-APIs whose context field carried the pool. Version 6: once exit began, each chunk is
+// followed by a TraceClosed chunk (a file cut after its end record is known). Versions 1 to 5 are
+// still read.
+inline constexpr uint32_t kTraceVersion = 6;
+inline constexpr uint32_t kFirstClosedVersion = 6;
 inline constexpr uint32_t kOldestReadableVersion = 1;
 inline constexpr uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK"
 inline constexpr size_t kMaxStackDepth = 64;

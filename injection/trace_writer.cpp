@@ -1,5 +1,7 @@
 #include "trace_writer.h"
 
+#include "chunk_write.h"
+
 #include "run_dir_layout.h"
 
 #include <fcntl.h>
@@ -79,6 +81,8 @@ void lock(ThreadBuffer* b) noexcept {
   }
 }
 void unlock(ThreadBuffer* b) noexcept { b->busy.clear(std::memory_order_release); }
+// Once exit processing began every chunk is followed by the closing mark (chunk_write.h).
+bool closing() noexcept { return state().write_through.load(std::memory_order_relaxed); }
 
 // Writes what the buffer holds past `written` as one chunk. The caller holds b->busy, or is the
 // owning thread in a handler that interrupted the owner's append (`keep_used`): that append
@@ -92,13 +96,8 @@ void write_chunk(ThreadBuffer* b, bool keep_used = false) noexcept {
   std::atomic_signal_fence(std::memory_order_seq_cst);
   const int fd = s.fd.load(std::memory_order_acquire);
   if (bytes != 0 && fd >= 0 && s.enabled.load(std::memory_order_relaxed)) {
-    trace::ChunkHeader header{trace::kChunkMagic, bytes, b->tid, trace::chunk_checksum(b->data + from, bytes)};
-    iovec parts[2] = {{&header, sizeof header}, {b->data + from, bytes}};
-    const size_t total = sizeof header + bytes;
-    ssize_t written;
-    do {
-      written = writev(fd, parts, 2);
-    } while (written < 0 && errno == EINTR);
+    size_t total = 0;
+    const ssize_t written = write_chunk_bytes(fd, b->data + from, bytes, b->tid, closing(), total);
     if (written != static_cast<ssize_t>(total)) {
       s.dropped.fetch_add(1, std::memory_order_relaxed);
       if (!s.write_error_reported.exchange(true)) {
@@ -251,11 +250,8 @@ void write_record_alone(const void* head, size_t head_bytes, const void* tail, s
   memcpy(record, head, head_bytes);
   if (tail_bytes) memcpy(record + head_bytes, tail, tail_bytes);
   memset(record + head_bytes + tail_bytes, 0, bytes - head_bytes - tail_bytes);
-  trace::ChunkHeader header{trace::kChunkMagic, static_cast<uint32_t>(bytes), current_tid_signal_safe(),
-                            trace::chunk_checksum(record, bytes)};
-  iovec parts[2] = {{&header, sizeof header}, {record, bytes}};
-  ssize_t ignored = writev(fd, parts, 2);
-  (void)ignored;
+  size_t total = 0;
+  (void)write_chunk_bytes(fd, record, static_cast<uint32_t>(bytes), current_tid_signal_safe(), closing(), total);
 }
 
 // Holds the calling thread's buffer with room for `max_bytes` and lets `fill(out, buffer)` write
@@ -373,11 +369,8 @@ void TraceWriter::flush_without_waiting_bytes(const void* record, size_t bytes) 
   s.write_through.store(true, std::memory_order_relaxed);
   const int fd = s.fd.load(std::memory_order_acquire);
   if (fd >= 0 && record) {
-    trace::ChunkHeader header{trace::kChunkMagic, static_cast<uint32_t>(bytes), current_tid_signal_safe(),
-                              trace::chunk_checksum(record, bytes)};
-    iovec parts[2] = {{&header, sizeof header}, {const_cast<void*>(record), bytes}};
-    ssize_t ignored = writev(fd, parts, 2);
-    (void)ignored;
+    size_t total = 0;
+    (void)write_chunk_bytes(fd, record, static_cast<uint32_t>(bytes), current_tid_signal_safe(), closing(), total);
   }
   for (ThreadBuffer* b = s.buffers.load(std::memory_order_acquire); b; b = b->next) {
     bool taken = false;

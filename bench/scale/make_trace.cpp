@@ -75,6 +75,15 @@ class Writer {
     for (size_t t = 0; t < buffers_.size(); ++t) flush(t);
   }
 
+  // What the injection writes after each chunk once exit began: the file of an ended process ends
+  // with it (trace_format.h, TraceClosedRecord).
+  void close_mark() {
+    const TraceClosedRecord r{header_for<TraceClosedRecord>(sizeof(TraceClosedRecord))};
+    const ChunkHeader h{kChunkMagic, sizeof r, 1000, chunk_checksum(&r, sizeof r)};
+    fwrite(&h, sizeof h, 1, f_);
+    fwrite(&r, sizeof r, 1, f_);
+  }
+
  private:
   FILE* f_;
   std::vector<std::string> buffers_;
@@ -199,6 +208,7 @@ int main(int argc, char** argv) {
     w.add(0, end);
   }
   w.flush_all();
+  if (shape != "running") w.close_mark();
   long bytes = std::ftell(f);
   std::fclose(f);
   if (shape == "running") {  // the chunk being written when the snapshot reads the file

@@ -58,6 +58,13 @@ void at_exit() {
   inject::trace_writer().set_write_through();
 }
 
+// A static destructor's release, after exit processing began (registered before at_exit, so it
+// runs after it): written through, each chunk followed by the writer's closing mark.
+void release_after_the_end() {
+  inject::on_call_enter(Api::cudaFree);
+  inject::on_call_exit({Api::cudaFree, 0x7f0000002000, 0, 0, 1, 0});
+}
+
 // A signal that lands inside an append (the test-hooks recorder raises it there), whose handler
 // exits (exit_in_append) or frees pinned memory with free() (free_in_append).
 void* g_pinned = nullptr;
@@ -112,6 +119,11 @@ extern "C" __attribute__((visibility("default"))) int crash_probe_main(int argc,
   inject::trace_writer().start_flusher(100);
   inject::install_crash_handlers();
   inject::connect_preload_library();  // when libcuaudit-preload.so is preloaded, as under the launcher
+  if (std::strcmp(argv[2], "release_at_exit") == 0) {
+    inject::on_call_enter(Api::cudaMalloc);
+    inject::on_call_exit({Api::cudaMalloc, 0x7f0000002000, 8192, 0, 1, 0});
+    std::atexit(release_after_the_end);
+  }
   std::atexit(at_exit);
   leak_here();
   const char* how = argv[2];

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "bounded_facts.h"
+#include "legacy_blocks.h"
 #include "trace_format.h"
 
 namespace cuaudit {
@@ -44,7 +45,9 @@ struct Tail {
 // then skipped).
 class RecordParser::Builder {
  public:
-  Builder(ProcessTrace& out, uint32_t version) : out_(out), version_(version) {}
+  Builder(ProcessTrace& out, uint32_t version) : out_(out), version_(version) {
+    if (version >= kFirstClosedVersion) out_.ends_closed = false;
+  }
 
   bool parse(const ProcessInfoRecord& r, Tail tail) {
     if (r.cmdline_bytes > tail.bytes) return false;
@@ -330,6 +333,10 @@ class RecordParser::Builder {
     return true;
   }
 
+  bool parse(const TraceClosedRecord&, Tail) { return true; }
+  // Every record: whether the file so far ends with the writer's closing mark (version 6 on).
+  void saw_record(bool closing) { out_.ends_closed = out_.ends_closed ? std::optional(closing) : std::nullopt; }
+
   bool parse(const ProcessEndRecord& r, Tail) {
     add_event(EventKind::ProcessEnd, r.seq, r.time_ns, kNoStack, 0, std::monostate{});
     out_.reached_exit = true;
@@ -403,16 +410,6 @@ class RecordParser::Builder {
     return true;
   }
 
-  // Before version 5 a pool's blocks were allocations and releases of pseudo-APIs numbered right
-  // after CUDA's 115 APIs of then, in the order of memory_sources.inc's block operations.
-  static Api legacy_block_api(uint16_t id) {
-    constexpr uint16_t kFirst = 115;
-    constexpr Api kLegacy[] = {Api::nvtxMemRegionsRegister, Api::nvtxMemRegionsResize, Api::nvtxMemRegionsUnregister,
-                               Api::nvtxMemHeapUnregister,  Api::nvtxMemHeapReset,     Api::cupyPoolMalloc,
-                               Api::cupyPoolFree,           Api::torchBlockAlloc,      Api::torchBlockFree};
-    return id >= kFirst && id - kFirst < static_cast<int>(std::size(kLegacy)) ? kLegacy[id - kFirst] : Api::Count;
-  }
-
   ProcessTrace& out_;
   uint32_t version_;
   size_t unknown_apis_ = 0;
@@ -438,7 +435,9 @@ bool parse_record(RecordParser::Builder& builder, const char* p, size_t size) {
 
 // One record, by its type; a type added by a newer writer is skipped.
 bool parse_any_record(RecordParser::Builder& builder, const char* p, size_t size) {
-  switch (static_cast<RecordType>(load_unaligned<RecordHeader>(p).type)) {
+  const auto type = static_cast<RecordType>(load_unaligned<RecordHeader>(p).type);
+  builder.saw_record(type == RecordType::TraceClosed);
+  switch (type) {
 #define CUAUDIT_RECORD(type, number, Struct, bytes) \
   case RecordType::type:                            \
     return parse_record<Struct>(builder, p, size);

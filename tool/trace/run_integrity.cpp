@@ -58,6 +58,13 @@ void note_missing_records(const TraceFile& file, ProcessTrace& trace, const std:
         "chunk is missing",
         *run->exit_code));
   }
+  // After its end record the writer closes every chunk it writes (version 6 on): a file whose last
+  // record is not that mark was cut while the process exited (its static destructors' releases).
+  if (!snapshot && trace.reached_exit && trace.ends_closed == false) {
+    trace.problems.push_back(
+        "the trace was cut after the process began to exit (its last chunk is not the writer's closing mark): "
+        "what it did while exiting (static destructors' releases, other threads' last events) may be missing");
+  }
 }
 
 }  // namespace cuaudit

@@ -351,6 +351,9 @@ struct ProcessTrace {
   bool device_heap_mode = false;  // recorded with --device-heap
   bool tracked = true;            // false when the injection could not subscribe
   bool reached_exit = false;      // a ProcessEnd record was seen
+  // Version 6 on: whether the last record read was the writer's closing mark (TraceClosedRecord);
+  // unknown in older traces.
+  std::optional<bool> ends_closed;
   // A framework's file of this process (torch-blocks-<pid>.json, ...) could not be read: its
   // verdicts are lost, so the report is incomplete.
   bool side_file_damaged = false;

@@ -8,9 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
-#include <sstream>
 #include <tuple>
 #include <unordered_map>
 
@@ -324,6 +321,8 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
 }
 
 bool TraceFile::repeats_earlier_chunk(size_t pos, const ChunkHeader& chunk, const char* payload, IndexCounts& counts) {
+  // The writer's closing mark is the same chunk each time: a repeat of it is no damage.
+  if (chunk.payload_bytes == sizeof(TraceClosedRecord) && is_closing_mark(payload)) return false;
   // The payload read already, and what of the header is not derived from it (the checksum is).
   const uint64_t key = content_hash64(payload, chunk.payload_bytes) ^ (uint64_t{chunk.tid} << 32 | chunk.payload_bytes);
   const auto [first, last] = counts.seen.equal_range(key);
