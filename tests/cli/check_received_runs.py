@@ -401,6 +401,32 @@ def planted_links(r):
           proc.returncode == 125 and b"writable by others" in proc.stderr, proc.stderr.decode())
 
 
+def cut_after_the_run(r):
+    """F3: the launcher notes each trace's size in run.json when the run ends; a trace found shorter
+    later (an artifact upload or a copy cut short, at a chunk boundary) is said (123), even for a
+    process whose records alone would look whole."""
+    trace = r.trace(r.golden)
+    save = os.path.join(r.tmp, "f3-run")
+    program = ("import os, struct, sys; d = bytearray(open(sys.argv[1], 'rb').read()); p = os.getpid(); "
+               "struct.pack_into('<Q', d, 16, p); struct.pack_into('<Q', d, 48, p); "
+               "t = os.environ['CUAUDIT_TRACE_DIR']; open(os.path.join(t, 'trace-%d.cutrace' % p), 'wb').write(d)")
+    proc = run([r.cu, "--require-cuda-init", "no", "--save", save, "--log-file", os.devnull, sys.executable, "-c",
+                program, trace])
+    info = json.load(open(os.path.join(save, "run.json"))) if os.path.exists(os.path.join(save, "run.json")) else {}
+    sizes = info.get("trace_bytes", {})
+    check("F3: run.json keeps each trace's size when the run ended",
+          proc.returncode == 0 and sizes == {str(info.get("pid")): os.path.getsize(trace)},
+          "exit %d %s %s" % (proc.returncode, sizes, proc.stderr.decode()[-300:]))
+    saved = next(os.path.join(save, f) for f in os.listdir(save) if f.endswith(".cutrace"))
+    data = open(saved, "rb").read()
+    ends = [pos + length for pos, length in chunks(data)]
+    open(saved, "wb").write(data[:ends[-2]])  # the last chunk gone, after the end record
+    proc, doc = report_json(r, save)
+    notes = " ".join(doc["processes"][0]["notes"]) if doc else ""
+    check("F3: a trace cut after the run, at a chunk boundary: incomplete (123), and said",
+          proc.returncode == 123 and "when the run ended: it was cut since" in notes, "exit %d %s" % (proc.returncode, notes))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuaudit", required=True)
@@ -424,6 +450,7 @@ def main():
             planted_links(r)  # runs a program under cuaudit
             unsaved_run_json(r)
             left_behind(r)
+            cut_after_the_run(r)
         if opts.make_trace:
             many_processes(r, os.path.abspath(opts.make_trace))
     finally:

@@ -1,5 +1,6 @@
 #include "run_ending.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,10 +19,23 @@ bool still_recording(const std::string& run_dir, const RunInfo& run) {
   });
 }
 
+// Each trace's size now that the run ended, but for the processes still running (they write on).
+void note_trace_sizes(const std::string& run_dir, RunInfo& run) {
+  for (const std::string& path : list_traces(run_dir)) {
+    const std::optional<uint64_t> pid = pid_in_entry_name(path.substr(path.rfind('/') + 1), run_dir::Trace);
+    struct stat st;
+    if (!pid || std::count(run.still_running.begin(), run.still_running.end(), *pid) || lstat(path.c_str(), &st) != 0 ||
+        !S_ISREG(st.st_mode))
+      continue;
+    run.trace_bytes[*pid] = static_cast<uint64_t>(st.st_size);
+  }
+}
+
 }  // namespace
 
 AnalysisOptions save_run_info(const std::string& run_dir, RunInfo& run, const AnalysisOptions& analysis) {
   run.cuaudit_version = CUAUDIT_VERSION;
+  note_trace_sizes(run_dir, run);
   AnalysisOptions final_analysis = analysis;
   std::string error;
   if (!write_run_info(run_dir, run, error)) {

@@ -52,6 +52,11 @@ bool write_run_info(const std::string& dir, const RunInfo& info, std::string& er
                         {"killed_after_signal", optional_json(info.killed_after_signal)},
                         {"cuaudit_version", info.cuaudit_version}};
   if (!info.still_running.empty()) doc["still_running"] = info.still_running;
+  if (!info.trace_bytes.empty()) {
+    nlohmann::json sizes = nlohmann::json::object();
+    for (const auto& [pid, bytes] : info.trace_bytes) sizes[std::to_string(pid)] = bytes;
+    doc["trace_bytes"] = std::move(sizes);
+  }
   if (info.launch_params_recorded && info.resources_recorded)
     doc["recorded"] = {{"launch_params", *info.launch_params_recorded}, {"resources", *info.resources_recorded}};
   const std::string path = dir + "/" + kRunInfoFile;
@@ -79,6 +84,9 @@ std::optional<RunInfo> read_run_info(const std::string& dir) {
     info.cuaudit_version = doc.value("cuaudit_version", "");
     if (const auto still = doc.find("still_running"); still != doc.end() && !still->is_null())
       info.still_running = still->get<std::vector<uint64_t>>();
+    if (const auto sizes = doc.find("trace_bytes"); sizes != doc.end() && !sizes->is_null()) {
+      for (const auto& [pid, bytes] : sizes->items()) info.trace_bytes[std::stoull(pid)] = bytes.get<uint64_t>();
+    }
     if (const auto recorded = doc.find("recorded"); recorded != doc.end() && !recorded->is_null()) {
       info.launch_params_recorded = recorded->at("launch_params").get<bool>();
       info.resources_recorded = recorded->at("resources").get<bool>();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ struct RunInfo {
   // Processes the program started that were still running when it ended (a background worker, a
   // daemon): cuaudit did not wait for them, so their traces are read as of then, not as cut short.
   std::vector<uint64_t> still_running;
+  // Each trace's size in bytes when the run ended (those still running left out): a trace found
+  // shorter later was cut after the run (an upload, a copy), which its records alone may not show.
+  std::map<uint64_t, uint64_t> trace_bytes;
   std::string cuaudit_version;
   // What the injection was told to record (none: a run.json written before they were kept): which
   // checks had anything to judge.

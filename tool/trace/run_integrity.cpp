@@ -4,6 +4,8 @@
 #include <map>
 #include <utility>
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
 namespace cuaudit {
@@ -57,6 +59,16 @@ void note_missing_records(const TraceFile& file, ProcessTrace& trace, const std:
         "the trace was cut (at a chunk boundary) or damaged after it was written; what came after its last complete "
         "chunk is missing",
         *run->exit_code));
+  }
+  // The launcher noted each trace's size when the run ended: a shorter file was cut since.
+  const auto noted = run ? run->trace_bytes.find(trace.pid) : std::map<uint64_t, uint64_t>::const_iterator{};
+  struct stat st;
+  if (!snapshot && run && noted != run->trace_bytes.end() && stat(trace.file.c_str(), &st) == 0 &&
+      static_cast<uint64_t>(st.st_size) != noted->second) {
+    trace.problems.push_back(fmt::format(
+        "the trace is {} bytes, {} when the run ended: it was {} since (a copy or an upload cut short, or a "
+        "process writing into a finished run); the report covers what the file holds now",
+        st.st_size, noted->second, static_cast<uint64_t>(st.st_size) < noted->second ? "cut" : "written to"));
   }
   // After its end record the writer closes every chunk it writes (version 6 on): a file whose last
   // record is not that mark was cut while the process exited (its static destructors' releases).
