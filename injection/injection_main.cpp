@@ -83,8 +83,7 @@ void at_exit() noexcept {
   }
 }
 
-bool g_application_only =
-    false;  // What the launcher's options ask the callbacks to do (--check-api-results, --check-launch-params,
+// What the launcher's options ask the callbacks to do (--check-api-results, --check-launch-params,
 // --track-resources).
 SubscribeOptions subscribe_options_from_env() noexcept {
   const char* lint = getenv(cuaudit::env_name(cuaudit::EnvVar::CheckApiResults));
@@ -97,7 +96,7 @@ SubscribeOptions subscribe_options_from_env() noexcept {
   return options;
 }
 
-// --target-processes application-only
+bool g_application_only = false;  // --target-processes application-only
 
 // A forked child that does not exec starts a history of its own, in a trace of its own: its
 // parent's allocations are the parent's. (A child that execs loads the injection afresh.)

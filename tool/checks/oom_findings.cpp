@@ -40,23 +40,22 @@ void OomObserver::on_failed_allocation(const MemoryEvent& e, const DeviceHolding
   }
   // A pool's blocks by their Python stack (the program's tensors and arrays, by the line that made
   // them), listed before the CUDA allocations by native stack (among them the pools' segments).
-  std::map<std::tuple<bool, uint64_t, Api>, Holder> sites;
-  std::map<std::tuple<bool, uint64_t, Api>, double> counts;  // estimates in watch mode
+  // Each holder with the allocations it stands for (estimates in watch mode), rounded at the end.
+  std::map<std::tuple<bool, uint64_t, Api>, std::pair<Holder, double>> sites;
   live([&](const MemoryEvent& a) {
     if (a.device != e.device || sampling_.unsampled(a.stack_id)) return;
     const bool block = is_block_op(a.api) && a.python_stack_id;  // a pool's block, by its operation
     if (!block && !owns_memory(api_info(a.api).family)) return;
-    const std::tuple<bool, uint64_t, Api> key{!block, block ? a.python_stack_id : a.stack_id, a.api};
-    Holder& h = sites[key];
+    auto& [h, count] = sites[{!block, block ? a.python_stack_id : a.stack_id, a.api}];
     h.stack_id = a.stack_id, h.api = a.api;
     if (block) h.python_stack_id = a.python_stack_id;
     h.bytes += sampling_.estimated_bytes(a.bytes);
-    counts[key] += sampling_.weight(a.bytes);
+    count += sampling_.weight(a.bytes);
     h.first_ns = std::min(h.first_ns, a.time_ns), h.last_ns = std::max(h.last_ns, a.time_ns);
   });
-  for (auto& [key, h] : sites) {
-    h.count = static_cast<uint64_t>(std::llround(counts[key]));
-    m.holders.push_back(h);
+  for (auto& [key, site] : sites) {
+    site.first.count = static_cast<uint64_t>(std::llround(site.second));
+    m.holders.push_back(site.first);
   }
   std::stable_sort(m.holders.begin(), m.holders.end(), [](const Holder& a, const Holder& b) {
     if ((a.python_stack_id != 0) != (b.python_stack_id != 0)) return a.python_stack_id != 0;

@@ -24,9 +24,7 @@ void note_trace_sizes(const std::string& run_dir, RunInfo& run) {
   for (const std::string& path : list_traces(run_dir)) {
     const std::optional<uint64_t> pid = pid_in_entry_name(path.substr(path.rfind('/') + 1), run_dir::Trace);
     struct stat st;
-    if (!pid || std::count(run.still_running.begin(), run.still_running.end(), *pid) || lstat(path.c_str(), &st) != 0 ||
-        !S_ISREG(st.st_mode))
-      continue;
+    if (!pid || left_running(run, *pid) || lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     run.trace_bytes[*pid] = static_cast<uint64_t>(st.st_size);
   }
 }

@@ -47,9 +47,10 @@ std::string kept_module_code(const std::string& dir, uint64_t hash, bool fatbin)
 bool write_run_info(const std::string& dir, const RunInfo& info, std::string& error);
 
 // Whether process `pid` was still running when the launched program ended (RunInfo::still_running).
-inline bool left_running(const std::optional<RunInfo>& run, uint64_t pid) {
-  return run && std::find(run->still_running.begin(), run->still_running.end(), pid) != run->still_running.end();
+inline bool left_running(const RunInfo& run, uint64_t pid) {
+  return std::find(run.still_running.begin(), run.still_running.end(), pid) != run.still_running.end();
 }
+inline bool left_running(const std::optional<RunInfo>& run, uint64_t pid) { return run && left_running(*run, pid); }
 // Returns nullopt when the file is absent; throws std::runtime_error when it is unreadable.
 std::optional<RunInfo> read_run_info(const std::string& dir);
 std::vector<std::string> list_traces(const std::string& dir);
