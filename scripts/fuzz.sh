@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses (tests/fuzz) with clang into build-fuzz and runs each for RUNS
+# Builds the libFuzzer harnesses (tests/fuzz) with clang into build-san and runs each for RUNS
 # inputs (default 2000: the CI smoke run; the campaign in docs/TESTING.md used 1000000), from seed
 # corpora made of the golden runs. Any crash, hang (-timeout) or sanitizer report fails.
 # Usage: scripts/fuzz.sh [RUNS] [HARNESS...]   (harnesses: trace_reader report_json suppressions
 # baseline run_dir; default all, one after another)
 # FUZZ_JOBS=N runs N processes of each harness at once on one shared corpus, RUNS/N inputs each (the
-# campaign on a many-core machine); FUZZ_PREBUILT=1 uses build-fuzz/bin as it is (a machine without
+# campaign on a many-core machine); FUZZ_PREBUILT=1 uses build-san/bin as it is (a machine without
 # clang, given the harnesses built elsewhere); FUZZ_SECONDS=S stops each process after S seconds
 # even short of its inputs (a time-boxed machine); FUZZ_FLAGS adds libFuzzer flags after the defaults
 # (the last of a repeated flag wins: FUZZ_FLAGS='-max_len=32768 -entropic=0').
@@ -16,14 +16,11 @@ shift $(($# > 0 ? 1 : 0))
 harnesses=("$@")
 [[ ${#harnesses[@]} -eq 0 ]] && harnesses=(trace_reader report_json suppressions baseline run_dir)
 jobs=${FUZZ_JOBS:-1}
-export PATH="$PATH:/usr/local/cuda/bin"
 [[ ${FUZZ_PREBUILT:-0} == 1 ]] || {
-# -O1 with line tables, as libFuzzer's documentation builds harnesses: a crash's stack keeps its lines.
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUAUDIT_FUZZ=ON \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DCUAUDIT_BUILD_TESTS=OFF >/dev/null
-cmake --build build-fuzz --target fuzz_trace_reader fuzz_report_json fuzz_suppressions fuzz_baseline fuzz_run_dir >/dev/null
+scripts/configure-sanitized.sh
+cmake --build build-san --target fuzz_trace_reader fuzz_report_json fuzz_suppressions fuzz_baseline fuzz_run_dir >/dev/null
 }
-seeds=build-fuzz/seeds
+seeds=build-san/seeds
 rm -rf "$seeds" && mkdir -p "$seeds"/{trace_reader,report_json,suppressions,baseline,run_dir}
 cp tests/golden/*/trace-*.cutrace tests/golden/*/*/trace-*.cutrace "$seeds/trace_reader/" 2>/dev/null || true
 for f in tests/fuzz/seeds/*.json tests/fixtures/*.json; do
@@ -53,25 +50,25 @@ for run in sorted(os.listdir(golden)):
 PY
 status=0
 for harness in "${harnesses[@]}"; do
-  corpus=build-fuzz/corpus/$harness
-  # What a failing input leaves (crash-, oom-, timeout-, slow-unit-<sha1>): under build-fuzz, never in
+  corpus=build-san/corpus/$harness
+  # What a failing input leaves (crash-, oom-, timeout-, slow-unit-<sha1>): under build-san, never in
   # the checkout, where it would be committed by mistake.
-  artifacts=build-fuzz/artifacts/$harness/
+  artifacts=build-san/artifacts/$harness/
   mkdir -p "$corpus" "$artifacts"
-  rm -f build-fuzz/fuzz_$harness.*.log
+  rm -f build-san/fuzz_$harness.*.log
   start=$(date +%s)
   pids=()
   for ((job = 0; job < jobs; job++)); do
-    build-fuzz/bin/fuzz_$harness -runs=$((runs / jobs)) -max_total_time=${FUZZ_SECONDS:-0} -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
+    build-san/bin/fuzz_$harness -runs=$((runs / jobs)) -max_total_time=${FUZZ_SECONDS:-0} -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
       ${FUZZ_FLAGS:-} -artifact_prefix="$artifacts" -print_final_stats=1 "$corpus" "$seeds/$harness" \
-      >"build-fuzz/fuzz_$harness.$job.log" 2>&1 &
+      >"build-san/fuzz_$harness.$job.log" 2>&1 &
     pids+=($!)
   done
   failed=()
   for ((job = 0; job < jobs; job++)); do
-    wait "${pids[$job]}" || failed+=("build-fuzz/fuzz_$harness.$job.log")
+    wait "${pids[$job]}" || failed+=("build-san/fuzz_$harness.$job.log")
   done
-  executed=$(cat build-fuzz/fuzz_$harness.*.log | grep -o 'stat::number_of_executed_units: [0-9]*' |
+  executed=$(cat build-san/fuzz_$harness.*.log | grep -o 'stat::number_of_executed_units: [0-9]*' |
     awk '{ sum += $2 } END { print sum + 0 }')
   if [[ ${#failed[@]} -eq 0 ]]; then
     echo "fuzz_$harness: $executed inputs in $jobs process(es), no crash ($(($(date +%s) - start)) s, $(ls "$corpus" | wc -l) in the corpus)"

@@ -31,14 +31,9 @@ PATH=/usr/bin:/bin cmake --build build-tool --target cuaudit bench_make_trace
 (cd build-tool && ctest --output-on-failure -j"$jobs" -R '^(golden|cli)\.')
 echo "== fuzzing: every harness for 2000 inputs under ASan and UBSan (scripts/fuzz.sh)"
 scripts/fuzz.sh 2000
-echo "== the tool and its tests under ASan and UBSan"
-export PATH="$PATH:/usr/local/cuda/bin"
-# -O1 -g1 (line tables): what ASan's reports need, at a third of -O2 -g's compile time under the
-# sanitizers (json_report.cpp: 30 s instead of 81 s on the 2-core CI machine).
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-  -DCUAUDIT_SANITIZE=ON >/dev/null
-cmake --build build-asan --target cuaudit cuaudit-injection cuaudit-preload cuaudit_unit_tests html_fixture bench_make_trace
-cd build-asan
+echo "== the tool and its tests under ASan and UBSan, in the fuzzing build (build-san: one clang build for both)"
+cmake --build build-san --target cuaudit cuaudit-injection cuaudit-preload cuaudit_unit_tests html_fixture bench_make_trace
+cd build-san
 # Leak detection is off: the tool ends with std::exit on errors (no unwinding) and the static
 # libstdc++'s emergency pools are reported as leaks; memory errors and undefined behaviour are what
 # this stage is for.

@@ -61,7 +61,9 @@ TEST_CASE("sampled stacks estimate each size's count and bytes without bias, lar
   // ones near the exact size almost always, the large ones always.
   const std::vector<uint64_t> sizes = {512, 6 * KiB, 60 * KiB, 900 * KiB, 2 * MiB};
   const std::map<uint64_t, Tally> by_size = allocate(sizes, 400'000, weights, 7);
-  for (const auto& [bytes, t] : by_size) {
+  for (const auto& size_tally : by_size) {
+    const uint64_t bytes = size_tally.first;  // not a structured binding: CAPTURE's lambda takes it (clang)
+    const Tally& t = size_tally.second;
     CAPTURE(bytes);
     const double p = -std::expm1(-static_cast<double>(bytes) / static_cast<double>(weights.mean_bytes));
     if (bytes >= weights.exact_bytes) {

@@ -202,7 +202,9 @@ TEST_CASE("watch mode: a site's live bytes and count are its samples' estimates,
   h.finish();
   REQUIRE(h.sites().size() == 2);
   const double weight = 1.0 / -std::expm1(-4096.0 / 65536.0);  // 16.5: each sampled 4 KiB stands for so many
-  for (const auto& [key, site] : h.sites()) {
+  for (const auto& key_site : h.sites()) {
+    const auto& key = key_site.first;  // not a structured binding: CAPTURE's lambda takes it (clang)
+    const auto& site = key_site.second;
     CAPTURE(key.stack_id);
     if (key.stack_id == 5) {
       CHECK(site.bytes == static_cast<uint64_t>(9 * std::llround(4096 * weight)));
