@@ -17,6 +17,7 @@ std::atomic<uint64_t> g_sequence{1};
 
 std::atomic<uint64_t> g_allocation_epoch{0};
 std::atomic<uint64_t> g_release_epoch{0};
+std::atomic<uint64_t> g_pool_block_epoch{0};
 std::atomic<uint64_t> g_launches{0};
 thread_local uint32_t tls_unpublished_launches = 0;
 
@@ -37,6 +38,8 @@ uint64_t allocation_epoch() noexcept { return g_allocation_epoch.load(std::memor
 uint64_t release_epoch() noexcept { return g_release_epoch.load(std::memory_order_acquire); }
 void note_allocation() noexcept { g_allocation_epoch.fetch_add(1, std::memory_order_acq_rel); }
 void note_release() noexcept { g_release_epoch.fetch_add(1, std::memory_order_acq_rel); }
+uint64_t pool_block_epoch() noexcept { return g_pool_block_epoch.load(std::memory_order_acquire); }
+void note_pool_block_change() noexcept { g_pool_block_epoch.fetch_add(1, std::memory_order_acq_rel); }
 
 namespace {
 std::atomic<uint64_t> g_lowest_address{UINT64_MAX};

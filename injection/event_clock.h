@@ -23,6 +23,10 @@ uint64_t allocation_epoch() noexcept;
 uint64_t release_epoch() noexcept;
 void note_allocation() noexcept;
 void note_release() noexcept;
+// Bumped whenever an NVTX pool's block is handed out, taken back or resized: the launch checks'
+// answer for a pointer into a pool (in_returned_pool_block) may have changed.
+uint64_t pool_block_epoch() noexcept;
+void note_pool_block_change() noexcept;
 
 // The range of addresses CUDA handed out so far (device, pinned, managed and reserved memory):
 // the launch checks take no word of a kernel's parameters outside it for a pointer.

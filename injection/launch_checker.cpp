@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "clean_launches.h"
 #include "driver_api.h"
 #include "environment.h"
 #include "event_clock.h"
@@ -26,6 +27,7 @@ namespace {
 struct Stats {
   std::atomic<uint64_t> kernels{0};
   std::atomic<uint64_t> name_compares{0};  // a known handle came with another name pointer
+  std::atomic<uint64_t> clean_repeats{0};  // arguments found clean before: not checked again
 };
 Stats g_stats;
 
@@ -214,11 +216,15 @@ uint64_t site_key(uint32_t kernel_id, uint16_t word, uint8_t bits, uint64_t stac
 // with a struct whose word always holds such a value, would otherwise cost a stack walk (and a
 // record) per launch. Each word is looked at in each of the first kFullyWalked launches that
 // bring it such a value, then in one in kWalkEvery; a new site that launches a few times later on
-// can be missed (docs say so). The tool gives these findings no launch count.
+// can be missed (docs say so). The tool gives these findings no launch count. A launch in a word's
+// first kFullyWalked is not remembered clean (tls_noteworthy); later, the same arguments again are
+// not looked at until memory changes (clean_launches.h).
 constexpr uint32_t kFullyWalked = 64;
 constexpr uint32_t kWalkEvery = 64;
+thread_local bool tls_noteworthy = false;  // the launch being checked is not clean
 bool look_this_time(std::atomic<uint32_t>& launches) noexcept {
   const uint32_t seen = launches.fetch_add(1, std::memory_order_relaxed);
+  if (seen < kFullyWalked) tls_noteworthy = true;
   return seen < kFullyWalked || seen % kWalkEvery == 0;
 }
 
@@ -303,6 +309,7 @@ void watch_words(trace::LaunchPath path, KernelInfo* k, void* const* params, con
 }
 
 void report(KernelInfo* k, const LaunchFact& fact) noexcept {
+  tls_noteworthy = true;
   if (!k->recorded.exchange(true)) record_kernel(k->id, k->name);
   record_launch_param(fact);
 }
@@ -315,11 +322,40 @@ const char* packed_arguments(void* const* extra) noexcept {
   return nullptr;
 }
 
+// What the checks read of a launch's arguments, digested: every watched word, every typed parameter.
+uint64_t arguments_digest(const KernelInfo* k, void* const* params, const char* packed) noexcept {
+  uint64_t digest = clean_digest_start(k->id);
+  for (const WordCheck *w = k->words, *end = k->words + k->word_count; w < end;) {  // a parameter's words at once
+    const uint16_t param = w->param_index;
+    const char* base = params ? static_cast<const char*>(params[param]) : packed + w->buffer_offset - w->member_offset;
+    for (; w < end && w->param_index == param; ++w) {
+      uint64_t value = 0;
+      if (base) memcpy(&value, base + w->member_offset, sizeof value);
+      digest = clean_digest_add(digest, value);
+    }
+  }
+  for (const ParamCheck* c = k->checks; c < k->checks + k->check_count; ++c) {
+    const void* argument = params ? params[c->index] : packed + c->offset;
+    uint64_t value = 0;
+    if (argument) memcpy(&value, argument, sizeof value);
+    digest = clean_digest_add(digest, value);
+  }
+  return digest;
+}
+
 void check_arguments(trace::LaunchPath path, KernelInfo* k, void* const* params, void* const* extra) noexcept {
   const char* packed = params ? nullptr : packed_arguments(extra);
   if (!params && !(packed && k->has_offsets)) return;
-  if (k->word_count) watch_words(path, k, params, packed);
+  // Arguments found clean with memory as it is now: nothing to ask again. (Peer access depends on
+  // the launching device too: with several devices, every launch is checked.)
   const bool peers = several_devices();
+  const uint64_t digest = peers ? 0 : arguments_digest(k, params, packed);
+  if (!peers && seen_clean(digest)) {
+    if (g_stage_stats) g_stats.clean_repeats.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  tls_noteworthy = false;
+  if (k->word_count) watch_words(path, k, params, packed);
   int8_t launch_device = -2;  // asked once, at the first pointer that needs it
   for (uint16_t i = 0; i < k->check_count; ++i) {
     const ParamCheck& check = k->checks[i];
@@ -360,6 +396,7 @@ void check_arguments(trace::LaunchPath path, KernelInfo* k, void* const* params,
       }
     }
   }
+  if (!peers && !tls_noteworthy) remember_clean(digest);
 }
 
 bool driver_path(trace::LaunchPath path) noexcept {
@@ -389,11 +426,12 @@ bool node_kernel(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS& p, const void*& hand
 void log_launch_check_stats() noexcept {
   log_info(
       "launch checks: %llu launches, %llu kernels, %llu driver pointer queries (%llu without a range), %llu kernel "
-      "name comparisons",
+      "name comparisons, %llu launches with arguments found clean before",
       static_cast<unsigned long long>(launches_so_far()), static_cast<unsigned long long>(g_stats.kernels.load()),
       static_cast<unsigned long long>(driver_pointer_queries()),
       static_cast<unsigned long long>(single_address_ranges()),
-      static_cast<unsigned long long>(g_stats.name_compares.load()));
+      static_cast<unsigned long long>(g_stats.name_compares.load()),
+      static_cast<unsigned long long>(g_stats.clean_repeats.load()));
 }
 
 void check_launch(trace::LaunchPath path, const void* handle, const char* name, void* const* params,

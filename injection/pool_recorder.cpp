@@ -128,6 +128,7 @@ void track_nvtx_block(Api api, uint64_t key, uint64_t bytes) noexcept {
   if (api == Api::nvtxMemRegionsRegister) g_nvtx_blocks.handed_out(key, bytes);
   if (api == Api::nvtxMemRegionsUnregister) g_nvtx_blocks.returned(key);
   if (api == Api::nvtxMemRegionsResize) g_nvtx_blocks.resized(key, bytes);
+  note_pool_block_change();  // launches found clean before may point into this block
 }
 
 }  // namespace

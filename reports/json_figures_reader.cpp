@@ -117,6 +117,7 @@ std::optional<GrowthStats> growth_from(const json& growth, const std::string& at
   g.end = get_number<double>(growth, "end", at);
   g.start_bytes = get_number<uint64_t>(growth, "start_bytes", at);
   g.end_bytes = get_number<uint64_t>(growth, "end_bytes", at);
+  if (growth.contains("site")) g.site = get_text(growth, "site", at);  // reports before 2026-12-06 have none
   return g;
 }
 

@@ -102,11 +102,8 @@ json fragmentation_json(const std::optional<FragmentationStats>& g) {
 
 json growth_json(const std::optional<GrowthStats>& g) {
   if (!g) return nullptr;
-  return {{"bytes_per_hour", g->bytes_per_hour},
-          {"start", g->start},
-          {"end", g->end},
-          {"start_bytes", g->start_bytes},
-          {"end_bytes", g->end_bytes}};
+  return {{"bytes_per_hour", g->bytes_per_hour}, {"start", g->start},         {"end", g->end},
+          {"start_bytes", g->start_bytes},       {"end_bytes", g->end_bytes}, {"site", g->site}};
 }
 
 json finding_json(const Finding& f) {

@@ -171,7 +171,10 @@ void finding_metrics(std::string& out, MetricsFormat format, const Report& r) {
       "How fast a site that keeps growing grows (its growth finding's slope over the second half of the run).");
   std::map<std::tuple<uint64_t, std::string, std::string>, double> rates;  // (pid, site, api): one series each
   for (const Finding& f : r.findings) {
-    if (f.growth && !f.suppressed) rates[{f.pid, stack_site_name(f.stack), f.api}] += f.growth->bytes_per_hour / 3600.0;
+    if (!f.growth || f.suppressed) continue;
+    // Named as cuaudit_site_live_bytes names the same site (an allocator a rule names, a Python line).
+    const std::string site = f.growth->site.empty() ? stack_site_name(f.stack) : f.growth->site;
+    rates[{f.pid, site, f.api}] += f.growth->bytes_per_hour / 3600.0;
   }
   for (const auto& [key, rate] : rates)
     growth.add({{"pid", pid_label(std::get<0>(key))}, {"site", std::get<1>(key)}, {"api", std::get<2>(key)}}, rate);

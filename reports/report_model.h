@@ -120,6 +120,7 @@ struct GrowthStats {
   double bytes_per_hour = 0;  // the slope over the second half of the run
   double start = 0, end = 0;  // seconds since the process started
   uint64_t start_bytes = 0, end_bytes = 0;
+  std::string site;  // the site's short name as its live series has it (site_labels.h); empty: the stack's
 };
 
 // A pool's segments at one moment, each a bar of its blocks by allocation site (the HTML report's

@@ -374,6 +374,7 @@ void run_notes(RunState& state, const AnalysisOptions& options, report::Report& 
 void finish_report(RunState& state, const AnalysisOptions& options, report::Report& report) {
   map_report_paths(report, options.path_map);
   label_timeline_sites(report.timeline, state.rules);  // named as the report shows the frames
+  label_growth_sites(report.findings, state.rules);
   state.rules.apply(report.findings);
   for (const SuppressionRule& r : state.rules.rules()) {
     if (r.builtin && r.hits == 0) continue;  // the shipped rules are listed where they matched

@@ -6,15 +6,8 @@
 // instructions, which do not drift with the machine's load.
 // Usage: bench_record_paths [ROUNDS] [EVENTS_PER_ROUND]
 #include <unistd.h>
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#else  // without valgrind's headers: timed only (run_cpu_bench.sh says instructions were not counted)
-#define CALLGRIND_TOGGLE_COLLECT
-#define CALLGRIND_DUMP_STATS_AT(name) (void)(name)
-#endif
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -22,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "alternating_rounds.h"
 #include "call_recorder.h"
 #include "pool_recorder.h"
 #include "stack_capture.h"
@@ -30,18 +24,10 @@
 
 using namespace cuaudit;
 using namespace cuaudit::inject;
+using cuaudit::bench::at_depth;
+using cuaudit::bench::Row;
 
 namespace {
-
-// Runs `work` `depth` frames below the caller: the stack the recorder unwinds is that deep.
-__attribute__((noinline)) void at_depth(int depth, const std::function<void()>& work) {
-  if (depth <= 1) {
-    work();
-  } else {
-    at_depth(depth - 1, work);
-  }
-  asm volatile("" ::: "memory");  // not a tail call: every frame stays on the stack
-}
 
 // One allocation and its release, as the CUPTI layer reports cudaMalloc and cudaFree.
 void alloc_release_pairs(uint64_t pairs, uint64_t base) {
@@ -67,13 +53,6 @@ void pool_block_pairs(uint32_t pool, uint64_t pairs, uint64_t base) {
   }
 }
 
-struct Row {
-  std::string name;
-  uint64_t events_per_pair;
-  std::function<void(uint64_t)> run;
-  std::vector<double> ns;  // per pair, one per round
-};
-
 // `work` as --mode watch records it: stacks of a sample of the allocations (the default 512 KiB
 // between samples, 1 MiB and more always), launch checks off (no NVTX block tracking for them).
 std::function<void(uint64_t)> in_watch_mode(std::function<void(uint64_t)> work) {
@@ -86,31 +65,21 @@ std::function<void(uint64_t)> in_watch_mode(std::function<void(uint64_t)> work) 
   };
 }
 
-double now_ns() {
-  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::max(1, atoi(argv[1])) : 7;
   const uint64_t pairs = argc > 2 ? std::max(1ull, strtoull(argv[2], nullptr, 10)) : 200000;
-  char dir[] = "/tmp/cuaudit-bench-XXXXXX", error[256];
-  if (!mkdtemp(dir) || !trace_writer().open(dir, error, sizeof error)) {
-    fprintf(stderr, "bench_record_paths: cannot open a trace in %s: %s\n", dir, error);
-    return 1;
-  }
+  if (!cuaudit::bench::open_bench_trace("bench_record_paths")) return 1;
   const uint32_t pool = register_pool(MemorySource::NvtxHeap, "bench", 0x7e0000000000, 64 << 20, 0, 0);
   std::vector<Row> rows;
   for (int depth : {10, 40}) {
     rows.push_back({"allocation + release, " + std::to_string(depth) + " frames",
-                    2,
                     [depth](uint64_t n) { at_depth(depth, [n] { alloc_release_pairs(n, 0x7f0000000000); }); },
                     {}});
   }
   // The pairs shared by 8 threads: the figure is the process's wall time per pair, all threads together.
   rows.push_back({"allocation + release, 20 frames, 8 threads sharing them",
-                  2,
                   [](uint64_t n) {
                     std::vector<std::thread> threads;
                     for (uint64_t t = 0; t < 8; ++t)
@@ -123,38 +92,17 @@ int main(int argc, char** argv) {
                   },
                   {}});
   rows.push_back({"NVTX pool block handed out + taken back, 20 frames",
-                  2,
                   [pool](uint64_t n) { at_depth(20, [pool, n] { pool_block_pairs(pool, n, 0x7e0000000000); }); },
                   {}});
   // Watch mode's rows: the same work, 4 KiB allocations and 256-byte blocks sampled about once in
   // 128 and 2,048 events.
   rows.push_back({"watch mode: allocation + release, 20 frames",
-                  2,
                   in_watch_mode([](uint64_t n) { at_depth(20, [n] { alloc_release_pairs(n, 0x7f0000000000); }); }),
                   {}});
   rows.push_back(
       {"watch mode: NVTX pool block handed out + taken back, 20 frames",
-       2,
        in_watch_mode([pool](uint64_t n) { at_depth(20, [pool, n] { pool_block_pairs(pool, n, 0x7e0000000000); }); }),
        {}});
-  for (Row& row : rows) row.run(pairs / 10);  // warm: stacks interned, buffers allocated
-  for (int r = 0; r < rounds; ++r) {
-    for (Row& row : rows) {
-      CALLGRIND_TOGGLE_COLLECT;
-      const double start = now_ns();
-      row.run(pairs);
-      const double elapsed = now_ns() - start;
-      CALLGRIND_TOGGLE_COLLECT;
-      CALLGRIND_DUMP_STATS_AT(row.name.c_str());
-      row.ns.push_back(elapsed / static_cast<double>(pairs));
-      trace_writer().flush_all();  // the writer's own work, outside the timed part
-    }
-  }
-  printf("%d alternating rounds of %llu pairs each; ns per pair (2 events): median [lowest, highest]\n", rounds,
-         static_cast<unsigned long long>(pairs));
-  for (Row& row : rows) {
-    std::sort(row.ns.begin(), row.ns.end());
-    printf("  %-64s %8.1f  [%.1f, %.1f]\n", row.name.c_str(), row.ns[row.ns.size() / 2], row.ns.front(), row.ns.back());
-  }
+  cuaudit::bench::run_alternating(rows, rounds, pairs, "pairs", "pair (2 events)");
   return 0;
 }

@@ -73,4 +73,9 @@ void label_timeline_sites(report::Timeline& timeline, const Suppressions& rules)
   }
 }
 
+void label_growth_sites(std::vector<report::Finding>& findings, const Suppressions& rules) {
+  for (report::Finding& f : findings)
+    if (f.growth) f.growth->site = site_label(f.stack, rules);
+}
+
 }  // namespace cuaudit

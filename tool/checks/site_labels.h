@@ -22,4 +22,7 @@ std::string site_label(const std::vector<report::Frame>& stack, const Suppressio
 // one site there (their bytes and counts added), the biggest first.
 void label_timeline_sites(report::Timeline& timeline, const Suppressions& rules);
 
+// Gives every growth finding's figures the name its site has in the series (for the metrics).
+void label_growth_sites(std::vector<report::Finding>& findings, const Suppressions& rules);
+
 }  // namespace cuaudit

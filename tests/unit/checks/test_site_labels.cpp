@@ -83,3 +83,20 @@ TEST_CASE("sites that get one name are one site in the peak's list and the stack
   CHECK(t.site_series[0].sites[0].bytes == std::vector<uint64_t>{25, 35});
   CHECK(t.site_series[0].sites[1].site == "upload app.cu:28");
 }
+
+TEST_CASE("a growth finding's site gets the name its live series has: the allocator a rule names, not its frame") {
+  const Suppressions rules = builtin_rules();
+  report::Finding growth;
+  growth.kind = report::FindingKind::Growth;
+  growth.growth = report::GrowthStats{};
+  growth.stack = {native("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block(Params&)", "", 0,
+                         "/venv/torch/lib/libc10_cuda.so"),
+                  native("main")};
+  report::Finding leak = growth;  // no growth figures: nothing to name
+  leak.kind = report::FindingKind::Leak, leak.growth.reset();
+  std::vector<report::Finding> findings = {growth, leak};
+  label_growth_sites(findings, rules);
+  CHECK(findings[0].growth->site == site_label(growth.stack, rules));
+  CHECK(findings[0].growth->site == "PyTorch's CUDA caching allocator");
+  CHECK_FALSE(findings[1].growth);
+}

@@ -74,6 +74,7 @@ Report everything() {
                                      1ull << 30,
                                      "the program's own allocations filled the device"};
   f.churn = ChurnStats{100000, 30000, 8200000000ull, 0.61};
+  f.growth = GrowthStats{7200, 10, 60, 1 << 20, 9 << 20, "PyTorch's CUDA caching allocator"};
   FragmentationStats g;
   g.pool = "NVTX heap \"arena\"", g.trigger = "stretch", g.at = 2.5, g.requested = 3 << 20;
   g.reserved = 64 << 20, g.used = 40 << 20, g.free = 24 << 20, g.largest_free = 1 << 20, g.ratio = 1.0 - 1.0 / 24;
@@ -126,6 +127,9 @@ TEST_CASE("a report read back from its JSON is the same report") {
   CHECK(read.findings[0].out_of_memory->verdict == "the program's own allocations filled the device");
   CHECK_FALSE(read.findings[0].out_of_memory->other_processes);
   CHECK(read.findings[0].churn->pairs == 100000);
+  REQUIRE(read.findings[0].growth);
+  CHECK(read.findings[0].growth->end_bytes == 9 << 20);
+  CHECK(read.findings[0].growth->site == "PyTorch's CUDA caching allocator");
   REQUIRE(read.findings[0].fragmentation);
   CHECK(read.findings[0].fragmentation->request_sizes == std::vector<uint64_t>{3 << 20, 2 << 20});
   CHECK(read.findings[0].fragmentation->picture.segments[0].blocks[3].site == -1);

@@ -80,6 +80,11 @@ TEST_CASE("a service's report as metrics: process, devices, sites, pools, growth
   CHECK(count(text, "device heap of device 0") == 3);  // reserved, used, free: no largest block, no ratio
   // The growth series names its site as the live one does.
   CHECK(has(text, R"(cuaudit_site_growth_bytes_per_second{pid="42",site="serve service.cu:41",api="cudaMalloc"} 2)"));
+  // Named by the tool as its live series is (an allocator's rule here), the two series match.
+  Report named = service_report();
+  named.findings[0].growth->site = "request arena";
+  CHECK(has(render_metrics(named, MetricsFormat::Prometheus),
+            R"(cuaudit_site_growth_bytes_per_second{pid="42",site="request arena",api="cudaMalloc"} 2)"));
   CHECK(has(text, R"(cuaudit_findings{kind="growth"} 1)"));
   CHECK(has(text, R"(cuaudit_findings{kind="leak"} 0)"));  // suppressed: not counted
   CHECK(text.find("# EOF") == std::string::npos);
