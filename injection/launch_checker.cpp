@@ -278,7 +278,7 @@ void note_host_memory(KernelInfo* k, uint16_t w, const LaunchBitsFact& word, uin
   if (k->host_value_asked[w].load(std::memory_order_relaxed) == word.value) return;
   if (!look_this_time(k->host_launches[w])) return;
   k->host_value_asked[w].store(word.value, std::memory_order_relaxed);
-  if (!readable_memory(word.value)) return;
+  if (!readable_memory_cached(word.value)) return;
   const Reachability* r = unreachable(word.value);
   if (!r) return;  // memory the device can reach (registered, or a system where it reaches all)
   LaunchBitsFact f = word;

@@ -42,7 +42,7 @@ Reachability ask_driver(uint64_t value) noexcept {
     r.end = start && size ? start + size : value + 1;
     if (!(start && size)) g_single_address_ranges.fetch_add(1, std::memory_order_relaxed);
   } else {
-    r.host_readable = readable_memory(value);
+    r.host_readable = readable_memory_cached(value);
   }
   return r;
 }

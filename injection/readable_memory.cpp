@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
+
+#include "readable_mappings.h"
 
 namespace cuaudit::inject {
 
@@ -28,6 +31,11 @@ bool readable_memory(uint64_t address, size_t bytes) noexcept {
     (void)ignored;
   }
   return written == static_cast<ssize_t>(bytes);
+}
+
+bool readable_memory_cached(uint64_t address) noexcept {
+  const std::optional<bool> mapped = in_readable_mapping(address);
+  return mapped ? *mapped : readable_memory(address);
 }
 
 }  // namespace cuaudit::inject

@@ -34,6 +34,10 @@ __attribute__((noinline)) inline void at_depth(int depth, const std::function<vo
   asm volatile("" ::: "memory");  // not a tail call: every frame stays on the stack
 }
 
+inline double now_ns() {
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 // The trace the recorder writes into, in a new directory under /tmp; false (said) when it cannot.
 inline bool open_bench_trace(const char* program) {
   char dir[] = "/tmp/cuaudit-bench-XXXXXX", error[256] = "mkdtemp failed";
@@ -51,9 +55,6 @@ struct Row {
 // Warms every row (a tenth of `count`), runs them `rounds` times in turn, and prints each row's
 // median nanoseconds per `unit` with the lowest and highest round.
 inline void run_alternating(std::vector<Row>& rows, int rounds, uint64_t count, const char* units, const char* unit) {
-  const auto now_ns = [] {
-    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  };
   for (Row& row : rows) row.run(count / 10);  // warm: stacks interned, kernels known, buffers allocated
   for (int r = 0; r < rounds; ++r) {
     for (Row& row : rows) {
