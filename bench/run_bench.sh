@@ -119,6 +119,6 @@ for name in "${selected[@]}"; do
   fi
   echo "  where cuaudit's time goes (one run, CUAUDIT_STATS=1):"
   # shellcheck disable=SC2086
-  CUAUDIT_STATS=1 "$bin/cuaudit" --log-file /dev/null -- ${command[$name]} 2>&1 >/dev/null | grep -E 'stage times|calls|launch checks' |
+  CUAUDIT_STATS=1 "$bin/cuaudit" --log-file /dev/null -- ${command[$name]} 2>&1 >/dev/null | grep -E 'stage times|calls|launch checks|readable mappings' |
     sed 's/^cuaudit: info: /    /'
 done

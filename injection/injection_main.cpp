@@ -29,6 +29,7 @@
 #include "pool_recorder.h"
 #include "preload_link.h"
 #include "python_stack.h"
+#include "readable_mappings.h"
 #include "sanitizer_subscriber.h"
 #include "stack_capture.h"
 #include "stack_sampling.h"
@@ -70,6 +71,7 @@ void at_exit() noexcept {
   stop_memory_sampler();
   if (const char* stats = getenv(cuaudit::env_name(cuaudit::EnvVar::Stats)); stats && strcmp(stats, "1") == 0) {
     log_launch_check_stats();
+    log_mapping_stats();
     log_stage_stats();
   }
   on_process_end();

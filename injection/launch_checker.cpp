@@ -93,6 +93,7 @@ size_t slot_of(const void* handle) noexcept {
 // driver launch's handle a CUfunction (or a CUkernel cast to one). Returns the count, or -1.
 int param_layout(const void* handle, bool function_first, size_t (&offsets)[kMaxKernelParams],
                  size_t (&sizes)[kMaxKernelParams]) noexcept {
+  const StageTimer timer(Stage::KernelLayout);
   for (int attempt = 0; attempt < 2; ++attempt) {
     const bool as_function = (attempt == 0) == function_first;
     int n = 0;
@@ -125,9 +126,11 @@ KernelInfo* build_kernel(const void* handle, const char* name, bool function_fir
   const int count = param_layout(handle, function_first, offsets, sizes);
   k->has_offsets = count > 0;
   static thread_local KernelSignature signature;  // large: not on a callback's stack
-  char* demangled = demangle_kernel_name(name);
-  const bool typed = demangled && parse_kernel_params(demangled, signature) && (count < 0 || signature.count == count);
-  free(demangled);
+  bool typed = false;                             // (a C++ name the demangler cannot read has no typed checks)
+  if (const StageTimer timer(Stage::KernelTypes); char* demangled = demangle_kernel_name(name)) {
+    typed = parse_kernel_params(demangled, signature) && (count < 0 || signature.count == count);
+    free(demangled);
+  }
   if (typed) {
     // Only parameters declared as pointers: by-value structs and integers are never pointers.
     for (int i = 0; i < signature.count; ++i) {
@@ -144,7 +147,6 @@ KernelInfo* build_kernel(const void* handle, const char* name, bool function_fir
         k->checks[k->check_count++] = {static_cast<uint16_t>(i), 0, static_cast<uint32_t>(offsets[i]), 0};
     }
   }
-  // (A C++ name the demangler cannot read has no typed checks.)
   // Every word where a pointer may be has its low bits watched, typed or not: a float* parameter
   // may be read as float4 inside the kernel, a struct may hold pointers. Parameters whose type
   // already demands 16-byte alignment are checked for it above.
@@ -200,8 +202,7 @@ KernelInfo* find_kernel(const void* handle, const char* name, bool function_firs
   return k;
 }
 
-// Launch sites already recorded per (kernel, word, low bits): lossy (a collision only costs a
-// repeated record, which the tool counts as another launch from that site).
+// Launch sites recorded per (kernel, word, low bits): lossy (a collision costs a repeated record).
 constexpr size_t kSiteSlots = 4096;
 std::atomic<uint64_t> g_recorded_sites[kSiteSlots];
 

@@ -6,6 +6,7 @@
 #include "driver_api.h"
 #include "event_clock.h"
 #include "readable_memory.h"
+#include "stage_stats.h"
 
 namespace cuaudit::inject {
 namespace {
@@ -15,6 +16,7 @@ std::atomic<uint64_t> g_driver_queries{0};
 std::atomic<uint64_t> g_single_address_ranges{0};
 
 Reachability ask_driver(uint64_t value) noexcept {
+  const StageTimer timer(Stage::DriverQuery);
   g_driver_queries.fetch_add(1, std::memory_order_relaxed);
   unsigned int memory_type = 0;
   CUdeviceptr start = 0;

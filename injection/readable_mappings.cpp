@@ -3,17 +3,22 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstring>
 
 #include "event_clock.h"
+#include "in_target_log.h"
 
 namespace cuaudit::inject {
 namespace {
 
-constexpr size_t kRanges = 8192;          // a PyTorch process maps a few thousand ranges
-constexpr uint64_t kRereadNs = 10000000;  // 10 ms between re-reads
+constexpr size_t kRanges = 32768;         // a PyTorch process maps a few thousand ranges
+constexpr uint64_t kRereadNs = 10000000;  // 10 ms between re-reads at least
+// ... and 100 times what the last one took: a process with thousands of mappings takes milliseconds
+// to list them, which must stay a small share of its time however often new values come.
+constexpr uint64_t kRereadShare = 100;
 
 // The copy: readable ranges [start, end), sorted, adjacent ones joined. Written under the flag,
 // between two bumps of `sequence` (odd while writing); read between two equal even values.
@@ -21,7 +26,9 @@ std::atomic<uint64_t> g_start[kRanges], g_end[kRanges];
 std::atomic<size_t> g_count{0};
 std::atomic<bool> g_complete{false};  // every readable mapping fit
 std::atomic<uint64_t> g_sequence{0};
-std::atomic<uint64_t> g_read_at{0};  // monotonic ns of the last re-read; 0: never
+std::atomic<uint64_t> g_read_at{0};                  // monotonic ns of the last re-read; 0: never
+std::atomic<uint64_t> g_next_read{0};                // monotonic ns before which none is made
+std::atomic<uint64_t> g_rereads{0}, g_reread_ns{0};  // for CUAUDIT_STATS=1
 std::atomic_flag g_writing = ATOMIC_FLAG_INIT;
 
 uint64_t hex(const char*& p, const char* end) noexcept {
@@ -91,22 +98,49 @@ int look_up(uint64_t address) noexcept {
   return in ? 1 : complete ? 0 : -1;
 }
 
+// Pages the copy said no readable mapping holds, so that asking about them again re-reads nothing:
+// the same integers come back at every step. Each slot: the page and the launch-clock generation
+// (every 16,384 launches) it was seen in; a later generation asks again.
+constexpr size_t kAbsentSlots = 1024;
+std::atomic<uint64_t> g_absent[kAbsentSlots];
+
+uint64_t absent_key(uint64_t address) noexcept {
+  return ((address >> 12) << 8 | ((launches_so_far() >> 14) & 0xff)) << 1 | 1;
+}
+
+std::atomic<uint64_t>& absent_slot(uint64_t address) noexcept {
+  const uint64_t page = address >> 12;
+  return g_absent[(page ^ (page >> 10) ^ (page >> 20)) % kAbsentSlots];
+}
+
 }  // namespace
 
 std::optional<bool> in_readable_mapping(uint64_t address) noexcept {
-  const int answer = g_read_at.load(std::memory_order_relaxed) ? look_up(address) : -1;
+  int answer = g_read_at.load(std::memory_order_relaxed) ? look_up(address) : -1;
   if (answer == 1) return true;
-  const uint64_t now = monotonic_ns(), read_at = g_read_at.load(std::memory_order_relaxed);
-  if ((read_at == 0 || now - read_at >= kRereadNs) && !g_writing.test_and_set(std::memory_order_acquire)) {
-    reread();  // not there (or never read): the process may have mapped it since
+  const uint64_t key = absent_key(address);
+  if (answer == 0 && absent_slot(address).load(std::memory_order_relaxed) == key) return false;
+  // Not in the copy and not seen before: the process may have mapped it since the copy was read.
+  const uint64_t now = monotonic_ns();
+  if (now >= g_next_read.load(std::memory_order_relaxed) && !g_writing.test_and_set(std::memory_order_acquire)) {
+    reread();
+    const uint64_t took = monotonic_ns() - now;
     g_read_at.store(now, std::memory_order_relaxed);
+    g_next_read.store(now + std::max(kRereadNs, kRereadShare * took), std::memory_order_relaxed);
+    g_rereads.fetch_add(1, std::memory_order_relaxed), g_reread_ns.fetch_add(took, std::memory_order_relaxed);
     g_writing.clear(std::memory_order_release);
-    const int again = look_up(address);
-    if (again >= 0) return again == 1;
-    return std::nullopt;
+    answer = look_up(address);
   }
-  if (answer == 0) return false;
-  return std::nullopt;
+  if (answer == 1) return true;
+  if (answer < 0) return std::nullopt;
+  absent_slot(address).store(key, std::memory_order_relaxed);
+  return false;
+}
+
+void log_mapping_stats() noexcept {
+  log_info("readable mappings: %zu in the copy, read %llu time(s) in %.1f ms in all",
+           g_count.load(std::memory_order_relaxed), static_cast<unsigned long long>(g_rereads.load()),
+           static_cast<double>(g_reread_ns.load()) / 1e6);
 }
 
 }  // namespace cuaudit::inject

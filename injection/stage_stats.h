@@ -16,6 +16,9 @@ namespace cuaudit::inject {
   X(TrackedCall, "  an allocation or release: decoding, recording, sampling")        \
   X(OtherRuntimeCall, "  any other runtime call: its result")                        \
   X(LaunchCheck, "  a kernel launch's parameters checked")                           \
+  X(KernelLayout, "    a new kernel: its parameters' layout, asked of the driver")   \
+  X(KernelTypes, "    a new kernel: its parameters' types, from its demangled name") \
+  X(DriverQuery, "    a pointer asked of the driver (cuPointerGetAttributes)")       \
   X(StackCapture, "    native stack: unwinding, hashing, the stack record when new") \
   X(Unwind, "      the unwinding alone (cached CFI walk, or _Unwind_Backtrace)")     \
   X(UnwindFallback, "        stacks the CFI walk left to _Unwind_Backtrace")         \

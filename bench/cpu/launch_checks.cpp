@@ -7,6 +7,7 @@
 // struct), launched on three shapes in turn, as a step launches one kernel on each layer's tensors.
 // Usage: bench_launch_checks STAND_IN_DRIVER [ROUNDS] [LAUNCHES_PER_ROUND]
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "call_recorder.h"
 #include "driver_api.h"
 #include "launch_checker.h"
+#include "readable_mappings.h"
 #include "stage_stats.h"
 #include "stand_in_kernels.h"
 #include "trace_writer.h"
@@ -164,6 +166,10 @@ int main(int argc, char** argv) {
   const int rounds = argc > 2 ? std::max(1, atoi(argv[2])) : 7;
   const uint64_t count = argc > 3 ? std::max(1ull, strtoull(argv[3], nullptr, 10)) : 200000;
   if (!cuaudit::bench::open_bench_trace("bench_launch_checks")) return 1;
+  // BENCH_MAPPINGS=N: as many more mappings as a PyTorch process has (thousands; /proc/self/maps
+  // grows with them), alternately readable and not so that none merge.
+  for (long m = 0, n = getenv("BENCH_MAPPINGS") ? atol(getenv("BENCH_MAPPINGS")) : 0; m < n; ++m)
+    mmap(nullptr, 4096, m % 2 ? PROT_READ : PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   resolve_driver_api();  // finds the stand-in by its soname, as the injection finds libcuda.so.1
   if (!driver().kernel_get_param_info || !driver().pointer_get_attributes) {
     fprintf(stderr, "bench_launch_checks: %s is not found as libcuda.so.1 (its soname)\n", argv[1]);
@@ -194,6 +200,7 @@ int main(int argc, char** argv) {
       {"launch check: a PyTorch step's 7 kernels on 3 shapes each", launched(torch_step), {}}};
   cuaudit::bench::run_alternating(rows, rounds, count, "launches", "launch");
   if (getenv("CUAUDIT_STATS"))
-    log_launch_check_stats(), log_stage_stats();  // how many were checked in full, and where the time went
+    log_launch_check_stats(), log_mapping_stats(),
+        log_stage_stats();  // how many were checked in full, and where the time went
   return 0;
 }

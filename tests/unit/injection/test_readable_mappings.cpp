@@ -25,7 +25,8 @@ TEST_CASE("the mappings say which addresses are readable, and learn of new ones 
   REQUIRE(reserved != MAP_FAILED);
   void* fresh = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   REQUIRE(fresh != MAP_FAILED);
-  std::this_thread::sleep_for(std::chrono::milliseconds(11));  // past the re-read interval
+  // Past the wait between re-reads: 10 ms, or 100 times the last re-read's time (a few ms here).
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
   CHECK(in_readable_mapping(address(fresh)) == std::optional<bool>(true));
   CHECK(in_readable_mapping(address(reserved)) == std::optional<bool>(false));
   CHECK(readable_memory_cached(address(fresh)) == readable_memory(address(fresh)));
