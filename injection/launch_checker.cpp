@@ -405,23 +405,6 @@ bool driver_path(trace::LaunchPath path) noexcept {
          path == trace::LaunchPath::cuLaunchCooperativeKernel;
 }
 
-// A graph node's kernel: its handle and name.
-bool node_kernel(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS& p, const void*& handle, const char*& name) noexcept {
-  const DriverApi& d = driver();
-  if (!d.graph_kernel_node_get_params || d.graph_kernel_node_get_params(node, &p) != CUDA_SUCCESS) return false;
-  name = nullptr;
-  if (p.func) {
-    handle = p.func;
-    if (d.func_get_name) d.func_get_name(&name, p.func);
-  } else if (p.kern) {
-    handle = p.kern;
-    if (d.kernel_get_name) d.kernel_get_name(&name, p.kern);
-  } else {
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 void log_launch_check_stats() noexcept {
@@ -440,30 +423,12 @@ void check_launch(trace::LaunchPath path, const void* handle, const char* name, 
   const StageTimer timer(Stage::LaunchCheck);
   note_launch();
   if (!handle) return;
-  KernelInfo* k = find_kernel(handle, name, driver_path(path));
-  if (k && (k->check_count || k->word_count)) check_arguments(path, k, params, extra);
+  check_kernel_arguments(path, handle, name, driver_path(path), params, extra);
 }
 
-void check_graph_node(trace::LaunchPath path, CUgraphNode node) noexcept {
-  CUDA_KERNEL_NODE_PARAMS p{};
-  const void* handle = nullptr;
-  const char* name = nullptr;
-  if (!node_kernel(node, p, handle, name)) return;
-  KernelInfo* k = find_kernel(handle, name, p.func != nullptr);
-  if (k && (k->check_count || k->word_count)) check_arguments(path, k, p.kernelParams, p.extra);
-}
-
-void check_graph_exec_update(trace::LaunchPath path, CUgraphNode node, CUfunction function, void* const* params,
-                             void* const* extra) noexcept {
-  CUDA_KERNEL_NODE_PARAMS p{};
-  const void* handle = function;
-  const char* name = nullptr;
-  if (function) {
-    if (driver().func_get_name) driver().func_get_name(&name, function);
-  } else if (!node_kernel(node, p, handle, name)) {
-    return;
-  }
-  KernelInfo* k = find_kernel(handle, name, true);
+void check_kernel_arguments(trace::LaunchPath path, const void* handle, const char* name, bool function_first,
+                            void* const* params, void* const* extra) noexcept {
+  KernelInfo* k = find_kernel(handle, name, function_first);
   if (k && (k->check_count || k->word_count)) check_arguments(path, k, params, extra);
 }
 

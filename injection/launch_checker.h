@@ -21,13 +21,20 @@ namespace cuaudit::inject {
 void check_launch(trace::LaunchPath path, const void* handle, const char* name, void* const* params,
                   void* const* extra) noexcept;
 
-// A graph kernel node whose parameters were just set (created, or updated in its graph).
+// The kernel's parameters checked as above, without counting a launch: `function_first` says which
+// of the driver's layout queries fits the handle (a CUfunction first, else a CUkernel first).
+void check_kernel_arguments(trace::LaunchPath path, const void* handle, const char* name, bool function_first,
+                            void* const* params, void* const* extra) noexcept;
+
+// A graph kernel node whose parameters were just set (created, or updated in its graph);
+// launch_graph_nodes.cpp.
 void check_graph_node(trace::LaunchPath path, CUgraphNode node) noexcept;
 
 // CUAUDIT_STATS=1: the checks' counters on stderr at exit (for benchmarks).
 void log_launch_check_stats() noexcept;
 
-// An update of an instantiated graph's node: the kernel is the node's, the arguments are new.
+// An update of an instantiated graph's node: the kernel is the node's, the arguments are new
+// (launch_graph_nodes.cpp).
 void check_graph_exec_update(trace::LaunchPath path, CUgraphNode node, CUfunction function, void* const* params,
                              void* const* extra) noexcept;
 
