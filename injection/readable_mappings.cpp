@@ -65,7 +65,8 @@ void reread() noexcept {
   static char buffer[16384];                           // only the writer (under g_writing) uses it
   size_t n = 0, kept = 0;
   bool complete = true;
-  for (ssize_t got; (got = read(fd, buffer + kept, sizeof buffer - kept)) > 0;) {
+  ssize_t got;
+  while ((got = read(fd, buffer + kept, sizeof buffer - kept)) > 0) {
     const char* p = buffer;
     const char* end = buffer + kept + got;
     for (const char* nl; p < end && (nl = static_cast<const char*>(memchr(p, '\n', end - p))); p = nl + 1)
@@ -74,6 +75,7 @@ void reread() noexcept {
     memmove(buffer, p, kept);  // a line cut by the read: the next read completes it
   }
   close(fd);
+  if (got < 0) complete = false;  // the rest unread: a missing address proves nothing
   g_count.store(n, std::memory_order_relaxed);
   g_complete.store(complete, std::memory_order_relaxed);
   g_sequence.fetch_add(1, std::memory_order_acq_rel);
