@@ -26,7 +26,6 @@ std::atomic<uint64_t> g_start[kRanges], g_end[kRanges];
 std::atomic<size_t> g_count{0};
 std::atomic<bool> g_complete{false};  // every readable mapping fit
 std::atomic<uint64_t> g_sequence{0};
-std::atomic<uint64_t> g_read_at{0};                  // monotonic ns of the last re-read; 0: never
 std::atomic<uint64_t> g_next_read{0};                // monotonic ns before which none is made
 std::atomic<uint64_t> g_rereads{0}, g_reread_ns{0};  // for CUAUDIT_STATS=1
 std::atomic_flag g_writing = ATOMIC_FLAG_INIT;
@@ -118,7 +117,7 @@ std::atomic<uint64_t>& absent_slot(uint64_t address) noexcept {
 }  // namespace
 
 std::optional<bool> in_readable_mapping(uint64_t address) noexcept {
-  int answer = g_read_at.load(std::memory_order_relaxed) ? look_up(address) : -1;
+  int answer = look_up(address);  // -1 before the first read: the copy is empty and incomplete
   if (answer == 1) return true;
   const uint64_t key = absent_key(address);
   if (answer == 0 && absent_slot(address).load(std::memory_order_relaxed) == key) return false;
@@ -127,7 +126,6 @@ std::optional<bool> in_readable_mapping(uint64_t address) noexcept {
   if (now >= g_next_read.load(std::memory_order_relaxed) && !g_writing.test_and_set(std::memory_order_acquire)) {
     reread();
     const uint64_t took = monotonic_ns() - now;
-    g_read_at.store(now, std::memory_order_relaxed);
     g_next_read.store(now + std::max(kRereadNs, kRereadShare * took), std::memory_order_relaxed);
     g_rereads.fetch_add(1, std::memory_order_relaxed), g_reread_ns.fetch_add(took, std::memory_order_relaxed);
     g_writing.clear(std::memory_order_release);

@@ -9,7 +9,7 @@ build=${1:?usage: bench/cpu/run_cpu_bench.sh BUILD_DIR [ROUNDS] [EVENTS]}
 rounds=${2:-9}
 events=${3:-200000}
 record="$build/bin/bench_record_paths"
-launch=("$build/bin/bench_launch_checks" "$build/bin/libbench_stand_in_driver.so")
+launch=("$build/bin/bench_launch_checks" "$build/bin/libstand_in_driver.so")
 echo "== time: $(nproc) CPU(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 "$record" "$rounds" "$events"
 "${launch[@]}" "$rounds" "$events"

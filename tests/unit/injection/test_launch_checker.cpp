@@ -1,5 +1,5 @@
-// The launch checker on the CPU: the real check_launch, answered by the benchmarks' stand-in
-// driver (bench/cpu/stand_in_driver.cpp, loaded as libcuda.so.1). Arguments found clean are not
+// The launch checker on the CPU: the real check_launch, answered by a stand-in driver
+// (tests/stand_in_driver/stand_in_driver.cpp, loaded as libcuda.so.1). Arguments found clean are not
 // checked again while memory stays as it was (clean_launches.h), and are once it changes.
 #include <dlfcn.h>
 #include <doctest/doctest.h>
