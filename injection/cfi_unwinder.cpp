@@ -4,6 +4,9 @@
 #include <cstring>
 
 #include "eh_frame.h"
+#include "in_target_log.h"
+#include "stage_stats.h"
+#include "walk_memo.h"
 
 namespace cuaudit::inject {
 
@@ -134,45 +137,92 @@ Rule rule_at(uint64_t target) {
 
 constexpr uint64_t kMaxFrameBytes = uint64_t{64} << 20;
 
+// Each thread's last walk and the steps of the one being made (walk_memo.h); `busy` while a walk
+// uses them, so that a walk from a signal handler that interrupted one walks without them.
+struct ThreadWalks {
+  WalkMemo last;
+  WalkStep steps[WalkMemo::kMaxSteps];
+  bool busy = false;
+};
+thread_local ThreadWalks tls_walks;
+
+std::atomic<uint64_t> g_walks{0}, g_finished_from_memo{0};  // counted only for CUAUDIT_STATS=1
+
+// The walk from the registers given, its steps kept in `steps` and finished from `last` where the
+// two meet (both null: a walk that keeps nothing).
+int walk(uint64_t target, uint64_t sp, uint64_t bp, uint64_t* frames, size_t max, WalkMemo* last,
+         WalkStep* steps) noexcept {
+  size_t n = 0, meet_from = 0;
+  for (size_t depth = 0; depth < 512; ++depth) {
+    if (last && depth < WalkMemo::kMaxSteps) {
+      size_t at = last->meeting(meet_from, target, sp, bp);
+      if (at < WalkMemo::kMaxSteps) {
+        const int finished = last->finish(at, depth, n, frames, max, steps);
+        if (finished >= 0) {
+          if (g_stage_stats) g_finished_from_memo.fetch_add(1, std::memory_order_relaxed);
+          return finished;
+        }
+        meet_from = at + 1;  // a word changed since (a different caller): the stacks may meet further out
+      }
+    }
+    WalkStep scratch;
+    WalkStep& step = steps && depth < WalkMemo::kMaxSteps ? steps[depth] : scratch;
+    step.start(target, sp, bp);
+    const Rule rule = rule_at(target);
+    if (rule.kind == kNormal) {
+      step.uses_bp = rule.cfa != kCfaRsp || rule.rbp == kRbpAtRbp;
+      step.restores_bp = rule.rbp != kRbpUnchanged;
+      // Every address read is on this thread's stack above the frame being left: a rule that would
+      // take the walk backwards or far away is not one to follow.
+      auto on_stack = [sp](uint64_t a) { return a >= sp && a - sp < kMaxFrameBytes && !(a & 7); };
+      uint64_t cfa = (rule.cfa == kCfaRsp ? sp : bp) + static_cast<int64_t>(rule.cfa_offset);
+      if (rule.cfa == kCfaDerefRbp) cfa = on_stack(cfa) ? step.read(cfa) : 0;
+      if (cfa <= sp || !on_stack(cfa)) return -1;
+      step.ra = step.read(cfa + 8 * rule.ra_slot);
+      if (rule.rbp != kRbpUnchanged) {
+        const uint64_t saved = (rule.rbp == kRbpAtCfa ? cfa : bp) + 8 * static_cast<int64_t>(rule.rbp_slot);
+        if (!on_stack(saved)) return -1;
+        bp = step.read(saved);
+      }
+      sp = cfa;
+    } else if (rule.kind != kEndOfStack) {
+      return -1;
+    }
+    bool ended = step.ra == 0;
+    if (!ended && depth > 0) {  // step 0's return address is into our caller: not reported
+      frames[n++] = step.ra;
+      ended = n == max;
+    }
+    if (ended) {
+      if (last && depth < WalkMemo::kMaxSteps) last->keep(steps, depth + 1, step.ra != 0);
+      return static_cast<int>(n);
+    }
+    target = step.ra - 1;  // the call instruction: the rule in effect while the callee ran
+  }
+  return static_cast<int>(n);
+}
+
 }  // namespace
 
 __attribute__((noinline)) int cfi_backtrace(uint64_t* frames, size_t max) noexcept {
   uint64_t ip, sp, bp;
   asm volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(ip), "=r"(sp), "=r"(bp));
-  uint64_t target = ip;  // this frame: the rule at this very instruction
-  int skip = 1;          // the return address into our caller is not reported
-  int n = 0;
-  for (int depth = 0; depth < 512; ++depth) {
-    const Rule rule = rule_at(target);
-    if (rule.kind == kEndOfStack) return n;
-    if (rule.kind != kNormal) return -1;
-    // Every address read is on this thread's stack above the frame being left: a rule that would
-    // take the walk backwards or far away is not one to follow.
-    auto on_stack = [sp](uint64_t a) { return a >= sp && a - sp < kMaxFrameBytes && !(a & 7); };
-    uint64_t cfa = (rule.cfa == kCfaRsp ? sp : bp) + static_cast<int64_t>(rule.cfa_offset);
-    if (rule.cfa == kCfaDerefRbp) {
-      if (!on_stack(cfa)) return -1;
-      memcpy(&cfa, reinterpret_cast<const void*>(cfa), sizeof cfa);
-    }
-    if (cfa <= sp || !on_stack(cfa)) return -1;
-    uint64_t ra;
-    memcpy(&ra, reinterpret_cast<const void*>(cfa + 8 * rule.ra_slot), sizeof ra);
-    if (rule.rbp != kRbpUnchanged) {
-      const uint64_t saved = (rule.rbp == kRbpAtCfa ? cfa : bp) + 8 * static_cast<int64_t>(rule.rbp_slot);
-      if (!on_stack(saved)) return -1;
-      memcpy(&bp, reinterpret_cast<const void*>(saved), sizeof bp);
-    }
-    sp = cfa;
-    if (ra == 0) return n;
-    if (skip) {
-      --skip;
-    } else {
-      frames[n++] = ra;
-      if (static_cast<size_t>(n) == max) return n;
-    }
-    target = ra - 1;  // the call instruction: the rule in effect while the callee ran
-  }
+  if (max == 0) return 0;
+  if (g_stage_stats) g_walks.fetch_add(1, std::memory_order_relaxed);
+  ThreadWalks& t = tls_walks;
+  if (t.busy) return walk(ip, sp, bp, frames, max, nullptr, nullptr);
+  t.busy = true;
+  const int n = walk(ip, sp, bp, frames, max, &t.last, t.steps);
+  t.busy = false;
   return n;
+}
+
+void log_unwind_stats() noexcept {
+  const uint64_t walks = g_walks.load(std::memory_order_relaxed);
+  const uint64_t finished = g_finished_from_memo.load(std::memory_order_relaxed);
+  log_info("stack walks: %llu, %llu of them finished from the thread's last walk (%.1f%%); %zu frame rules cached",
+           static_cast<unsigned long long>(walks), static_cast<unsigned long long>(finished),
+           walks ? 100.0 * static_cast<double>(finished) / static_cast<double>(walks) : 0.0, cfi_cached_rules());
 }
 
 size_t cfi_cached_rules() noexcept { return g_cached.load(std::memory_order_relaxed); }
@@ -181,6 +231,7 @@ size_t cfi_cached_rules() noexcept { return g_cached.load(std::memory_order_rela
 
 int cfi_backtrace(uint64_t*, size_t) noexcept { return -1; }
 size_t cfi_cached_rules() noexcept { return 0; }
+void log_unwind_stats() noexcept {}
 
 #endif
 

@@ -22,4 +22,8 @@ int cfi_backtrace(uint64_t* frames, size_t max) noexcept;
 // How many rules the cache holds (tests, CUAUDIT_STATS).
 size_t cfi_cached_rules() noexcept;
 
+// CUAUDIT_STATS=1, at exit: how many walks there were, how many finished from the thread's last
+// walk (walk_memo.h), how many rules are cached.
+void log_unwind_stats() noexcept;
+
 }  // namespace cuaudit::inject

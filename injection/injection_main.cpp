@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "call_recorder.h"
+#include "cfi_unwinder.h"
 #include "crash_handler.h"
 #include "cupti_subscriber.h"
 #include "cupti_unified_memory.h"
@@ -72,6 +73,7 @@ void at_exit() noexcept {
   if (const char* stats = getenv(cuaudit::env_name(cuaudit::EnvVar::Stats)); stats && strcmp(stats, "1") == 0) {
     log_launch_check_stats();
     log_mapping_stats();
+    log_unwind_stats();
     log_stage_stats();
   }
   on_process_end();

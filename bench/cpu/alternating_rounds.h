@@ -53,8 +53,13 @@ struct Row {
 };
 
 // Warms every row (a tenth of `count`), runs them `rounds` times in turn, and prints each row's
-// median nanoseconds per `unit` with the lowest and highest round.
+// median nanoseconds per `unit` with the lowest and highest round. BENCH_ROWS=TEXT keeps the rows
+// whose name contains TEXT (one row alone under a profiler).
 inline void run_alternating(std::vector<Row>& rows, int rounds, uint64_t count, const char* units, const char* unit) {
+  if (const char* only = getenv("BENCH_ROWS"))
+    rows.erase(std::remove_if(rows.begin(), rows.end(),
+                              [only](const Row& row) { return row.name.find(only) == std::string::npos; }),
+               rows.end());
   for (Row& row : rows) row.run(count / 10);  // warm: stacks interned, kernels known, buffers allocated
   for (int r = 0; r < rounds; ++r) {
     for (Row& row : rows) {

@@ -5,6 +5,8 @@
 // lowest and highest round). Under callgrind (run_cpu_bench.sh) each row is also counted in
 // instructions, which do not drift with the machine's load.
 // Usage: bench_record_paths [ROUNDS] [EVENTS_PER_ROUND]
+// BENCH_STATS=1: also count as CUAUDIT_STATS=1 does (the stages' timers cost time of their own)
+// and print the stack walks' figures at the end.
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,9 +19,11 @@
 
 #include "alternating_rounds.h"
 #include "call_recorder.h"
+#include "cfi_unwinder.h"
 #include "pool_recorder.h"
 #include "stack_capture.h"
 #include "stack_sampling.h"
+#include "stage_stats.h"
 #include "trace_writer.h"
 
 using namespace cuaudit;
@@ -103,6 +107,10 @@ int main(int argc, char** argv) {
       {"watch mode: NVTX pool block handed out + taken back, 20 frames",
        in_watch_mode([pool](uint64_t n) { at_depth(20, [pool, n] { pool_block_pairs(pool, n, 0x7e0000000000); }); }),
        {}});
+  const char* stats = getenv("BENCH_STATS");
+  const bool counting = stats && std::string(stats) == "1";
+  if (counting) start_stage_stats();
   cuaudit::bench::run_alternating(rows, rounds, pairs, "pairs", "pair (2 events)");
+  if (counting) log_unwind_stats(), log_stage_stats();
   return 0;
 }
