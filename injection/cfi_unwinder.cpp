@@ -137,10 +137,12 @@ Rule rule_at(uint64_t target) {
 
 constexpr uint64_t kMaxFrameBytes = uint64_t{64} << 20;
 
-// Each thread's last walk and the steps of the one being made (walk_memo.h); `busy` while a walk
-// uses them, so that a walk from a signal handler that interrupted one walks without them.
+// Each thread's last two walks (allocations and releases take turns, from other sites under the
+// same frames) and the steps of the one being made (walk_memo.h); `busy` while a walk uses them, so
+// that a walk from a signal handler that interrupted one walks without them.
 struct ThreadWalks {
-  WalkMemo last;
+  WalkMemo memos[2];
+  int newest = 0;
   WalkStep steps[WalkMemo::kMaxSteps];
   bool busy = false;
 };
@@ -148,25 +150,38 @@ thread_local ThreadWalks tls_walks;
 
 std::atomic<uint64_t> g_walks{0}, g_finished_from_memo{0};  // counted only for CUAUDIT_STATS=1
 
-// The walk from the registers given, its steps kept in `steps` and finished from `last` where the
-// two meet (both null: a walk that keeps nothing).
-int walk(uint64_t target, uint64_t sp, uint64_t bp, uint64_t* frames, size_t max, WalkMemo* last,
-         WalkStep* steps) noexcept {
-  size_t n = 0, meet_from = 0;
+// Finishes the walk at `depth` from one of the thread's last walks that it meets there, the newest
+// first; -1 if none. `meet_from`: where each memo's next meeting can be.
+int finish_from_memos(ThreadWalks& t, size_t meet_from[2], size_t depth, uint64_t target, uint64_t sp, uint64_t bp,
+                      size_t n, uint64_t* frames, size_t max) noexcept {
+  for (int tried = 0, m = t.newest; tried < 2; ++tried, m = 1 - m) {
+    size_t at = t.memos[m].meeting(meet_from[m], target, sp, bp);
+    if (at == WalkMemo::kMaxSteps) continue;
+    // A walk that met a memo where it started is that walk again: kept in its place. One that
+    // differs in its first frames (another site) is kept in place of the other memo.
+    const int into = depth == 0 ? m : 1 - m;
+    const int finished = t.memos[m].finish(at, depth, n, frames, max, t.steps, t.memos[into]);
+    if (finished >= 0) {
+      t.newest = into;
+      if (g_stage_stats) g_finished_from_memo.fetch_add(1, std::memory_order_relaxed);
+      return finished;
+    }
+    meet_from[m] = at + 1;  // a word changed since (a different caller): the stacks may meet further out
+  }
+  return -1;
+}
+
+// The walk from the registers given, its steps kept in `t` and finished from its memos where they
+// meet (null: a walk that keeps nothing).
+int walk(uint64_t target, uint64_t sp, uint64_t bp, uint64_t* frames, size_t max, ThreadWalks* t) noexcept {
+  size_t n = 0, meet_from[2] = {0, 0};
   for (size_t depth = 0; depth < 512; ++depth) {
-    if (last && depth < WalkMemo::kMaxSteps) {
-      size_t at = last->meeting(meet_from, target, sp, bp);
-      if (at < WalkMemo::kMaxSteps) {
-        const int finished = last->finish(at, depth, n, frames, max, steps);
-        if (finished >= 0) {
-          if (g_stage_stats) g_finished_from_memo.fetch_add(1, std::memory_order_relaxed);
-          return finished;
-        }
-        meet_from = at + 1;  // a word changed since (a different caller): the stacks may meet further out
-      }
+    if (t && depth < WalkMemo::kMaxSteps) {
+      const int finished = finish_from_memos(*t, meet_from, depth, target, sp, bp, n, frames, max);
+      if (finished >= 0) return finished;
     }
     WalkStep scratch;
-    WalkStep& step = steps && depth < WalkMemo::kMaxSteps ? steps[depth] : scratch;
+    WalkStep& step = t && depth < WalkMemo::kMaxSteps ? t->steps[depth] : scratch;
     step.start(target, sp, bp);
     const Rule rule = rule_at(target);
     if (rule.kind == kNormal) {
@@ -194,7 +209,10 @@ int walk(uint64_t target, uint64_t sp, uint64_t bp, uint64_t* frames, size_t max
       ended = n == max;
     }
     if (ended) {
-      if (last && depth < WalkMemo::kMaxSteps) last->keep(steps, depth + 1, step.ra != 0);
+      if (t && depth < WalkMemo::kMaxSteps) {  // in place of the older memo
+        t->newest = 1 - t->newest;
+        t->memos[t->newest].keep(t->steps, depth + 1, step.ra != 0);
+      }
       return static_cast<int>(n);
     }
     target = step.ra - 1;  // the call instruction: the rule in effect while the callee ran
@@ -210,9 +228,9 @@ __attribute__((noinline)) int cfi_backtrace(uint64_t* frames, size_t max) noexce
   if (max == 0) return 0;
   if (g_stage_stats) g_walks.fetch_add(1, std::memory_order_relaxed);
   ThreadWalks& t = tls_walks;
-  if (t.busy) return walk(ip, sp, bp, frames, max, nullptr, nullptr);
+  if (t.busy) return walk(ip, sp, bp, frames, max, nullptr);
   t.busy = true;
-  const int n = walk(ip, sp, bp, frames, max, &t.last, t.steps);
+  const int n = walk(ip, sp, bp, frames, max, &t);
   t.busy = false;
   return n;
 }
@@ -220,9 +238,10 @@ __attribute__((noinline)) int cfi_backtrace(uint64_t* frames, size_t max) noexce
 void log_unwind_stats() noexcept {
   const uint64_t walks = g_walks.load(std::memory_order_relaxed);
   const uint64_t finished = g_finished_from_memo.load(std::memory_order_relaxed);
-  log_info("stack walks: %llu, %llu of them finished from the thread's last walk (%.1f%%); %zu frame rules cached",
-           static_cast<unsigned long long>(walks), static_cast<unsigned long long>(finished),
-           walks ? 100.0 * static_cast<double>(finished) / static_cast<double>(walks) : 0.0, cfi_cached_rules());
+  log_info(
+      "stack walks: %llu, %llu of them finished from one of the thread's last two (%.1f%%); %zu frame rules cached",
+      static_cast<unsigned long long>(walks), static_cast<unsigned long long>(finished),
+      walks ? 100.0 * static_cast<double>(finished) / static_cast<double>(walks) : 0.0, cfi_cached_rules());
 }
 
 size_t cfi_cached_rules() noexcept { return g_cached.load(std::memory_order_relaxed); }

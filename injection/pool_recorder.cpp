@@ -6,6 +6,7 @@
 #include "call_recorder.h"
 #include "cuaudit_pool_api.h"
 #include "event_clock.h"
+#include "returned_blocks.h"
 #include "stack_capture.h"
 #include "stack_sampling.h"
 #include "trace_writer.h"
@@ -35,7 +36,7 @@ class NvtxBlocks {
  public:
   void handed_out(uint64_t key, uint64_t bytes) noexcept {
     take();
-    forget_returned(key, key + (bytes ? bytes : 1));  // live again
+    if (returned_.load(std::memory_order_relaxed)) blocks_.forget(key, key + (bytes ? bytes : 1));  // live again
     remember_size(key, bytes);
     give();
   }
@@ -43,8 +44,7 @@ class NvtxBlocks {
   void returned(uint64_t key) noexcept {
     take();
     const uint64_t bytes = take_size(key);
-    ring_[next_] = {key, key + (bytes ? bytes : 1)};
-    next_ = (next_ + 1) % kReturnedBlocks;
+    blocks_.add(key, key + (bytes ? bytes : 1));
     returned_.store(true, std::memory_order_relaxed);
     give();
   }
@@ -62,16 +62,12 @@ class NvtxBlocks {
   bool in_returned(uint64_t pointer) noexcept {
     if (!returned_.load(std::memory_order_relaxed)) return false;
     take();
-    bool found = false;
-    for (const Range& r : ring_) found = found || (pointer >= r.start && pointer < r.end);
+    const bool found = blocks_.contains(pointer);
     give();
     return found;
   }
 
  private:
-  struct Range {
-    uint64_t start = 0, end = 0;
-  };
   struct Size {
     uint64_t key = 0;  // 0: empty; kGone: a removed entry probes continue past
     uint64_t bytes = 0;
@@ -86,13 +82,6 @@ class NvtxBlocks {
     }
   }
   void give() noexcept { lock_.clear(std::memory_order_release); }
-
-  void forget_returned(uint64_t start, uint64_t end) noexcept {
-    if (!returned_.load(std::memory_order_relaxed)) return;
-    for (Range& r : ring_) {
-      if (r.start < end && start < r.end) r = {};
-    }
-  }
 
   // Full: the block's size stays unknown, and its return is remembered as one byte.
   void remember_size(uint64_t key, uint64_t bytes) noexcept {
@@ -113,8 +102,7 @@ class NvtxBlocks {
     return 0;
   }
 
-  Range ring_[kReturnedBlocks];
-  size_t next_ = 0;
+  ReturnedBlocks blocks_;
   Size sizes_[kSizes];
   std::atomic<bool> returned_{false};
   std::atomic_flag lock_ = ATOMIC_FLAG_INIT;

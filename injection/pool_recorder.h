@@ -36,9 +36,8 @@ void record_pool_block(Api api, uint32_t pool, uint64_t key, uint64_t bytes, int
 
 // Whether `pointer` lies in an NVTX-annotated block its pool took back and has not handed out
 // again (the launch checks call it for every pointer argument: one relaxed load while no block
-// was ever returned). Remembers the last kReturnedBlocks blocks returned; older ones are not
-// checked (never a false report).
-inline constexpr size_t kReturnedBlocks = 256;
+// was ever returned). Remembers the latest blocks returned (returned_blocks.h); older ones are
+// not checked (never a false report).
 bool in_returned_pool_block(uint64_t pointer) noexcept;
 
 // In a forked child: the launch checks' view of returned blocks must not stay locked by a thread

@@ -61,11 +61,12 @@ class WalkMemo {
 
   // Finishes a walk that met step `at` as its own step `step`, with `n` frames found so far and its
   // steps so far in `walked`: the frames from there on, each word checked, into `frames` (at most
-  // `max` in all). Returns the frames in all, and keeps the walk in place of the last one where it
-  // fits. Returns -1 when a word changed or the memo cannot say (it stopped at a max before the
-  // frames this walk will have), changing nothing; `at` is then a step a meeting at or before would
-  // fail at too.
-  int finish(size_t& at, size_t step, size_t n, uint64_t* frames, size_t max, const WalkStep* walked) noexcept {
+  // `max` in all). Returns the frames in all, and keeps the walk in `into` (this memo, or another
+  // one, so that this one stays for walks like it) where it fits. Returns -1 when a word changed or
+  // the memo cannot say (it stopped at a max before the frames this walk will have), changing
+  // nothing; `at` is then a step a meeting at or before would fail at too.
+  int finish(size_t& at, size_t step, size_t n, uint64_t* frames, size_t max, const WalkStep* walked,
+             WalkMemo& into) noexcept {
     const size_t last = count_ - 1, first = at + (step == 0 ? 1 : 0);
     const size_t frames_left = first <= last ? last - first + 1 - (ra_[last] == 0 ? 1 : 0) : 0;
     if (by_max_ && n + frames_left < max) {  // the last walk stopped at a max before this walk's
@@ -82,8 +83,12 @@ class WalkMemo {
     // Kept where this walk ends at the step the last one ended at, and fits.
     const bool same_end = by_max_ ? n + frames_left == max : n + frames_left < max;
     if (same_end && step + (last - at) < kMaxSteps) {
-      move_steps(at, step);
-      add_walked(walked, step, bp_matters_[step], checks_from_[step]);
+      if (&into == this) {
+        move_steps(at, step);
+      } else {
+        into.copy_steps(*this, at, step);
+      }
+      into.add_walked(walked, step, into.bp_matters_[step], into.checks_from_[step]);
     }
     return static_cast<int>(n + copied);
   }
@@ -123,6 +128,22 @@ class WalkMemo {
     for (size_t k = checks; k-- > 0;)
       if (*check_at_[k] != check_value_[k]) return k;
     return kNoneChanged;
+  }
+
+  // `other`'s steps from `from` on, to start at `to` here.
+  void copy_steps(const WalkMemo& other, size_t from, size_t to) noexcept {
+    const size_t copied = other.count_ - from;
+    memcpy(target_ + to, other.target_ + from, copied * sizeof(uint64_t));
+    memcpy(sp_ + to, other.sp_ + from, copied * sizeof(uint64_t));
+    memcpy(bp_ + to, other.bp_ + from, copied * sizeof(uint64_t));
+    memcpy(ra_ + to, other.ra_ + from, copied * sizeof(uint64_t));
+    memcpy(bp_matters_ + to, other.bp_matters_ + from, copied * sizeof(bool));
+    memcpy(checks_from_ + to, other.checks_from_ + from, copied * sizeof(uint16_t));
+    const size_t checks = other.checks_from_[from];
+    memcpy(check_at_, other.check_at_, checks * sizeof(check_at_[0]));
+    memcpy(check_value_, other.check_value_, checks * sizeof(uint64_t));
+    count_ = to + copied;
+    by_max_ = other.by_max_;
   }
 
   // The steps from `from` on moved to start at `to` (the new walk met them at another depth).

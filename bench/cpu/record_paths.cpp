@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   if (!cuaudit::bench::open_bench_trace("bench_record_paths")) return 1;
   const uint32_t pool = register_pool(MemorySource::NvtxHeap, "bench", 0x7e0000000000, 64 << 20, 0, 0);
   std::vector<Row> rows;
-  for (int depth : {10, 40}) {
+  for (int depth : {10, 20, 40}) {
     rows.push_back({"allocation + release, " + std::to_string(depth) + " frames",
                     [depth](uint64_t n) { at_depth(depth, [n] { alloc_release_pairs(n, 0x7f0000000000); }); },
                     {}});

@@ -195,7 +195,7 @@ struct MadeUpStack {
     }
     memo.keep(steps, 5, false);
   }
-  int finish(WalkMemo& memo, size_t& at) { return memo.finish(at, 0, 0, frames, 8, steps); }
+  int finish(WalkMemo& memo, size_t& at) { return memo.finish(at, 0, 0, frames, 8, steps, memo); }
 };
 
 TEST_CASE("the memo checks a restored rbp only where a rule further out reads it") {
