@@ -57,6 +57,18 @@ void pool_block_pairs(uint32_t pool, uint64_t pairs, uint64_t base) {
   }
 }
 
+// Blocks of 4 to 244 KiB, 64 live, each taken back and its slot handed out again at another size:
+// bench/pool_blocks.cu's pattern (its first-fit pool reuses the same places), most blocks across
+// the 64 KiB regions the launch checks keep returned blocks by.
+void mixed_pool_block_pairs(uint32_t pool, uint64_t pairs, uint64_t base) {
+  for (uint64_t i = 0; i < pairs; ++i) {
+    const uint64_t key = base + (i % 64) * (256 << 10);
+    record_pool_block(Api::nvtxMemRegionsUnregister, 0, key, 0, 0, pool_block_stack(false, 0));
+    const uint64_t bytes = ((i * 7919) % 61 + 1) * 4096;
+    record_pool_block(Api::nvtxMemRegionsRegister, pool, key, bytes, 0, pool_block_stack(true, bytes));
+  }
+}
+
 // `work` as --mode watch records it: stacks of a sample of the allocations (the default 512 KiB
 // between samples, 1 MiB and more always), launch checks off (no NVTX block tracking for them).
 std::function<void(uint64_t)> in_watch_mode(std::function<void(uint64_t)> work) {
@@ -97,6 +109,9 @@ int main(int argc, char** argv) {
                   {}});
   rows.push_back({"NVTX pool block handed out + taken back, 20 frames",
                   [pool](uint64_t n) { at_depth(20, [pool, n] { pool_block_pairs(pool, n, 0x7e0000000000); }); },
+                  {}});
+  rows.push_back({"NVTX pool blocks of 4-244 KiB, 64 live, 20 frames",
+                  [pool](uint64_t n) { at_depth(20, [pool, n] { mixed_pool_block_pairs(pool, n, 0x7d0000000000); }); },
                   {}});
   // Watch mode's rows: the same work, 4 KiB allocations and 256-byte blocks sampled about once in
   // 128 and 2,048 events.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The CPU benchmarks (docs/PERFORMANCE.md): the recording paths (nanoseconds per pair) and the
-# launch checks (per launch) from alternating rounds, then the same rows under callgrind for
+# launch checks (per launch) from alternating rounds, the peers (LeakSanitizer, heaptrack) on host
+# malloc/free pairs of the same depths, then the same rows under callgrind for
 # instructions, which do not drift with the machine's load (perf's hardware counters are not
 # available in every VM; callgrind is).
 # Usage: bench/cpu/run_cpu_bench.sh BUILD_DIR [ROUNDS] [EVENTS]   (EVENTS: pairs, and launches)
@@ -13,6 +14,38 @@ launch=("$build/bin/bench_launch_checks" "$build/bin/libstand_in_driver.so")
 echo "== time: $(nproc) CPU(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 "$record" "$rounds" "$events"
 "${launch[@]}" "$rounds" "$events"
+
+# The peers on the same shapes: host malloc/free pairs (bench_host_pairs) alone, built with
+# LeakSanitizer, and under heaptrack where installed; 3 alternating runs, the median, and what the
+# tool adds to a pair (cuaudit's rows above are the recorder's work alone: no allocator in them).
+peers() {
+  local depth=$1 config runs
+  declare -A got=()
+  for _ in 1 2 3; do
+    got[alone]+=" $("$build/bin/bench_host_pairs" "$depth" "$events" | awk '{ print $4 }')"
+    got[lsan]+=" $("$build/bin/bench_host_pairs_lsan" "$depth" "$events" | awk '{ print $4 }')"
+    if command -v heaptrack >/dev/null 2>&1; then
+      got[heaptrack]+=" $(heaptrack -o "$peer_out/heaptrack" "$build/bin/bench_host_pairs" "$depth" "$events" 2>&1 |
+        awk '/^host_pairs:/ { print $4 }')"
+      rm -f "$peer_out"/heaptrack*
+    fi
+  done
+  local alone
+  alone=$(median "${got[alone]}")
+  for config in alone lsan heaptrack; do
+    runs=${got[$config]:-}
+    [[ -z $runs ]] && continue
+    local m
+    m=$(median "$runs")
+    printf '  %-64s %8.1f  (+%.1f; runs:%s)\n' "host malloc + free, $depth frames, $config" "$m" \
+      "$(awk -v a="$m" -v b="$alone" 'BEGIN { print a - b }')" "$runs"
+  done
+}
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+peer_out=$(mktemp -d)
+echo "== peers: ns per host malloc + free pair, median of 3 alternating runs of $events (+ what the tool adds)"
+for depth in 10 20 40; do peers "$depth"; done
+rm -rf "$peer_out"
 if ! command -v valgrind >/dev/null 2>&1; then
   echo "== instructions: valgrind is not installed (apt-get install valgrind): not counted"
   exit 0
