@@ -29,37 +29,24 @@ constexpr CallbackRow kRows[] = {
 
 // Every callback id CUPTI 13 defines fits (807 driver, 523 runtime); a later CUPTI's new ids route
 // nowhere until the table grows.
-constexpr CUpti_CallbackId kMaxCbid = 1024;
 static_assert(CUPTI_RUNTIME_TRACE_CBID_SIZE <= kMaxCbid && CUPTI_DRIVER_TRACE_CBID_SIZE <= kMaxCbid,
               "a callback id of this CUPTI does not fit the routing table");
-
-struct Routes {
-  CallbackRoute runtime[kMaxCbid];
-  CallbackRoute driver[kMaxCbid];
-};
-Routes g_routes;
-const CallbackRoute kNowhere{};
 
 }  // namespace
 
 const CallbackRow* callback_rows() noexcept { return kRows; }
 size_t callback_row_count() noexcept { return sizeof kRows / sizeof kRows[0]; }
 
+CallbackRoutes g_routes;
+
 void build_callback_routes(bool track_resources) noexcept {
-  g_routes = Routes{};
+  g_routes = CallbackRoutes{};
   for (const CallbackRow& row : kRows) {
     CallbackRoute& route = (row.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_routes.runtime : g_routes.driver)[row.cbid];
     const bool recorded = (row.roles & Tracked) || (track_resources && (row.roles & Resource));
     route.api = recorded ? row.api : kNoApi;
     route.roles = recorded ? row.roles : static_cast<uint16_t>(row.roles & ~(Tracked | Resource));
   }
-}
-
-const CallbackRoute& callback_route(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept {
-  if (cbid >= kMaxCbid) return kNowhere;
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) return g_routes.runtime[cbid];
-  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) return g_routes.driver[cbid];
-  return kNowhere;
 }
 
 }  // namespace cuaudit::inject

@@ -54,6 +54,19 @@ struct CallbackRoute {
 // The dense table, one slot per (runtime or driver, callback id): filled once before subscribing.
 // Without --track-resources a Resource row routes as the hooks it also plays, with no Api.
 void build_callback_routes(bool track_resources) noexcept;
-const CallbackRoute& callback_route(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept;
+
+// Inline: every callback looks its route up first.
+constexpr CUpti_CallbackId kMaxCbid = 1024;
+struct CallbackRoutes {
+  CallbackRoute runtime[kMaxCbid];
+  CallbackRoute driver[kMaxCbid];
+};
+extern CallbackRoutes g_routes;
+inline CallbackRoute callback_route(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept {
+  if (cbid >= kMaxCbid) return {};
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) return g_routes.runtime[cbid];
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) return g_routes.driver[cbid];
+  return {};
+}
 
 }  // namespace cuaudit::inject

@@ -30,8 +30,9 @@ bool g_record_call_sites = false;  // --check-api-results
 bool g_check_launches = true;      // --check-launch-params
 
 // One thread_local for all of the callbacks' per-thread state: every CUDA call comes through here
-// twice, and each thread_local costs a lookup in a library loaded with dlopen.
-thread_local CuptiThreadState tls;
+// twice, and each thread_local costs a lookup (__tls_get_addr) in a library loaded with dlopen:
+// the callback looks it up once and hands it down.
+thread_local CuptiThreadState tls_state;
 
 // Device ordinal of a context, cached for the last context this thread asked about.
 int32_t device_of(CUcontext context, uint32_t context_uid) noexcept {
@@ -81,8 +82,8 @@ uint64_t mapped_bytes(uint64_t pointer) noexcept {
 
 // The hooks a callback's roles call for (cupti_callbacks.inc). Returns true when the callback is
 // done with: a driver call that is only a hook's, or a runtime launch at ENTER.
-bool run_hooks(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data,
-               CallbackRoute route) noexcept {
+bool run_hooks(CuptiThreadState& tls, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+               const CUpti_CallbackData* data, CallbackRoute route) noexcept {
   using namespace callback_role;
   const bool driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
   const bool enter = data->callbackSite == CUPTI_API_ENTER;
@@ -110,11 +111,13 @@ bool run_hooks(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
   return hook_only;
 }
 
-void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
+void on_api(CuptiThreadState& tls, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+            const CUpti_CallbackData* data) noexcept {
   if (!data) return;
   const CallbackRoute route = callback_route(domain, cbid);
   const bool program_driver_call = domain == CUPTI_CB_DOMAIN_DRIVER_API && tls.runtime_depth == 0;
-  if ((route.roles & ~(callback_role::Tracked | callback_role::Resource)) != 0 && run_hooks(domain, cbid, data, route))
+  if ((route.roles & ~(callback_role::Tracked | callback_role::Resource)) != 0 &&
+      run_hooks(tls, domain, cbid, data, route))
     return;
   if (route.api == kNoApi) {
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) on_other_runtime_call(cbid, data, route);
@@ -160,7 +163,7 @@ void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Call
   }
 }
 
-void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) noexcept {
+void on_resource(CuptiThreadState& tls, CUpti_CallbackId cbid, const CUpti_ResourceData* data) noexcept {
   // CU_INIT_FINISHED arrives with no data at all.
   if (!data) return;
   if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
@@ -191,24 +194,29 @@ void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) noexcept
 
 void CUPTIAPI callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   // A disabled writer (forked child, unwritable trace) records nothing: skip all work.
-  if (!trace_writer().enabled()) return;
+  if (!trace_enabled()) return;
+  // The thread's state looked up once (a call of __tls_get_addr in a dlopened library): GCC would
+  // compute the address again after each call rather than keep it, unless it cannot see what it is.
+  CuptiThreadState* state = &tls_state;
+  asm("" : "+r"(state));
+  CuptiThreadState& tls = *state;
   if (tls.in_callback) {
     // The launch checks' own questions about a kernel (cuKernelGetParamInfo) make the driver load
     // its module lazily, inside cuaudit's callback: the module's code is still kept. Nothing else
     // nested is recorded.
     if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED)
-      on_resource(cbid, static_cast<const CUpti_ResourceData*>(data));
+      on_resource(tls, cbid, static_cast<const CUpti_ResourceData*>(data));
     return;
   }
   const StageTimer timer(Stage::Callback);
   tls.in_callback = true;
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-    on_resource(cbid, static_cast<const CUpti_ResourceData*>(data));
+    on_resource(tls, cbid, static_cast<const CUpti_ResourceData*>(data));
   } else {
     const auto* api = static_cast<const CUpti_CallbackData*>(data);
     const bool runtime_enter = domain == CUPTI_CB_DOMAIN_RUNTIME_API && api && api->callbackSite == CUPTI_API_ENTER;
     if (runtime_enter) ++tls.runtime_depth;
-    on_api(domain, cbid, api);
+    on_api(tls, domain, cbid, api);
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && api && api->callbackSite == CUPTI_API_EXIT && tls.runtime_depth > 0)
       --tls.runtime_depth;
   }
@@ -241,6 +249,8 @@ bool enable_api_callbacks(bool track_resources, bool check_launches, char* error
 }
 
 }  // namespace
+
+CUpti_CallbackFunc cupti_callback() noexcept { return callback; }
 
 bool subscribe_callbacks(const SubscribeOptions& options, char* error, size_t error_bytes) noexcept {
   const bool track_resources = options.track_resources, check_launches = options.check_launches;

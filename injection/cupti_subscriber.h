@@ -3,6 +3,8 @@
 // than the program calls it) and every runtime id (any runtime call can fail).
 #pragma once
 
+#include <cupti.h>
+
 #include <cstddef>
 
 namespace cuaudit::inject {
@@ -19,5 +21,9 @@ struct SubscribeOptions {
 // Returns false with a reason (for the user) when CUPTI refused us, e.g. because another
 // CUPTI tool (compute-sanitizer, Nsight) already holds the single subscriber slot.
 bool subscribe_callbacks(const SubscribeOptions& options, char* error, size_t error_bytes) noexcept;
+
+// The function CUPTI calls for every callback subscribe_callbacks enables: the CPU benchmark of the
+// callbacks (bench/cpu/callbacks.cpp) calls it with callback data built as CUPTI builds it.
+CUpti_CallbackFunc cupti_callback() noexcept;
 
 }  // namespace cuaudit::inject

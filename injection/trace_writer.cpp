@@ -28,6 +28,8 @@
 #include "trace_format.h"
 
 namespace cuaudit::inject {
+
+std::atomic<bool> g_trace_enabled{false};
 namespace {
 
 constexpr size_t kBufferBytes = 64 * 1024;
@@ -49,7 +51,6 @@ struct ThreadBuffer {
 
 struct WriterState {
   std::atomic<int> fd{-1};
-  std::atomic<bool> enabled{false};
   std::atomic<bool> write_through{false};
   std::atomic<ThreadBuffer*> buffers{nullptr};
   std::atomic<uint64_t> dropped{0};
@@ -95,7 +96,7 @@ void write_chunk(ThreadBuffer* b, bool keep_used = false) noexcept {
   b->written = b->used;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   const int fd = s.fd.load(std::memory_order_acquire);
-  if (bytes != 0 && fd >= 0 && s.enabled.load(std::memory_order_relaxed)) {
+  if (bytes != 0 && fd >= 0 && g_trace_enabled.load(std::memory_order_relaxed)) {
     size_t total = 0;
     const ssize_t written = write_chunk_bytes(fd, b->data + from, bytes, b->tid, closing(), total);
     if (written != static_cast<ssize_t>(total)) {
@@ -178,7 +179,7 @@ void* flusher_main(void*) {
     timespec left = interval;
     while (nanosleep(&left, &left) != 0 && errno == EINTR) {
     }
-    if (!state().enabled.load(std::memory_order_relaxed)) continue;
+    if (!g_trace_enabled.load(std::memory_order_relaxed)) continue;
     trace_writer().flush_all();
   }
   return nullptr;
@@ -229,7 +230,7 @@ bool TraceWriter::open(const char* dir, char* error, size_t error_bytes) noexcep
     return false;
   }
   s.fd.store(fd, std::memory_order_release);
-  s.enabled.store(true, std::memory_order_release);
+  g_trace_enabled.store(true, std::memory_order_release);
   return true;
 }
 
@@ -262,7 +263,7 @@ template <typename Fill, typename Alone>
 void append_record(size_t max_bytes, Fill fill, Alone alone) noexcept {
   WriterState& s = state();
   if (s.open_pending.load(std::memory_order_acquire) != kNothingPending) open_pending_trace(false);
-  if (!s.enabled.load(std::memory_order_relaxed)) return;
+  if (!g_trace_enabled.load(std::memory_order_relaxed)) return;
   if (max_bytes > kBufferBytes || max_bytes > trace::kMaxRecordBytes) {
     s.dropped.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -365,7 +366,7 @@ void TraceWriter::flush_without_waiting_bytes(const void* record, size_t bytes) 
   WriterState& s = state();
   // A forked child ending before its first event (a fork that only _exits) still gets its trace.
   if (s.open_pending.load(std::memory_order_acquire) == kTracePending) open_pending_trace(true);
-  if (!s.enabled.load(std::memory_order_relaxed)) return;
+  if (!g_trace_enabled.load(std::memory_order_relaxed)) return;
   s.write_through.store(true, std::memory_order_relaxed);
   const int fd = s.fd.load(std::memory_order_acquire);
   if (fd >= 0 && record) {
@@ -450,9 +451,9 @@ void open_pending_trace(bool in_signal_handler) noexcept {
 void set_inside_append_hook(void (*hook)()) noexcept { g_inside_append_hook = hook; }
 #endif
 
-void TraceWriter::disable() noexcept { state().enabled.store(false, std::memory_order_relaxed); }
+void TraceWriter::disable() noexcept { g_trace_enabled.store(false, std::memory_order_relaxed); }
 
-bool TraceWriter::enabled() const noexcept { return state().enabled.load(std::memory_order_relaxed); }
+bool TraceWriter::enabled() const noexcept { return g_trace_enabled.load(std::memory_order_relaxed); }
 
 const char* TraceWriter::path() const noexcept { return state().path; }
 

@@ -7,6 +7,7 @@
 // handlers and static destructors have run.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -87,6 +88,11 @@ class TraceWriter {
 
 // The process's one writer; never destroyed.
 TraceWriter& trace_writer() noexcept;
+
+// Whether the writer records (trace_writer().enabled()), in one load: every CUPTI callback asks it
+// first. At namespace scope (constant-initialized, never destroyed), not in the writer's state.
+extern std::atomic<bool> g_trace_enabled;
+inline bool trace_enabled() noexcept { return g_trace_enabled.load(std::memory_order_relaxed); }
 
 #ifdef CUAUDIT_TEST_HOOKS
 // Tests only (the cuaudit_recorder_test_hooks build): `hook` runs once, inside the next append,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The CPU benchmarks (docs/PERFORMANCE.md): the recording paths (nanoseconds per pair) and the
-# launch checks (per launch) from alternating rounds, the peers (LeakSanitizer, heaptrack) on host
+# The CPU benchmarks (docs/PERFORMANCE.md): the recording paths (nanoseconds per pair), the
+# launch checks (per launch) and the callback of a runtime call not recorded, from alternating rounds, the peers (LeakSanitizer, heaptrack) on host
 # malloc/free pairs of the same depths, then the same rows under callgrind for
 # instructions, which do not drift with the machine's load (perf's hardware counters are not
 # available in every VM; callgrind is).
@@ -11,9 +11,11 @@ rounds=${2:-9}
 events=${3:-200000}
 record="$build/bin/bench_record_paths"
 launch=("$build/bin/bench_launch_checks" "$build/bin/libstand_in_driver.so")
+callbacks=("$build/bin/bench_callbacks" "$build/bin/libbench_callbacks_library.so")
 echo "== time: $(nproc) CPU(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 "$record" "$rounds" "$events"
 "${launch[@]}" "$rounds" "$events"
+"${callbacks[@]}" "$rounds" "$((events * 5))"
 
 # The peers on the same shapes: host malloc/free pairs (bench_host_pairs) alone, built with
 # LeakSanitizer, and under heaptrack where installed; 3 alternating runs, the median, and what the
@@ -66,4 +68,5 @@ count() {
 }
 count record pair "$record"
 count launch launch "${launch[@]}"
+count callbacks call "${callbacks[@]}"
 rm -rf "$out"
