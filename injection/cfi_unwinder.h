@@ -5,7 +5,9 @@
 // H200). Only the simple rules compilers emit for ordinary frames are cached (the canonical frame
 // address at rsp or rbp plus an offset, the return address and rbp saved at offsets from it);
 // anything else (signal frames, DWARF expressions, realigned stacks) makes the walk give up, and
-// the caller falls back to _Unwind_Backtrace for that stack. Allocates nothing, takes no lock.
+// the caller falls back to _Unwind_Backtrace for that stack. A walk that meets one of the thread's
+// last two walks in the same registers is finished from it, its stack words checked instead of
+// walked (walk_memo.h). Allocates nothing, takes no lock.
 #pragma once
 
 #include <cstddef>
@@ -22,8 +24,8 @@ int cfi_backtrace(uint64_t* frames, size_t max) noexcept;
 // How many rules the cache holds (tests, CUAUDIT_STATS).
 size_t cfi_cached_rules() noexcept;
 
-// CUAUDIT_STATS=1, at exit: how many walks there were, how many finished from the thread's last
-// walk (walk_memo.h), how many rules are cached.
+// CUAUDIT_STATS=1, at exit: how many walks there were, how many finished from one of the thread's
+// last two walks (walk_memo.h), how many rules are cached.
 void log_unwind_stats() noexcept;
 
 }  // namespace cuaudit::inject
