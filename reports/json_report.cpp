@@ -40,7 +40,7 @@ json stack_json(const std::vector<Frame>& frames) {
 
 json optional_bytes(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
 
-json out_of_memory_json(const std::optional<OutOfMemoryState>& o) {
+json out_of_memory_json(const Boxed<OutOfMemoryState>& o) {
   if (!o) return nullptr;
   return {{"requested", o->requested},
           {"device_total", optional_bytes(o->device_total)},
@@ -81,7 +81,7 @@ json picture_json(const PoolPicture& p) {
   return {{"sites", sites}, {"segments", segments}, {"truncated", p.truncated}};
 }
 
-json fragmentation_json(const std::optional<FragmentationStats>& g) {
+json fragmentation_json(const Boxed<FragmentationStats>& g) {
   if (!g) return nullptr;
   return {{"pool", g->pool},
           {"trigger", g->trigger},
@@ -100,7 +100,7 @@ json fragmentation_json(const std::optional<FragmentationStats>& g) {
           {"picture", picture_json(g->picture)}};
 }
 
-json growth_json(const std::optional<GrowthStats>& g) {
+json growth_json(const Boxed<GrowthStats>& g) {
   if (!g) return nullptr;
   return {{"bytes_per_hour", g->bytes_per_hour}, {"start", g->start},         {"end", g->end},
           {"start_bytes", g->start_bytes},       {"end_bytes", g->end_bytes}, {"site", g->site}};

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "boxed.h"
+
 namespace cuaudit::report {
 
 inline constexpr const char* kSchema = "cuaudit.report.v1";
@@ -180,12 +182,13 @@ struct Finding {
   uint64_t omitted_frames = 0;
   std::vector<RelatedStack> related;
   BaselineStatus baseline = BaselineStatus::None;  // still-present ones do not gate
-  std::optional<KernelParameter> parameter;        // launch parameter findings
+  Boxed<KernelParameter> parameter;                // launch parameter findings
   std::optional<double> at;  // seconds since its process started (out of memory: the moment, on the timeline)
-  std::optional<OutOfMemoryState> out_of_memory;
+  // Boxed (boxed.h): a finding has at most one kind's details, and held inline they were most of it.
+  Boxed<OutOfMemoryState> out_of_memory;
   std::optional<ChurnStats> churn;
-  std::optional<FragmentationStats> fragmentation;
-  std::optional<GrowthStats> growth;
+  Boxed<FragmentationStats> fragmentation;
+  Boxed<GrowthStats> growth;
   // `cuaudit merge` only: the ranks (input reports) and pids the same finding came from.
   std::vector<int> ranks;
   std::vector<uint64_t> pids;

@@ -227,12 +227,15 @@ std::vector<report::Finding> leak_findings(const ProcessTrace& trace, const Repl
   }
 
   std::vector<Group> ordered;
-  for (auto& [key, g] : groups) ordered.push_back(g);
+  ordered.reserve(groups.size());
+  for (auto& [key, g] : groups) ordered.push_back(std::move(g));
+  groups.clear();
   std::sort(ordered.begin(), ordered.end(), [](const Group& a, const Group& b) {
     return std::tie(b.bytes, b.count, a.stack_id) < std::tie(a.bytes, a.count, b.stack_id);
   });
 
   std::vector<report::Finding> findings;
+  findings.reserve(ordered.size());
   for (const Group& g : ordered) findings.push_back(make_finding(g, trace, stacks, holders));
   return findings;
 }

@@ -36,6 +36,10 @@ const StackResolver::Resolved& StackResolver::resolve(uint64_t stack_id) {
   }
   Resolved r{{}, called_function(frames), std::move(raw_user)};
   r.user_frames = user_frames(std::move(frames));
+  // Kept for the whole report, one per stack: without the room push_back left (16 frames' for 12),
+  // a million-site report is a quarter smaller.
+  r.user_frames.shrink_to_fit();
+  r.user_raw_frames.shrink_to_fit();
   return resolved_.emplace(stack_id, std::move(r)).first->second;
 }
 
