@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The CPU benchmarks (docs/PERFORMANCE.md): the recording paths (nanoseconds per pair), the
-# launch checks (per launch) and the callback of a runtime call not recorded, from alternating rounds, the peers (LeakSanitizer, heaptrack) on host
-# malloc/free pairs of the same depths, then the same rows under callgrind for
-# instructions, which do not drift with the machine's load (perf's hardware counters are not
-# available in every VM; callgrind is).
+# launch checks (per launch) and the callback of a runtime call not recorded, from alternating
+# rounds; the peers (LeakSanitizer, heaptrack) on host malloc/free pairs of the same depths; then
+# the same rows under callgrind for instructions, which do not drift with the machine's load
+# (perf's hardware counters are not available in every VM; callgrind is).
 # Usage: bench/cpu/run_cpu_bench.sh BUILD_DIR [ROUNDS] [EVENTS]   (EVENTS: pairs, and launches)
 set -euo pipefail
 build=${1:?usage: bench/cpu/run_cpu_bench.sh BUILD_DIR [ROUNDS] [EVENTS]}
