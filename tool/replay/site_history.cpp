@@ -6,7 +6,9 @@
 namespace cuaudit {
 
 SiteHistory::SiteHistory(const ProcessTrace& trace)
-    : sampling_(trace.stack_sampling), start_ns_(trace.start_monotonic_ns) {}
+    : sampling_(trace.stack_sampling), start_ns_(trace.start_monotonic_ns) {
+  sites_.reserve(trace.stacks.size());  // about a site a stack: no rehash while the replay runs
+}
 
 SiteHistory::Site* SiteHistory::touch(const Key& key) {
   Site& site = sites_[key];
