@@ -37,6 +37,14 @@ int main(int argc, char** argv) {
   rows.push_back({"cudaGetLastError (the sticky error read), entry + exit",
                   [runtime_calls](uint64_t n) { runtime_calls(CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, n); },
                   {}});
+  // An allocation and its release through the whole callback, from 20 frames: what
+  // bench_record_paths' "20 frames" row costs inside a dlopened library, thread-locals included.
+  using Pairs = void (*)(uint64_t);
+  if (const auto pairs = reinterpret_cast<Pairs>(dlsym(library, "cuaudit_bench_alloc_release"))) {
+    rows.push_back({"cudaMalloc + cudaFree through the callback, 20 frames (per call: half a pair)",
+                    [pairs](uint64_t n) { cuaudit::bench::at_depth(20, [pairs, n] { pairs(n / 2); }); },
+                    {}});
+  }
   cuaudit::bench::run_alternating(rows, rounds, calls, "calls", "call (its two callbacks)");
   return 0;
 }
