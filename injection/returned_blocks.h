@@ -17,7 +17,6 @@ class ReturnedBlocks {
  public:
   static constexpr int kRegionShift = 16;  // 64 KiB
   static constexpr size_t kRegionRings = 16, kPerRegionRing = 16, kWide = 32;
-  static constexpr size_t kRemembered = kRegionRings * kPerRegionRing + kWide;
 
   // Block [start, end) taken back. Memory handed out was forgotten then, so no block remembered
   // overlaps it (unless a pool's annotations return a block twice: then both are, harmlessly).

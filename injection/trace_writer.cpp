@@ -96,7 +96,7 @@ void write_chunk(ThreadBuffer* b, bool keep_used = false) noexcept {
   b->written = b->used;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   const int fd = s.fd.load(std::memory_order_acquire);
-  if (bytes != 0 && fd >= 0 && g_trace_enabled.load(std::memory_order_relaxed)) {
+  if (bytes != 0 && fd >= 0 && trace_enabled()) {
     size_t total = 0;
     const ssize_t written = write_chunk_bytes(fd, b->data + from, bytes, b->tid, closing(), total);
     if (written != static_cast<ssize_t>(total)) {
@@ -179,7 +179,7 @@ void* flusher_main(void*) {
     timespec left = interval;
     while (nanosleep(&left, &left) != 0 && errno == EINTR) {
     }
-    if (!g_trace_enabled.load(std::memory_order_relaxed)) continue;
+    if (!trace_enabled()) continue;
     trace_writer().flush_all();
   }
   return nullptr;
@@ -263,7 +263,7 @@ template <typename Fill, typename Alone>
 void append_record(size_t max_bytes, Fill fill, Alone alone) noexcept {
   WriterState& s = state();
   if (s.open_pending.load(std::memory_order_acquire) != kNothingPending) open_pending_trace(false);
-  if (!g_trace_enabled.load(std::memory_order_relaxed)) return;
+  if (!trace_enabled()) return;
   if (max_bytes > kBufferBytes || max_bytes > trace::kMaxRecordBytes) {
     s.dropped.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -366,7 +366,7 @@ void TraceWriter::flush_without_waiting_bytes(const void* record, size_t bytes) 
   WriterState& s = state();
   // A forked child ending before its first event (a fork that only _exits) still gets its trace.
   if (s.open_pending.load(std::memory_order_acquire) == kTracePending) open_pending_trace(true);
-  if (!g_trace_enabled.load(std::memory_order_relaxed)) return;
+  if (!trace_enabled()) return;
   s.write_through.store(true, std::memory_order_relaxed);
   const int fd = s.fd.load(std::memory_order_acquire);
   if (fd >= 0 && record) {
@@ -453,7 +453,7 @@ void set_inside_append_hook(void (*hook)()) noexcept { g_inside_append_hook = ho
 
 void TraceWriter::disable() noexcept { g_trace_enabled.store(false, std::memory_order_relaxed); }
 
-bool TraceWriter::enabled() const noexcept { return g_trace_enabled.load(std::memory_order_relaxed); }
+bool TraceWriter::enabled() const noexcept { return trace_enabled(); }
 
 const char* TraceWriter::path() const noexcept { return state().path; }
 

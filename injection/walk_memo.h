@@ -46,8 +46,6 @@ class WalkMemo {
  public:
   static constexpr size_t kMaxSteps = 72;  // a 64-frame stack, the skipped frame and the end
 
-  bool empty() const noexcept { return count_ == 0; }
-
   // The step that starts in exactly the registers given, at or after `from` (steps' rsp rise along
   // a walk, so a caller walking outwards passes `from` on); kMaxSteps if none. rbp is a register
   // like any other in most optimized code: where no rule further out reads it before a frame
@@ -83,11 +81,7 @@ class WalkMemo {
     // Kept where this walk ends at the step the last one ended at, and fits.
     const bool same_end = by_max_ ? n + frames_left == max : n + frames_left < max;
     if (same_end && step + (last - at) < kMaxSteps) {
-      if (&into == this) {
-        move_steps(at, step);
-      } else {
-        into.copy_steps(*this, at, step);
-      }
+      into.take_steps(*this, at, step);
       into.add_walked(walked, step, into.bp_matters_[step], into.checks_from_[step]);
     }
     return static_cast<int>(n + copied);
@@ -130,33 +124,25 @@ class WalkMemo {
     return kNoneChanged;
   }
 
-  // `other`'s steps from `from` on, to start at `to` here.
-  void copy_steps(const WalkMemo& other, size_t from, size_t to) noexcept {
-    const size_t copied = other.count_ - from;
-    memcpy(target_ + to, other.target_ + from, copied * sizeof(uint64_t));
-    memcpy(sp_ + to, other.sp_ + from, copied * sizeof(uint64_t));
-    memcpy(bp_ + to, other.bp_ + from, copied * sizeof(uint64_t));
-    memcpy(ra_ + to, other.ra_ + from, copied * sizeof(uint64_t));
-    memcpy(bp_matters_ + to, other.bp_matters_ + from, copied * sizeof(bool));
-    memcpy(checks_from_ + to, other.checks_from_ + from, copied * sizeof(uint16_t));
-    const size_t checks = other.checks_from_[from];
-    memcpy(check_at_, other.check_at_, checks * sizeof(check_at_[0]));
-    memcpy(check_value_, other.check_value_, checks * sizeof(uint64_t));
-    count_ = to + copied;
-    by_max_ = other.by_max_;
-  }
-
-  // The steps from `from` on moved to start at `to` (the new walk met them at another depth).
-  void move_steps(size_t from, size_t to) noexcept {
-    if (from == to) return;
-    const size_t moved = count_ - from;
-    memmove(target_ + to, target_ + from, moved * sizeof(uint64_t));
-    memmove(sp_ + to, sp_ + from, moved * sizeof(uint64_t));
-    memmove(bp_ + to, bp_ + from, moved * sizeof(uint64_t));
-    memmove(ra_ + to, ra_ + from, moved * sizeof(uint64_t));
-    memmove(bp_matters_ + to, bp_matters_ + from, moved * sizeof(bool));
-    memmove(checks_from_ + to, checks_from_ + from, moved * sizeof(uint16_t));
-    count_ = to + moved;
+  // `source`'s steps from `from` on (this memo's own, moved, or the other memo's, copied), to start
+  // at `to` here. The words of those steps are the first ones in either, so only a copy takes them.
+  void take_steps(const WalkMemo& source, size_t from, size_t to) noexcept {
+    const bool own = &source == this;
+    const size_t taken = source.count_ - from;
+    if (own && from == to) return;
+    memmove(target_ + to, source.target_ + from, taken * sizeof(uint64_t));
+    memmove(sp_ + to, source.sp_ + from, taken * sizeof(uint64_t));
+    memmove(bp_ + to, source.bp_ + from, taken * sizeof(uint64_t));
+    memmove(ra_ + to, source.ra_ + from, taken * sizeof(uint64_t));
+    memmove(bp_matters_ + to, source.bp_matters_ + from, taken * sizeof(bool));
+    memmove(checks_from_ + to, source.checks_from_ + from, taken * sizeof(uint16_t));
+    if (!own) {
+      const size_t checks = source.checks_from_[from];
+      memcpy(check_at_, source.check_at_, checks * sizeof(check_at_[0]));
+      memcpy(check_value_, source.check_value_, checks * sizeof(uint64_t));
+      by_max_ = source.by_max_;
+    }
+    count_ = to + taken;
   }
 
   size_t count_ = 0;     // 0: nothing to finish from (none yet, or the walk was not one to keep)

@@ -65,10 +65,5 @@ extern "C" __attribute__((visibility("default"))) void cuaudit_bench_runtime_cal
   data.functionParams = &params;
   data.functionReturnValue = &result;
   data.correlationId = 1;
-  for (uint64_t i = 0; i < calls; ++i) {
-    data.callbackSite = CUPTI_API_ENTER;
-    callback(nullptr, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &data);
-    data.callbackSite = CUPTI_API_EXIT;
-    callback(nullptr, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &data);
-  }
+  for (uint64_t i = 0; i < calls; ++i) call(callback, cbid, data);
 }

@@ -38,10 +38,11 @@ __attribute__((noinline)) size_t walk_slow(uint64_t* out, size_t max) {
   return n;
 }
 
-__attribute__((noinline)) Walks both_walks() {
+// `max`: the fast walk's (at most 128).
+__attribute__((noinline)) Walks both_walks(size_t max = 128) {
   Walks w;
   uint64_t fast[128] = {}, slow[129] = {};
-  w.fast_n = walk_fast(fast, 128);
+  w.fast_n = walk_fast(fast, max);
   size_t s = walk_slow(slow, 129);
   while (s > 0 && slow[s - 1] == 0) --s;
   if (w.fast_n > 0) w.fast.assign(fast, fast + w.fast_n);
@@ -146,18 +147,10 @@ TEST_CASE("a walk finished from the thread's last walk is the walk") {
   }
 }
 
-// Walks from one call site, with the max given: each walk meets the last one at its first frame.
+// Walks from one call site (both_walks' walk_fast), with the max given: each walk meets the last
+// one at its first frame.
 __attribute__((noinline)) void walks_from_one_site(const std::vector<size_t>& maxes, std::vector<Walks>& out) {
-  for (size_t max : maxes) {
-    Walks w;
-    uint64_t fast[128] = {}, slow[129] = {};
-    w.fast_n = walk_fast(fast, max);
-    size_t s = walk_slow(slow, 129);
-    while (s > 0 && slow[s - 1] == 0) --s;
-    w.fast.assign(fast, fast + std::max(w.fast_n, 0));
-    w.slow.assign(slow, slow + s);
-    out.push_back(w);
-  }
+  for (size_t max : maxes) out.push_back(both_walks(max));
 }
 
 TEST_CASE("a walk cut at max is finished only as far as the last one says") {
