@@ -29,6 +29,7 @@
 #include "notice_writer.h"
 #include "pool_recorder.h"
 #include "preload_link.h"
+#include "process_record.h"
 #include "python_stack.h"
 #include "readable_mappings.h"
 #include "sanitizer_subscriber.h"
@@ -45,23 +46,6 @@ namespace {
 std::atomic<bool> g_initialized{false};
 
 unsigned g_flush_interval_ms = 100;
-
-void write_process_info() noexcept {
-  static char cmdline[32768];  // not on the stack: this also runs in a forked child's first event
-  size_t cmdline_bytes = 0;
-  if (FILE* f = fopen("/proc/self/cmdline", "rb")) {
-    cmdline_bytes = fread(cmdline, 1, sizeof cmdline, f);
-    fclose(f);
-  }
-  trace::ProcessInfoRecord r{};
-  r.pid = static_cast<uint64_t>(getpid());
-  r.parent_pid = static_cast<uint64_t>(getppid());
-  r.start_realtime_ns = realtime_ns();
-  r.start_monotonic_ns = monotonic_ns();
-  r.cmdline_bytes = static_cast<uint32_t>(cmdline_bytes);
-  r.flush_interval_ms = g_flush_interval_ms;
-  trace_writer().append_with_tail(r, cmdline, cmdline_bytes);
-}
 
 // Runs before the program's static destructors (registered at the first CUDA call, after
 // them): CUDA calls made by those destructors still arrive, so keep recording, but write each
@@ -116,7 +100,7 @@ void in_forked_child() noexcept {
   forget_written_stacks();
   forget_written_python_stacks();
   trace_writer().restart_in_child([] {
-    write_process_info();
+    write_process_info(g_flush_interval_ms);
     record_stack_sampling();
     record_loaded_modules();
   });
@@ -191,7 +175,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   constexpr uint64_t kAnyBytes = ~uint64_t{0};
   configure_stack_sampling(number_from_env(env_name(EnvVar::StackSampleBytes), 0, kAnyBytes, "bytes"),
                            number_from_env(env_name(EnvVar::StackExactBytes), uint64_t{1} << 20, kAnyBytes, "bytes"));
-  write_process_info();
+  write_process_info(g_flush_interval_ms);
   record_stack_sampling();
   record_loaded_modules();
 

@@ -61,6 +61,8 @@ struct WriterState {
   std::atomic<int> open_pending{kNothingPending};
   void (*on_open)() = nullptr;
   unsigned flush_interval_ms = 0;
+  // The open file's pid and nonce (its FileIdentity), which every chunk's checksum covers.
+  uint64_t pid = 0, nonce = 0;
   char dir[4096] = {};
   char path[4096] = {};
 };
@@ -71,6 +73,13 @@ WriterState& state() noexcept {
 }
 
 void open_pending_trace(bool in_signal_handler) noexcept;
+
+// What the checksum of a chunk of thread `tid` covers besides its payload (trace::chunk_seal). The
+// pid and nonce are set before the descriptor is published, and read after it is loaded.
+uint64_t seal_of(uint32_t tid) noexcept {
+  const WriterState& s = state();
+  return trace::chunk_seal(trace::kTraceVersion, s.pid, s.nonce, tid);
+}
 
 #ifdef CUAUDIT_TEST_HOOKS
 void (*g_inside_append_hook)() = nullptr;
@@ -98,7 +107,7 @@ void write_chunk(ThreadBuffer* b, bool keep_used = false) noexcept {
   const int fd = s.fd.load(std::memory_order_acquire);
   if (bytes != 0 && fd >= 0 && trace_enabled()) {
     size_t total = 0;
-    const ssize_t written = write_chunk_bytes(fd, b->data + from, bytes, b->tid, closing(), total);
+    const ssize_t written = write_chunk_bytes(fd, b->data + from, bytes, b->tid, seal_of(b->tid), closing(), total);
     if (written != static_cast<ssize_t>(total)) {
       s.dropped.fetch_add(1, std::memory_order_relaxed);
       if (!s.write_error_reported.exchange(true)) {
@@ -199,36 +208,12 @@ bool TraceWriter::open(const char* dir, char* error, size_t error_bytes) noexcep
     snprintf(error, error_bytes, "cannot create trace directory %s: %s", dir, strerror(errno));
     return false;
   }
-  // A new file of our own (O_EXCL, O_NOFOLLOW: never a file or link someone else put there, never
-  // another process's trace). A pid the run saw before (pid reuse over a long run) gets a suffix.
-  const long pid = static_cast<long>(getpid());
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    const int n = attempt == 0 ? snprintf(s.path, sizeof s.path, "%s/%s%ld%s", dir, run_dir::Trace.prefix, pid,
-                                          run_dir::Trace.suffix)
-                               : snprintf(s.path, sizeof s.path, "%s/%s%ld.%d%s", dir, run_dir::Trace.prefix, pid,
-                                          attempt, run_dir::Trace.suffix);
-    if (n >= static_cast<int>(sizeof s.path)) {
-      snprintf(error, error_bytes, "trace directory path is too long: %s", dir);
-      return false;
-    }
-    fd = ::open(s.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  if (fd < 0) {
-    snprintf(error, error_bytes, "cannot create trace file %s: %s", s.path, strerror(errno));
-    return false;
-  }
-  trace::FileHeader header{};
-  memcpy(header.magic, trace::kFileMagic, sizeof header.magic);
-  header.version = trace::kTraceVersion;
-  header.header_size = sizeof header;
-  header.pid = static_cast<uint64_t>(pid);
-  if (write(fd, &header, sizeof header) != static_cast<ssize_t>(sizeof header)) {
-    snprintf(error, error_bytes, "cannot write trace file %s: %s", s.path, strerror(errno));
-    ::close(fd);
-    return false;
-  }
+  const uint64_t pid = static_cast<uint64_t>(getpid());
+  const uint64_t nonce = draw_file_nonce();
+  const int fd = create_trace_file(dir, pid, nonce, s.path, sizeof s.path, error, error_bytes);
+  if (fd < 0) return false;
+  s.pid = pid;
+  s.nonce = nonce;
   s.fd.store(fd, std::memory_order_release);
   g_trace_enabled.store(true, std::memory_order_release);
   return true;
@@ -252,7 +237,8 @@ void write_record_alone(const void* head, size_t head_bytes, const void* tail, s
   if (tail_bytes) memcpy(record + head_bytes, tail, tail_bytes);
   memset(record + head_bytes + tail_bytes, 0, bytes - head_bytes - tail_bytes);
   size_t total = 0;
-  (void)write_chunk_bytes(fd, record, static_cast<uint32_t>(bytes), current_tid_signal_safe(), closing(), total);
+  const uint32_t tid = current_tid_signal_safe();
+  (void)write_chunk_bytes(fd, record, static_cast<uint32_t>(bytes), tid, seal_of(tid), closing(), total);
 }
 
 // Holds the calling thread's buffer with room for `max_bytes` and lets `fill(out, buffer)` write
@@ -371,7 +357,8 @@ void TraceWriter::flush_without_waiting_bytes(const void* record, size_t bytes) 
   const int fd = s.fd.load(std::memory_order_acquire);
   if (fd >= 0 && record) {
     size_t total = 0;
-    (void)write_chunk_bytes(fd, record, static_cast<uint32_t>(bytes), current_tid_signal_safe(), closing(), total);
+    const uint32_t tid = current_tid_signal_safe();
+    (void)write_chunk_bytes(fd, record, static_cast<uint32_t>(bytes), tid, seal_of(tid), closing(), total);
   }
   for (ThreadBuffer* b = s.buffers.load(std::memory_order_acquire); b; b = b->next) {
     bool taken = false;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "process_record.h"
 #include "trace_writer.h"
 
 namespace cuaudit::bench {
@@ -41,7 +42,10 @@ inline double now_ns() {
 // The trace the recorder writes into, in a new directory under /tmp; false (said) when it cannot.
 inline bool open_bench_trace(const char* program) {
   char dir[] = "/tmp/cuaudit-bench-XXXXXX", error[256] = "mkdtemp failed";
-  if (mkdtemp(dir) && inject::trace_writer().open(dir, error, sizeof error)) return true;
+  if (mkdtemp(dir) && inject::trace_writer().open(dir, error, sizeof error)) {
+    inject::write_process_info(100);  // as the injection does first
+    return true;
+  }
   fprintf(stderr, "%s: cannot open a trace in %s: %s\n", program, dir, error);
   return false;
 }

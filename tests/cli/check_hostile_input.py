@@ -22,7 +22,7 @@ from golden_run import finish
 def patch_command_line(trace, payload):
     """Overwrites the start of the recorded argv (ProcessInfo record's tail) with `payload`."""
     data = bytearray(open(trace, "rb").read())
-    pos = 24  # FileHeader
+    pos = struct.unpack_from("<I", data, 12)[0]  # FileHeader::header_size
     while pos + 16 <= len(data):
         _, payload_bytes, _, _ = struct.unpack_from("<IIII", data, pos)
         r = pos + 16

@@ -60,8 +60,8 @@ class Runs:
 
 
 def chunks(data):
-    """(offset, length) of every chunk after the 24-byte file header."""
-    out, pos = [], 24
+    """(offset, length) of every chunk after the file header (FileHeader::header_size bytes)."""
+    out, pos = [], struct.unpack_from("<I", data, 12)[0]
     while pos + 16 <= len(data):
         n = struct.unpack_from("<I", data, pos + 4)[0]
         out.append((pos, 16 + n))
@@ -162,7 +162,7 @@ def cut_traces(r):
     check("E8: cut at a chunk boundary although run.json says it exited: incomplete (123)",
           proc.returncode == 123 and doc["incomplete"], "exit %d" % proc.returncode)
     d = r.copy()
-    open(os.path.join(d, "trace-8.cutrace"), "wb").write(data[:24])
+    open(os.path.join(d, "trace-8.cutrace"), "wb").write(data[:chunks(data)[0][0]])
     proc, doc = report_json(r, d)
     check("E8: a header-only trace beside the real one: incomplete (123)", proc.returncode == 123,
           "exit %d %s" % (proc.returncode, doc and doc["notes"]))
@@ -228,7 +228,7 @@ def left_behind(r):
 
 def version_and_header(r, golden_dir):
     """F9, F6: one flipped bit turning a checksummed trace's version into 1 is said (no longer read as
-    an unchecked version-1 trace), and a header size other than the 24 bytes every version writes is damage."""
+    an unchecked version-1 trace), and a header size other than the one its version writes is damage."""
     d = os.path.join(r.tmp, "f9-run")
     shutil.copytree(os.path.join(golden_dir, "cupy-grow-run"), d)
     trace = r.trace(d)

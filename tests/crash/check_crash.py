@@ -65,9 +65,10 @@ def case_problems(how, report):
 
 
 def chunk_ends(path):
-    """Where each chunk of a trace file ends (after its 24-byte file header; 16-byte chunk headers)."""
+    """Where each chunk of a trace file ends (after its file header, FileHeader::header_size bytes;
+    16-byte chunk headers)."""
     data = open(path, "rb").read()
-    ends, pos = [], 24
+    ends, pos = [], int.from_bytes(data[12:16], "little")
     while pos + 16 <= len(data):
         pos += 16 + int.from_bytes(data[pos + 4:pos + 8], "little")
         ends.append(pos)

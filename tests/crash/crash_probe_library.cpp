@@ -15,6 +15,7 @@
 #include "crash_handler.h"
 #include "crash_probe.h"
 #include "preload_link.h"
+#include "process_record.h"
 #include "trace_writer.h"
 
 using namespace cuaudit;
@@ -91,6 +92,7 @@ int crash_in_forked_child() {
     inject::trace_writer().restart_in_child([] {
       void* volatile p = std::malloc(16);
       std::free(p);
+      inject::write_process_info(100);
     });
   });
   const pid_t child = fork();
@@ -116,6 +118,7 @@ extern "C" __attribute__((visibility("default"))) int crash_probe_main(int argc,
     std::fprintf(stderr, "%s\n", error);
     return 2;
   }
+  inject::write_process_info(100);  // as the injection does first
   inject::trace_writer().start_flusher(100);
   inject::install_crash_handlers();
   inject::connect_preload_library();  // when libcuaudit-preload.so is preloaded, as under the launcher

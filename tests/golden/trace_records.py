@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Counts the records of each type in cuaudit traces (common/trace_format.h: a 24-byte file header,
+"""Counts the records of each type in cuaudit traces (common/trace_format.h: a file header of header_size bytes,
 then chunks of a 16-byte header and records that start with {u16 type, u16 size}). With --expect
 TYPE=MIN, fails unless every trace of the run holds at least MIN records of that type number
 (common/trace_records.inc), and with --version, unless each trace is of that format version."""

@@ -12,6 +12,7 @@
 
 #include "call_recorder.h"
 #include "pool_recorder.h"
+#include "process_record.h"
 #include "stack_capture.h"
 #include "stack_sampling.h"
 #include "trace_writer.h"
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
                  dir ? error : "CUAUDIT_TRACE_DIR unset");
     return 2;
   }
+  inject::write_process_info(50);  // as the injection does first
   inject::trace_writer().start_flusher(50);
   // What the injection does at its start (injection_main.cpp): --mode watch's sampling, from the
   // launcher's environment.

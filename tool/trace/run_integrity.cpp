@@ -13,31 +13,50 @@ namespace {
 std::optional<uint64_t> pid_in_file_name(const std::string& path) {
   return pid_in_entry_name(path.substr(path.rfind('/') + 1), run_dir::Trace);
 }
+
+// The first of `kept` that is the same process as `t`: the same pid, and the same start time or a
+// chunk of events byte for byte (a copy whose process record was changed or lost; a pid reused
+// later is another process, whose events differ at least in their times).
+const TraceFile* same_process(const std::vector<TraceFile>& kept, const TraceFile& t) {
+  for (const TraceFile& k : kept) {
+    const ProcessTrace &a = k.metadata(), &b = t.metadata();
+    if (a.pid != b.pid) continue;
+    if (a.start_realtime_ns == b.start_realtime_ns) return &k;
+    const auto& x = k.fingerprints();
+    const auto& y = t.fingerprints();
+    for (size_t i = 0, j = 0; i < x.size() && j < y.size();) {
+      if (x[i] == y[j]) return &k;
+      x[i] < y[j] ? ++i : ++j;
+    }
+  }
+  return nullptr;
+}
 }  // namespace
 
-// Two traces of one process (a copy or a link of a trace: the same pid and start time; a pid
-// reused over a long run starts later) would count everything it did twice: one is read, the one
-// whose name is its pid. A trace named for another pid than its header's is damage too. Both are
-// said, and the report is incomplete.
+// Two traces of one process (a copy or a link of a trace; a pid reused over a long run starts later
+// and shares no events) would count everything it did twice: one is read, the one whose name is
+// its pid. A trace named for another pid than its header's is damage too. Both are said, and the
+// report is incomplete.
 void drop_repeated_processes(std::vector<TraceFile>& loaded, report::Report& report) {
   std::stable_partition(loaded.begin(), loaded.end(),
                         [](const TraceFile& f) { return pid_in_file_name(f.metadata().file) == f.metadata().pid; });
-  std::map<std::pair<uint64_t, uint64_t>, std::string> first_of;
-  for (auto it = loaded.begin(); it != loaded.end();) {
+  std::vector<TraceFile> kept;
+  kept.reserve(loaded.size());
+  for (auto it = loaded.begin(); it != loaded.end(); ++it) {
     const ProcessTrace& t = it->metadata();
-    if (const auto [first, fresh] = first_of.emplace(std::make_pair(t.pid, t.start_realtime_ns), t.file); !fresh) {
+    if (const TraceFile* first = same_process(kept, *it)) {
       report.notes.push_back(fmt::format("{} is a second trace of process {} (a copy or a link of {}); it was not read",
-                                         t.file, t.pid, first->second));
+                                         t.file, t.pid, first->metadata().file));
       report.incomplete = true;
-      it = loaded.erase(it);
       continue;
     }
     if (const std::optional<uint64_t> named = pid_in_file_name(t.file); named && *named != t.pid) {
       it->metadata().problems.push_back(fmt::format(
           "the file is named for process {} but holds the trace of process {} (renamed or copied)", *named, t.pid));
     }
-    ++it;
+    kept.push_back(std::move(*it));
   }
+  loaded = std::move(kept);
 }
 
 // Damage that only the whole trace shows: no process record at all, or no end record although the

@@ -1,20 +1,16 @@
 #include "trace_reader.h"
 
-#include "safe_file.h"
-
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "chunk_screen.h"
 #include "compact_event.h"
 #include "record_parser.h"
+#include "trace_bytes.h"
 #include "trace_format.h"
 
 namespace cuaudit {
@@ -41,86 +37,6 @@ std::string runtime_call_name(const ProcessTrace& trace, uint32_t cbid) {
   return name;
 }
 
-// Where a trace's bytes come from: a file read piece by piece (a trace larger than memory is
-// never read whole), or bytes already in memory (tests, the fuzzer).
-class TraceBytes {
- public:
-  virtual ~TraceBytes() = default;
-  virtual size_t size() const = 0;
-  // `n` bytes at `offset` (within size()), valid until the next call.
-  virtual const char* read(size_t offset, size_t n) = 0;
-  // Not read for a while: a file's descriptor is closed until the next read, so that a run of
-  // thousands of processes does not hold one per trace (ulimit -n is often 1024).
-  virtual void rest() {}
-};
-
-namespace {
-
-class MemoryBytes : public TraceBytes {
- public:
-  explicit MemoryBytes(std::string bytes) : bytes_(std::move(bytes)) {}
-  size_t size() const override { return bytes_.size(); }
-  const char* read(size_t offset, size_t) override { return bytes_.data() + offset; }
-
- private:
-  std::string bytes_;
-};
-
-class FileBytes : public TraceBytes {
- public:
-  explicit FileBytes(const std::string& path) : path_(path) {
-    std::string error;
-    // Regular files only: a trace replaced by a FIFO or a link to /dev/zero must not hang the report.
-    if (!open_regular_file(path, fd_, size_, error)) throw TraceError(error);
-    struct stat st;
-    if (fstat(fd_, &st) == 0) device_ = st.st_dev, inode_ = st.st_ino;
-  }
-  ~FileBytes() override {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  size_t size() const override { return size_; }
-  void rest() override {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  const char* read(size_t offset, size_t n) override {
-    buffer_.resize(n);
-    size_t done = 0;
-    reopen();
-    while (fd_ >= 0 && done < n) {
-      const ssize_t got = pread(fd_, buffer_.data() + done, n - done, static_cast<off_t>(offset + done));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) break;  // the file shrank: what is missing reads as zeros, and fails its checksum
-      done += static_cast<size_t>(got);
-    }
-    std::fill(buffer_.begin() + static_cast<std::ptrdiff_t>(done), buffer_.end(), '\0');
-    return buffer_.data();
-  }
-
- private:
-  // The same file as when it was indexed, or none (its reads are zeros, which fail to parse).
-  void reopen() {
-    if (fd_ >= 0) return;
-    std::string error;
-    size_t size = 0;
-    if (!open_regular_file(path_, fd_, size, error)) {
-      fd_ = -1;
-      return;
-    }
-    struct stat st;
-    if (fstat(fd_, &st) != 0 || st.st_dev != device_ || st.st_ino != inode_) rest();
-  }
-
-  std::string path_;
-  dev_t device_ = 0;
-  ino_t inode_ = 0;
-  int fd_ = -1;
-  size_t size_ = 0;
-  std::string buffer_;
-};
-
-}  // namespace
-
 // A chunk that holds events: where its complete records are, and what its thread's compact events
 // followed on from when it began.
 struct TraceFile::Chunk {
@@ -139,22 +55,11 @@ TraceFile::~TraceFile() = default;
 TraceFile::TraceFile(TraceFile&&) noexcept = default;
 TraceFile& TraceFile::operator=(TraceFile&&) noexcept = default;
 
-TraceFile TraceFile::open(const std::string& path) { return TraceFile(std::make_unique<FileBytes>(path), path); }
+TraceFile TraceFile::open(const std::string& path) { return TraceFile(bytes_of_file(path), path); }
 
 TraceFile TraceFile::from_bytes(std::string bytes, const std::string& name) {
-  return TraceFile(std::make_unique<MemoryBytes>(std::move(bytes)), name);
+  return TraceFile(bytes_in_memory(std::move(bytes)), name);
 }
-
-// What went wrong while indexing, said once at the end.
-struct TraceFile::IndexCounts {
-  size_t bad_records = 0, damaged_chunks = 0, damaged_bytes = 0, repeated_chunks = 0;
-  // Version 1 wrote no checksums: a chunk of a "version 1" file that carries one was written by a
-  // later version whose version field was damaged (one bit turns 3 or 5 into 1).
-  size_t checksummed_in_v1 = 0;
-  // Every complete chunk by its content's hash: where it starts. A chunk written twice (a copy
-  // tool's retry, a crafted file) passes its checksum and would be read twice.
-  std::unordered_multimap<uint64_t, size_t> seen;
-};
 
 namespace {
 
@@ -173,11 +78,11 @@ FileHeader read_file_header(TraceBytes& bytes, const std::string& name) {
                     "with the cuaudit that recorded it",
                     name, header.version, kTraceVersion));
   }
-  // Every version written so far has a 24-byte header: another size would skip (or misread) the
-  // first chunks, with their process and modules.
-  if (header.header_size != sizeof(FileHeader) || header.header_size > bytes.size()) {
-    throw TraceError(fmt::format("{} has a damaged header (its size field says {}, every version writes {})", name,
-                                 header.header_size, sizeof(FileHeader)));
+  // Each version's header has one size: another would skip (or misread) the first chunks, with
+  // their process and modules.
+  if (header.header_size != file_header_size(header.version) || header.header_size > bytes.size()) {
+    throw TraceError(fmt::format("{} has a damaged header (its size field says {}, version {} writes {})", name,
+                                 header.header_size, header.version, file_header_size(header.version)));
   }
   return header;
 }
@@ -207,31 +112,18 @@ void note_parse_problems(const RecordParser& parser, ProcessTrace& out) {
 void TraceFile::index(const std::string& name) {
   const FileHeader header = read_file_header(*bytes_, name);
   version_ = header.version;
+  file_pid_ = header.pid;
+  if (header.version >= kFirstSealedVersion)
+    nonce_ = load_unaligned<FileIdentity>(bytes_->read(sizeof header, sizeof(FileIdentity))).nonce;
   ProcessTrace& out = metadata_;
   out.file = name;
   out.pid = header.pid;
   RecordParser parser(out, header.version);
-  IndexCounts counts;
-  for (size_t pos = header.header_size; pos < bytes_->size();) pos = index_chunk(pos, parser, header.version, counts);
+  ChunkScreen screen;
+  for (size_t pos = header.header_size; pos < bytes_->size();) pos = index_chunk(pos, parser, header.version, screen);
   out.events.shrink_to_fit();
-  if (counts.bad_records)
-    out.problems.push_back(fmt::format("{} chunk(s) held a malformed record and were cut short", counts.bad_records));
-  if (counts.repeated_chunks) {
-    out.problems.push_back(fmt::format(
-        "{} chunk(s) repeat an earlier chunk byte for byte (the file was copied or written twice); each was read once",
-        counts.repeated_chunks));
-  }
-  if (counts.damaged_chunks) {
-    out.problems.push_back(
-        fmt::format("{} chunk(s) ({} bytes) failed their checksum (the file was damaged after it "
-                    "was written); their records were not read",
-                    counts.damaged_chunks, counts.damaged_bytes));
-  }
-  if (counts.checksummed_in_v1)
-    out.problems.push_back(
-        fmt::format("the file says trace format version 1, but {} of its chunk(s) carry checksums, "
-                    "which version 1 never wrote: its version field is damaged",
-                    counts.checksummed_in_v1));
+  screen.say(out);
+  fingerprints_ = std::move(screen).fingerprints();
   note_parse_problems(parser, out);
   alloc_python_ = parser.take_alloc_python();
   std::stable_sort(out.samples.begin(), out.samples.end(),
@@ -243,7 +135,7 @@ void TraceFile::index(const std::string& name) {
   });
 }
 
-size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version, IndexCounts& counts) {
+size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version, ChunkScreen& screen) {
   TraceBytes& bytes = *bytes_;
   ProcessTrace& out = metadata_;
   const size_t size = bytes.size();
@@ -266,15 +158,16 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
   const bool truncated = chunk.payload_bytes > size - payload;
   const size_t end = truncated ? size : payload + chunk.payload_bytes;
   const char* data = bytes.read(payload, end - payload);
-  if (version == 1 && chunk.checksum != 0) ++counts.checksummed_in_v1;
-  if (!truncated && version >= 2 && chunk_checksum(data, chunk.payload_bytes) != chunk.checksum) {
-    ++counts.damaged_chunks;  // its records cannot be trusted: none is read
-    counts.damaged_bytes += chunk.payload_bytes;
+  if (version == 1 && chunk.checksum != 0) ++screen.checksummed_in_v1;
+  const uint64_t seal = chunk_seal(version, file_pid_, nonce_, chunk.tid);
+  if (!truncated && version >= 2 && chunk_checksum(data, chunk.payload_bytes, seal) != chunk.checksum) {
+    ++screen.damaged_chunks;  // its records cannot be trusted: none is read
+    screen.damaged_bytes += chunk.payload_bytes;
     parser.lose_chunk(chunk.tid);
     return end;
   }
-  if (!truncated && repeats_earlier_chunk(pos, chunk, data, counts)) {
-    ++counts.repeated_chunks;
+  if (!truncated && screen.repeats_earlier(pos, chunk, data, bytes)) {
+    ++screen.repeated_chunks;
     return end;
   }
   data = bytes.read(payload, end - payload);  // a comparison may have read elsewhere
@@ -284,6 +177,7 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
   info.file_index = chunks_.size();
   info.compact = parser.compact_state(chunk.tid);
   size_t complete = 0;
+  const ChunkMarks marks(out);
   parser.start_chunk(chunk.tid);
   size_t r = 0;
   while (r < end - payload) {
@@ -292,23 +186,19 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
     if (truncated && (left < sizeof(RecordHeader) || rh.size > left)) break;  // the record the cut went through
     const size_t events_before = out.events.size();
     if (rh.size < sizeof(RecordHeader) || rh.size > left || !parser.parse(data + r, rh.size)) {
-      ++counts.bad_records;
+      ++screen.bad_records;
       parser.lose_chunk(chunk.tid);
       break;
     }
     if (out.events.size() > events_before) event_types_[rh.type] = true;
+    if (rh.type == static_cast<uint16_t>(RecordType::ProcessInfo) && ++screen.process_records == 1)
+      screen.set_process_start(out.start_monotonic_ns);
     ++complete;
     r += rh.size;
   }
   info.end = payload + r;
   record_count_ += complete;
-  if (!out.events.empty()) {  // counted, not kept: the merge reads them again (pass 2)
-    info.first_seq = UINT64_MAX;
-    for (const Event& e : out.events) info.first_seq = std::min(info.first_seq, e.seq);
-    event_count_ += out.events.size();
-    out.events.clear();
-    chunks_.push_back(info);
-  }
+  keep_chunk(info, data, marks, parser, screen);
   if (truncated) {
     out.cut_short_problem = out.problems.size();
     out.problems.push_back(
@@ -320,21 +210,22 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
   return payload + chunk.payload_bytes;
 }
 
-bool TraceFile::repeats_earlier_chunk(size_t pos, const ChunkHeader& chunk, const char* payload, IndexCounts& counts) {
-  // The writer's closing mark is the same chunk each time: a repeat of it is no damage.
-  if (chunk.payload_bytes == sizeof(TraceClosedRecord) && is_closing_mark(payload)) return false;
-  // The payload read already, and what of the header is not derived from it (the checksum is).
-  const uint64_t key = content_hash64(payload, chunk.payload_bytes) ^ (uint64_t{chunk.tid} << 32 | chunk.payload_bytes);
-  const auto [first, last] = counts.seen.equal_range(key);
-  if (first != last) {  // rare: the whole chunks compared, reading the earlier ones again
-    const size_t length = sizeof chunk + chunk.payload_bytes;
-    const std::string here(bytes_->read(pos, length), length);
-    for (auto it = first; it != last; ++it) {
-      if (memcmp(bytes_->read(it->second, length), here.data(), length) == 0) return true;
-    }
+void TraceFile::keep_chunk(Chunk info, const char* data, const ChunkMarks& marks, RecordParser& parser,
+                           ChunkScreen& screen) {
+  ProcessTrace& out = metadata_;
+  if (!screen.claim(marks.sequences(out), marks.earliest_ns(out), out.events.size())) {  // as if never read
+    marks.undo(out);
+    parser.set_compact_state(info.tid, info.compact);
+    return;
   }
-  counts.seen.emplace(key, pos);
-  return false;
+  if (out.events.empty()) return;
+  screen.fingerprint(data, info.end - info.begin);
+  screen.count(out.events, out);  // counted, not kept: the merge reads them again (pass 2)
+  info.first_seq = UINT64_MAX;
+  for (const Event& e : out.events) info.first_seq = std::min(info.first_seq, e.seq);
+  event_count_ += out.events.size();
+  out.events.clear();
+  chunks_.push_back(info);
 }
 
 // Pass 2: the chunks' events merged by sequence number. A chunk is decoded when the merge reaches

@@ -20,6 +20,8 @@ class TraceError : public std::runtime_error {
 
 class TraceBytes;
 class RecordParser;
+class ChunkScreen;
+class ChunkMarks;
 
 // One trace file, read in two passes so that memory follows what the program held, not how many
 // events it made: opening it reads every record once and keeps all but the events (modules,
@@ -41,6 +43,9 @@ class TraceFile {
   size_t event_count() const { return event_count_; }
   // Every complete record read (events or not): 0 for a trace that holds only its header.
   size_t record_count() const { return record_count_; }
+  // The content hashes of the chunks that held events, sorted: a trace that shares one with
+  // another trace of the same process is a copy of it (drop_repeated_processes).
+  const std::vector<uint64_t>& fingerprints() const { return fingerprints_; }
   // Every event in sequence order (ties in file order), each complete (Python stacks attached).
   // `timed` (in time order: a framework's history, recorded by its own clock) is merged in by
   // time (TimedMerge): each of its events goes just before the first event of the file that came
@@ -52,13 +57,13 @@ class TraceFile {
  private:
   struct Chunk;
   TraceFile(std::unique_ptr<TraceBytes> bytes, const std::string& name);
-  struct IndexCounts;
   void index(const std::string& name);
   // Indexes the chunk at `pos`: returns where the next one starts, or the file's size when the
   // reading ends there (a cut or damaged file, said in the problems).
-  size_t index_chunk(size_t pos, RecordParser& parser, uint32_t version, IndexCounts& counts);
-  // Is the chunk at `pos` (its header and its payload, read already) the same bytes as an earlier one?
-  bool repeats_earlier_chunk(size_t pos, const trace::ChunkHeader& chunk, const char* payload, IndexCounts& counts);
+  size_t index_chunk(size_t pos, RecordParser& parser, uint32_t version, ChunkScreen& screen);
+  // The chunk just read (its records at `data`), kept for the merge if it is the process's own and
+  // holds events; else what it added is taken back out.
+  void keep_chunk(Chunk info, const char* data, const ChunkMarks& marks, RecordParser& parser, ChunkScreen& screen);
   void attach_python_stacks(std::vector<Event>& events) const;
 
   std::unique_ptr<TraceBytes> bytes_;
@@ -66,10 +71,12 @@ class TraceFile {
   std::vector<Chunk> chunks_;  // chunks holding events, by their first seq
   size_t event_count_ = 0;
   size_t record_count_ = 0;
+  std::vector<uint64_t> fingerprints_;
   // The record types that made events in the first pass: the second parses only those (learned,
   // not listed, so a new event record cannot be forgotten there).
   std::vector<bool> event_types_ = std::vector<bool>(size_t{1} << 16, false);
-  uint32_t version_ = 0;  // the file's trace format version (the reader maps older records)
+  uint32_t version_ = 0;               // the file's trace format version (the reader maps older records)
+  uint64_t file_pid_ = 0, nonce_ = 0;  // the file header's pid and (version 7 on) FileIdentity
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> alloc_python_;  // seq -> (Python stack, launches)
 };
 

@@ -12,6 +12,7 @@
 #include "call_recorder.h"
 #include "cuaudit_pool_api.h"
 #include "event_clock.h"
+#include "process_record.h"
 #include "python_stack.h"
 #include "trace_writer.h"
 
@@ -36,6 +37,7 @@ __attribute__((constructor)) void open_trace() {
     std::fprintf(stderr, "injection stand-in: no trace: %s\n", dir ? error : "CUAUDIT_TRACE_DIR is not set");
     return;
   }
+  inject::write_process_info(100);  // as the injection does first
   inject::trace_writer().start_flusher(100);
   inject::resolve_python_api();  // as InitializeInjection does: the pool entry points record Python stacks
   std::atexit(at_exit);

@@ -45,14 +45,25 @@ std::string encode_all(const std::vector<std::pair<bool, ApiEventRecord>>& event
 }
 
 std::string file_of(const std::vector<std::string>& payloads) {
-  FileHeader h{};
-  memcpy(h.magic, kFileMagic, sizeof h.magic);
-  h.version = kTraceVersion;
-  h.header_size = sizeof h;
-  h.pid = 5;
-  std::string out(reinterpret_cast<const char*>(&h), sizeof h);
-  for (const std::string& p : payloads) {
-    const ChunkHeader c{kChunkMagic, static_cast<uint32_t>(p.size()), kTid, chunk_checksum(p.data(), p.size())};
+  const FileStart start = file_start(5, 1);
+  std::string out(reinterpret_cast<const char*>(&start), sizeof start);
+  ProcessInfoRecord process{};  // what every trace starts with
+  process.header = header_for<ProcessInfoRecord>(sizeof process);
+  process.pid = 5;
+  struct {
+    StackRecord record;
+    uint64_t frame;
+  } stack{};  // stack 9, which the events name
+  stack.record.header = header_for<StackRecord>(sizeof stack);
+  stack.record.id = 9;
+  stack.record.depth = 1;
+  stack.frame = 0x401000;
+  std::vector<std::string> chunks{std::string(reinterpret_cast<const char*>(&process), sizeof process) +
+                                  std::string(reinterpret_cast<const char*>(&stack), sizeof stack)};
+  chunks.insert(chunks.end(), payloads.begin(), payloads.end());
+  for (const std::string& p : chunks) {
+    const ChunkHeader c{kChunkMagic, static_cast<uint32_t>(p.size()), kTid,
+                        chunk_checksum(p.data(), p.size(), chunk_seal(kTraceVersion, 5, 1, kTid))};
     out.append(reinterpret_cast<const char*>(&c), sizeof c);
     out += p;
   }
@@ -135,7 +146,8 @@ TEST_CASE("compact events: the reader follows a thread across its chunks, and co
   CHECK(whole.events[1].memory().tid == kTid);
 
   std::string file = file_of({first, second});
-  file[sizeof(FileHeader) + sizeof(ChunkHeader) + 10] ^= 0x55;  // the first chunk fails its checksum: not read
+  // The first chunk of events (after the process record's) fails its checksum: not read.
+  file[sizeof(FileStart) + sizeof(ChunkHeader) + sizeof(ProcessInfoRecord) + 32 + sizeof(ChunkHeader) + 10] ^= 0x55;
   const ProcessTrace lost = parse_trace(file, "lost.cutrace");
   CHECK(lost.events.empty());
   REQUIRE(lost.problems.size() == 2);

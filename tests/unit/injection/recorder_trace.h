@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "process_record.h"
 #include "trace_reader.h"
 #include "trace_writer.h"
 
@@ -18,6 +19,7 @@ inline const std::string& recorder_trace_path() {
     REQUIRE(mkdtemp(dir) != nullptr);
     char error[256];
     REQUIRE(inject::trace_writer().open(dir, error, sizeof error));
+    inject::write_process_info(100);  // as the injection does first
     return std::string(inject::trace_writer().path());
   }();
   return path;

@@ -18,6 +18,7 @@ namespace {
 struct TraceFileOnDisk {
   std::string dir, path;
   int fd = -1;
+  static constexpr uint64_t kNonce = 0x5eed;
   TraceFileOnDisk() {
     char tmpl[] = "/tmp/cuaudit-chunk-XXXXXX";
     REQUIRE(mkdtemp(tmpl) != nullptr);
@@ -25,10 +26,8 @@ struct TraceFileOnDisk {
     path = dir + "/trace-77.cutrace";
     fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     REQUIRE(fd >= 0);
-    trace::FileHeader h{};
-    std::copy(std::begin(trace::kFileMagic), std::end(trace::kFileMagic), h.magic);
-    h.version = trace::kTraceVersion, h.header_size = sizeof h, h.pid = 77;
-    REQUIRE(write(fd, &h, sizeof h) == static_cast<ssize_t>(sizeof h));
+    const trace::FileStart start = trace::file_start(77, kNonce);
+    REQUIRE(write(fd, &start, sizeof start) == static_cast<ssize_t>(sizeof start));
   }
   ~TraceFileOnDisk() {
     close(fd);
@@ -37,7 +36,8 @@ struct TraceFileOnDisk {
   }
   void chunk(const void* record, uint32_t bytes, bool closing) {
     size_t total = 0;
-    const ssize_t written = inject::write_chunk_bytes(fd, record, bytes, 5, closing, total);
+    const uint64_t seal = trace::chunk_seal(trace::kTraceVersion, 77, kNonce, 5);
+    const ssize_t written = inject::write_chunk_bytes(fd, record, bytes, 5, seal, closing, total);
     CHECK(written == static_cast<ssize_t>(total));
     CHECK(total == sizeof(trace::ChunkHeader) + bytes + (closing ? 24 : 0));
   }

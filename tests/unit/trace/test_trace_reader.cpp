@@ -8,49 +8,16 @@
 #include <fstream>
 
 #include "analysis.h"
+#include "hand_made_trace.h"
 #include "run_dir.h"
 #include "trace_format.h"
 #include "trace_reader.h"
 
 using namespace cuaudit;
 using namespace cuaudit::trace;
+using namespace cuaudit::testing;
 
 namespace {
-
-template <typename T>
-void put(std::string& out, const T& value) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof value);
-}
-
-std::string header(uint32_t version = kTraceVersion) {
-  FileHeader h{};
-  memcpy(h.magic, kFileMagic, sizeof h.magic);
-  h.version = version;
-  h.header_size = sizeof h;
-  h.pid = 77;
-  std::string out;
-  put(out, h);
-  return out;
-}
-
-std::string alloc_record(uint64_t seq, uint64_t key) {
-  AllocRecord r{};
-  r.header = header_for<AllocRecord>(sizeof r);
-  r.seq = seq;
-  r.key = key;
-  r.bytes = 8;
-  r.api = static_cast<uint16_t>(Api::cudaMalloc);
-  std::string out;
-  put(out, r);
-  return out;
-}
-
-std::string chunk(const std::string& payload) {
-  std::string out;
-  put(out, ChunkHeader{kChunkMagic, static_cast<uint32_t>(payload.size()), 1,
-                       chunk_checksum(payload.data(), payload.size())});
-  return out + payload;
-}
 
 std::string notice_record(NoticeCode code, const std::string& text) {
   NoticeRecord n{};
@@ -256,9 +223,10 @@ TEST_CASE("a flipped byte is a damaged chunk, reported, traces of version 1 have
   CHECK(t.events.size() == 1);
   REQUIRE(t.problems.size() == 1);
   CHECK(t.problems[0].find("1 chunk(s) (72 bytes) failed their checksum") != std::string::npos);
-  std::string old = chunk(alloc_record(1, 0x10));
-  old[12] = old[13] = old[14] = old[15] = 0;  // version 1 wrote no checksum
-  const auto v1 = parse_trace(header(1) + old, "v1.cutrace");
+  std::string old = chunk(process_record()) + chunk(alloc_record(1, 0x10));
+  for (const size_t at : {size_t{0}, sizeof(ChunkHeader) + sizeof(ProcessInfoRecord)})
+    old.replace(at + 12, 4, 4, '\0');  // version 1 wrote no checksum
+  const auto v1 = parse_trace(file_header(1) + old, "v1.cutrace");
   CHECK(v1.events.size() == 1);
   CHECK(v1.problems.empty());
 }
@@ -410,9 +378,10 @@ TEST_CASE("a forked child that could not describe itself (no start time) comes a
   info.start_realtime_ns = 1'700'000'000'000'000'000ull;
   std::string described;
   put(described, info);
-  std::string child = header();
+  std::string child = file_header();
   child.replace(16, 8, std::string("\x05\0\0\0\0\0\0\0", 8));  // FileHeader::pid = 5, named trace-5
-  std::ofstream(dir + "/trace-77.cutrace", std::ios::binary) << header() + chunk(described + alloc_record(1, 0x10));
+  std::ofstream(dir + "/trace-77.cutrace", std::ios::binary)
+      << file_header() + chunk(described + alloc_record(1, 0x10));
   std::ofstream(dir + "/trace-5.cutrace", std::ios::binary) << child + chunk(alloc_record(1, 0x20));
   const report::Report r = analyze_run_dir(dir, AnalysisOptions{});
   REQUIRE(r.processes.size() == 2);
