@@ -1,6 +1,9 @@
 #include "text_helpers.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -36,6 +39,26 @@ size_t utf8_sequence(const std::string& text, size_t i, uint32_t& cp) {
   ok = len == 1 || (len == 2 && cp >= 0x80) || (len == 3 && cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff)) ||
        (len == 4 && cp >= 0x10000 && cp <= 0x10ffff);
   return ok ? len : 0;
+}
+
+std::string utf8_of(uint32_t cp) {
+  std::string out;
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xc0 | cp >> 6);
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xe0 | cp >> 12);
+    out += static_cast<char>(0x80 | (cp >> 6 & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | cp >> 18);
+    out += static_cast<char>(0x80 | (cp >> 12 & 0x3f));
+    out += static_cast<char>(0x80 | (cp >> 6 & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+  return out;
 }
 
 std::string valid_utf8(const std::string& text) {
@@ -87,6 +110,32 @@ std::string visible(const std::string& text) {
     i += len;
   }
   return out;
+}
+
+std::string shell_word(const std::string& text) {
+  const auto safe = [](unsigned char c) { return std::isalnum(c) || std::strchr("_/.,:=+@%-", c) != nullptr; };
+  if (!text.empty() && std::all_of(text.begin(), text.end(), [&](char c) { return safe(c); })) return text;
+  if (visible(text) == text) {  // nothing a terminal must not see: single quotes keep every byte
+    std::string out = "'";
+    for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  }
+  std::string out = "$'";
+  for (size_t i = 0; i < text.size();) {
+    uint32_t cp = 0;
+    const size_t len = utf8_sequence(text, i, cp);
+    if (!len || cp < 0x20 || cp == 0x7f || (len > 1 && is_terminal_control(cp))) {
+      for (size_t b = 0; b < (len ? len : 1); ++b)  // each byte, as $'...' reads \xHH
+        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i + b]));
+    } else if (cp == '\\' || cp == '\'') {
+      out += '\\';
+      out += static_cast<char>(cp);
+    } else {
+      out.append(text, i, len);
+    }
+    i += len ? len : 1;
+  }
+  return out + "'";
 }
 
 }  // namespace cuaudit::report

@@ -2,27 +2,62 @@
 
 #include <sys/stat.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "text_helpers.h"
+
 namespace cuaudit {
 namespace {
 
-// A pattern's characters, `\` escapes read: a literal character, or kAnyRun for an unescaped `*`.
+// A pattern's bytes, `\` escapes read: a literal byte, or kAnyRun for an unescaped `*`.
 constexpr int kAnyRun = -1;
+
+// The escapes the text report writes for what a terminal must not see (report::visible): `\xHH` a
+// byte, `\u{HHHH}` a code point (its UTF-8 bytes), `\n` a newline; so that a name the report
+// shows escaped, pasted into a rule, matches the name. Where `at` starts one, its bytes and
+// length; else nothing.
+std::optional<std::pair<std::string, size_t>> text_report_escape(std::string_view pattern, size_t at) {
+  const std::string_view rest = pattern.substr(at);
+  const auto hex = [](std::string_view digits, uint32_t& value) {
+    value = 0;
+    for (const char c : digits) {
+      if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+      value = value * 16 + static_cast<uint32_t>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    return !digits.empty() && digits.size() <= 6;
+  };
+  uint32_t value = 0;
+  if (rest.size() >= 2 && rest[1] == 'n') return std::pair{std::string(1, '\n'), size_t{2}};
+  if (rest.size() >= 4 && rest[1] == 'x' && hex(rest.substr(2, 2), value))
+    return std::pair{std::string(1, static_cast<char>(value)), size_t{4}};
+  const size_t close = rest.find('}');
+  if (rest.size() >= 5 && rest.substr(1, 2) == "u{" && close != std::string_view::npos &&
+      hex(rest.substr(3, close - 3), value) && value <= 0x10ffff) {
+    return std::pair{report::utf8_of(value), close + 1};
+  }
+  return std::nullopt;
+}
 
 std::vector<int> pattern_units(std::string_view pattern) {
   std::vector<int> units;
   units.reserve(pattern.size());
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '\\' && i + 1 < pattern.size()) {
+      if (const auto escape = text_report_escape(pattern, i)) {
+        for (const char c : escape->first) units.push_back(static_cast<unsigned char>(c));
+        i += escape->second - 1;
+        continue;
+      }
       units.push_back(static_cast<unsigned char>(pattern[++i]));
     } else {
       units.push_back(pattern[i] == '*' ? kAnyRun : static_cast<unsigned char>(pattern[i]));
@@ -232,9 +267,18 @@ std::optional<std::string> Suppressions::allocator_of(const std::vector<report::
 std::string escape_suppression_pattern(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (const char c : text) {
-    if (c == '\\' || c == '*' || c == '#') out += '\\';
-    out += c;
+  const std::string whole(text);
+  for (size_t i = 0; i < whole.size();) {
+    uint32_t cp = 0;
+    const size_t len = report::utf8_sequence(whole, i, cp);
+    const char c = whole[i];
+    if (!len || cp == '\n' || report::is_terminal_control(cp)) {  // as the text report shows it
+      out += report::visible(whole.substr(i, len ? len : 1));
+    } else {
+      if (c == '\\' || c == '*' || c == '#') out += '\\';
+      out.append(whole, i, len);
+    }
+    i += len ? len : 1;
   }
   if (!out.empty() && out.back() == '$') out.insert(out.size() - 1, 1, '\\');  // not an anchor
   if (!out.empty() && out.front() == '^') out.insert(out.begin(), '\\');

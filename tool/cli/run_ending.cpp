@@ -1,4 +1,5 @@
 #include "run_ending.h"
+#include "text_helpers.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -46,13 +47,14 @@ AnalysisOptions save_run_info(const std::string& run_dir, RunInfo& run, const An
 
 void keep_or_remove_run_dir(const std::string& run_dir, bool temporary, const RunInfo& run) {
   if (temporary && still_recording(run_dir, run)) {
-    std::cerr << "cuaudit: the program left process(es) running that record; the run is kept in " << run_dir
-              << " for them (once they end: cuaudit report " << run_dir << ")\n";
+    std::cerr << "cuaudit: the program left process(es) running that record; the run is kept in "
+              << report::shell_word(run_dir) << " for them (once they end: cuaudit report "
+              << report::shell_word(run_dir) << ")\n";
   } else if (temporary) {
     remove_run_dir(run_dir);
   } else {
-    std::cerr << "cuaudit: the recorded run is in " << run_dir << " (analyze it again with: cuaudit report " << run_dir
-              << ")\n";
+    std::cerr << "cuaudit: the recorded run is in " << report::shell_word(run_dir)
+              << " (analyze it again with: cuaudit report " << report::shell_word(run_dir) << ")\n";
   }
 }
 

@@ -1,4 +1,5 @@
 #include "signal_forwarding.h"
+#include "text_helpers.h"
 
 #include <signal.h>
 #include <string.h>
@@ -98,7 +99,7 @@ SignalForwarding::SignalForwarding(const std::string& run_dir) {
   const std::string message = fmt::format(
       "\ncuaudit: stopped by a signal while writing its report; the recorded run is in {} "
       "(analyze it with: cuaudit report {})\n",
-      run_dir, run_dir);
+      report::shell_word(run_dir), report::shell_word(run_dir));
   g_ended_message_size = std::min(message.size(), sizeof g_ended_message);
   memcpy(g_ended_message, message.data(), g_ended_message_size);
   g_program = 0;

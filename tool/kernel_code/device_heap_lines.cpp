@@ -24,7 +24,8 @@ void add_device_heap_lines(const std::string& run_dir, ProcessTrace& trace) {
     if (wanted.empty()) break;
     if (module.status != trace::ModuleCodeStatus::Saved) continue;
     std::string image, error;
-    if (!read_regular_file(kept_module_code(run_dir, module.hash, false), kMaxCubinBytes, image, error)) continue;
+    if (!read_regular_file(kept_module_code(run_dir, module.hash, false), kMaxCubinBytes, image, error, Links::Refuse))
+      continue;
     const auto lines = cubin_lines(image);
     for (auto it = wanted.begin(); it != wanted.end();) {
       const auto rows = lines.find(it->first);

@@ -154,7 +154,8 @@ std::vector<Batch> batches_for(const ProcessTrace& trace, const std::string& run
     }
     for (const std::string& cubin : cubins) {
       std::string image, error;
-      if (!read_regular_file(cubin, kMaxCubinBytes, image, error)) continue;  // said below if no cubin has it
+      if (!read_regular_file(cubin, kMaxCubinBytes, image, error, Links::Refuse))
+        continue;                         // said below if no cubin has it
       std::map<uint32_t, Batch> by_base;  // one nvdisasm run per cubin and parameter base
       for (const CubinFunction& function : cubin_functions(image)) {
         if (!wanted.erase(function.name)) continue;

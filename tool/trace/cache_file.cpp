@@ -13,7 +13,7 @@ bool read_cache_document(const std::string& path, const char* schema, const char
   struct stat st;
   if (lstat(path.c_str(), &st) != 0) return true;  // no cache yet
   std::string text;
-  if (!read_regular_file(path, size_t{1} << 30, text, error)) return false;
+  if (!read_regular_file(path, size_t{1} << 30, text, error, Links::Refuse)) return false;
   try {
     doc = nlohmann::json::parse(text);
   } catch (const std::exception& e) {

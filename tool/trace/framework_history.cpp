@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -186,9 +188,41 @@ const FrameworkFile kJaxArraysFile =
                    "JAX's live arrays, listed as the program ran");
 const FrameworkFile* const kFrameworkFiles[2] = {&kTorchBlocksFile, &kJaxArraysFile};
 
+// A framework's file as the hooks write it, kept in memory as far as it is what they write (the
+// reliability review of 2026-12-04, F12: a 200 MB file of `[0,0,...]` under a key nobody reads took
+// 3.9 GB as a whole document): keys the reader does not use are skipped as they are parsed, each row
+// of a list is an array of at most kMaxRowValues values, and the whole at most kMaxFileValues
+// (about 8 million of PyTorch's events, 80 times the hooks' default per device); beyond, the
+// file is refused before it grows further.
+json parse_framework_file(const std::string& text) {
+  constexpr size_t kMaxRowValues = size_t{1} << 16, kMaxFileValues = size_t{1} << 26;
+  static const std::set<std::string_view> kLists = {"events", "live", "segments", "frames", "stats"};
+  static const std::set<std::string_view> kFields = {"format", "version", "max_entries", "written_at", "written_us"};
+  std::string key;  // the top-level key being read
+  size_t row_values = 0, values = 0;
+  const json::parser_callback_t keep = [&](int depth, json::parse_event_t event, json& parsed) {
+    using E = json::parse_event_t;
+    if (depth == 1 && event == E::key) {
+      key = parsed.get<std::string>();
+      return kLists.count(key) > 0 || kFields.count(key) > 0;
+    }
+    if (depth < 2 || !kLists.count(key)) return true;
+    if (depth == 2 && (event == E::array_start || event == E::object_start)) row_values = 0;
+    if (depth == 2 && event == E::value) throw std::runtime_error(fmt::format("a row of \"{}\" is not a list", key));
+    if (event == E::value && ++row_values > kMaxRowValues)
+      throw std::runtime_error(
+          fmt::format("a row of \"{}\" holds more than {} values, which no hook writes", key, kMaxRowValues));
+    if (event == E::value && ++values > kMaxFileValues)
+      throw std::runtime_error(
+          fmt::format("its lists hold more than {} values, more than cuaudit reads", kMaxFileValues));
+    return true;
+  };
+  return json::parse(text, keep);
+}
+
 FrameworkHistory framework_history(const FrameworkFile& file, const std::string& json_text, ProcessTrace& process,
                                    std::vector<std::string>& notes) {
-  const json doc = json::parse(json_text);
+  const json doc = parse_framework_file(json_text);
   const int version = doc.value("version", 0);
   if (doc.value("format", "") != file.format || version < 1 || version > file.max_version) {
     throw std::runtime_error(fmt::format("not a {} file of version 1 to {}", file.format, file.max_version));
@@ -258,7 +292,7 @@ std::optional<FrameworkHistory> load_framework_history(const FrameworkFile& file
   if (access(path.c_str(), F_OK) != 0) return std::nullopt;  // not such a process, or its hooks were off
   std::string text, error;
   // As any file of a run directory received from elsewhere: a regular file, of a bounded size.
-  if (!read_regular_file(path, kMaxFrameworkFileBytes, text, error)) {
+  if (!read_regular_file(path, kMaxFrameworkFileBytes, text, error, Links::Refuse)) {
     notes.push_back(fmt::format("{}: {}'s blocks are not judged", error, file.framework));
     process.side_file_damaged = true;
     return std::nullopt;

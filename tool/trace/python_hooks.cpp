@@ -86,7 +86,7 @@ HooksAnswer python_hooks_answer(const std::string& json_text) {
 
 HooksAnswer python_hooks_answer(const std::string& dir, uint64_t pid) {
   std::string text, error;
-  if (!read_regular_file(python_hooks_path(dir, pid), kMaxHooksFileBytes, text, error)) return {};
+  if (!read_regular_file(python_hooks_path(dir, pid), kMaxHooksFileBytes, text, error, Links::Refuse)) return {};
   return python_hooks_answer(text);
 }
 
@@ -99,7 +99,7 @@ void load_python_hooks(const std::string& dir, const ProcessTrace& process, std:
   const std::string path = python_hooks_path(dir, process.pid);
   if (access(path.c_str(), F_OK) != 0) return;  // not a Python process, or one older than this file
   std::string text, error;
-  if (!read_regular_file(path, kMaxHooksFileBytes, text, error)) {
+  if (!read_regular_file(path, kMaxHooksFileBytes, text, error, Links::Refuse)) {
     notes.push_back(fmt::format("{}: what the Python hooks did is not known", error));
     return;
   }

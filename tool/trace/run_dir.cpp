@@ -68,7 +68,7 @@ std::optional<RunInfo> read_run_info(const std::string& dir) {
   struct stat st;
   if (lstat(path.c_str(), &st) != 0) return std::nullopt;  // no run.json: a standalone run
   std::string text, error;
-  if (!read_regular_file(path, 16 << 20, text, error)) throw std::runtime_error(error);
+  if (!read_regular_file(path, 16 << 20, text, error, Links::Refuse)) throw std::runtime_error(error);
   try {
     const auto doc = nlohmann::json::parse(text);
     if (!doc.is_object() || doc.value("schema", "") != kRunInfoSchema) {

@@ -25,9 +25,13 @@ bool write_all(int fd, const std::string& contents) {
 
 }  // namespace
 
-bool open_regular_file(const std::string& path, int& fd, size_t& size, std::string& error) {
+bool open_regular_file(const std::string& path, int& fd, size_t& size, std::string& error, Links links) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
-  fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | (links == Links::Refuse ? O_NOFOLLOW : 0));
+  if (fd < 0 && errno == ELOOP && links == Links::Refuse) {
+    error = fmt::format("{} is a symbolic link, which a recorded run never holds; it was not read", path);
+    return false;
+  }
   if (fd < 0) {
     error = fmt::format("cannot read {}: {}", path, strerror(errno));
     return false;
@@ -43,10 +47,10 @@ bool open_regular_file(const std::string& path, int& fd, size_t& size, std::stri
   return true;
 }
 
-bool read_regular_file(const std::string& path, size_t max_bytes, std::string& out, std::string& error) {
+bool read_regular_file(const std::string& path, size_t max_bytes, std::string& out, std::string& error, Links links) {
   int fd = -1;
   size_t size = 0;
-  if (!open_regular_file(path, fd, size, error)) return false;
+  if (!open_regular_file(path, fd, size, error, links)) return false;
   if (size > max_bytes) {
     error = fmt::format("{} is larger than {} bytes", path, max_bytes);
     close(fd);

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "suppressions.h"
+#include "text_helpers.h"
 
 using namespace cuaudit;
 
@@ -118,4 +119,29 @@ TEST_CASE("a generated rule is no broader than its finding: `*`, `#` and `\\` in
   CHECK(matches_suppression_pattern("a\\*b", "a*b"));
   CHECK_FALSE(matches_suppression_pattern("a\\*b", "axxb"));
   CHECK(matches_suppression_pattern("a*b", "axxb"));
+}
+
+TEST_CASE("a generated rule for a name with control, bidi or C1 characters matches it, as the text report prints it") {
+  // The review's names (2026-12-04, F14): a tab, a bidi override, a C1 control, a newline, a byte of
+  // invalid UTF-8. The rule is printable (the escapes the text report shows) and matches the name.
+  for (const std::string name : {std::string("tab\tx"), std::string("a\u202eb"), std::string("c\u0085d"),
+                                 std::string("two\nlines"), std::string("bad\xff") + "byte", std::string("plain")}) {
+    CAPTURE(name);
+    const std::string rule = suggest_suppression(finding("leak", name, "demo.cu"));
+    CHECK(report::visible(rule) == rule);  // what the text report prints is the rule itself
+    Suppressions s;
+    s.load_text(rule + "\n", "pasted");
+    std::vector<report::Finding> findings = {finding("leak", name, "demo.cu"), finding("leak", name + "2", "demo.cu")};
+    s.apply(findings);
+    CHECK(findings[0].suppressed);
+    CHECK_FALSE(findings[1].suppressed);
+  }
+  CHECK(suggest_suppression(finding("leak", "tab\tx", "demo.cu")) == "leak:^tab\\x09x$");
+  CHECK(suggest_suppression(finding("leak", "a\u202eb", "demo.cu")) == "leak:^a\\u{202e}b$");
+  // The escapes in hand-written rules too; a backslash before anything else still makes it literal.
+  CHECK(matches_suppression_pattern("^a\\u{e9}$", "a\u00e9"));
+  CHECK(matches_suppression_pattern("\\x41\\n", "A\n"));
+  CHECK(matches_suppression_pattern("^\\q$", "q"));
+  CHECK(matches_suppression_pattern("^\\x4$", "x4"));  // not two hex digits: a literal x
+  CHECK(matches_suppression_pattern("^\\u{zz}$", "u{zz}"));
 }

@@ -222,6 +222,31 @@ TEST_CASE("a malformed history is said in the notes and changes nothing, with th
   CHECK(p.pools.empty());
 }
 
+TEST_CASE(
+    "a file is kept in memory only as far as it is what the hooks write (F12): unknown keys skipped, rows bounded") {
+  const auto zeros = [](int n) {
+    std::string out = "0";
+    for (int i = 1; i < n; ++i) out += ",0";
+    return out;
+  };
+  // An unknown key's big list is skipped as it is parsed: the history reads as without it.
+  const json plain = blocks_file(2, true);
+  std::string padded = plain.dump();
+  padded.insert(1, "\"padding\": [" + zeros(100000) + "], ");
+  std::vector<std::string> notes;
+  ProcessTrace p = process(2), q = process(2);
+  const FrameworkHistory h = framework_history(kTorchBlocksFile, padded, p, notes);
+  CHECK(h.any_block);
+  CHECK(framework_history(kTorchBlocksFile, plain.dump(), q, notes).events.size() == h.events.size());
+  // A list of numbers where rows belong, or a row longer than any the hooks write: refused at once.
+  const std::string head = R"({"format": "cuaudit-torch-blocks", "version": 2, "events": )";
+  for (const std::string& bad : {head + "[0, 0]}", head + "[[" + zeros(70000) + "]]}"}) {
+    ProcessTrace r = process(2);
+    CHECK_THROWS_AS(framework_history(kTorchBlocksFile, bad, r, notes), std::runtime_error);
+    CHECK(r.pools.empty());
+  }
+}
+
 TEST_CASE("PyTorch's own out-of-memory error: one finding at its Python line, with a failing cudaMalloc, that one") {
   json doc = blocks_file(2, true);
   doc["version"] = 2;
