@@ -151,6 +151,40 @@ def snapshot_stop(cu, make_trace, tmp):
     shutil.rmtree(big, ignore_errors=True)
 
 
+def group_stop_once(cu, golden, tmp):
+    """F4: a stop sent to cuaudit's process group (GitLab's cancel, `kill -- -PGID`, timeout(1)'s
+    second send) reaches a program without a terminal once: a program that cleans up on the first
+    stop and gives up on a second (as Python's try/finally, many servers and test runners do) ends
+    cleanly, as it does without cuaudit."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):
+        name = signal.Signals(sig).name
+        d = os.path.join(tmp, "once-" + name)
+        os.makedirs(d)
+        count = os.path.join(d, "count")
+        program = ("import os, signal, sys, time\n"
+                   "def got(s, f):\n"
+                   "    open(%r, 'a').write('stop\\n')\n"
+                   "signal.signal(%d, got)\n"
+                   "open(%r, 'w').write(str(os.getpid()))\n"
+                   "while not os.path.exists(%r): time.sleep(0.01)\n"
+                   "time.sleep(0.5)  # cleaning up: a second stop would land here\n"
+                   % (count, sig, os.path.join(d, "pid"), count))
+        trace = os.path.join(golden, [f for f in os.listdir(golden) if f.endswith(".cutrace")][0])
+        script = 'cp "%s" "$CUAUDIT_TRACE_DIR"/ && exec "%s" -c "$0"' % (trace, sys.executable)
+        proc = subprocess.Popen([cu, "--require-cuda-init", "no", "--log-file", os.devnull, "sh", "-c", script,
+                                 program], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True, preexec_fn=no_core_dumps, env=dict(os.environ, TMPDIR=d))
+        if wait_for_file(os.path.join(d, "pid")):
+            time.sleep(0.2)
+            os.killpg(proc.pid, sig)
+        out, err = proc.communicate(timeout=30)
+        got = open(count).read().count("stop") if os.path.exists(count) else 0
+        check("F4: %s to cuaudit's process group reaches the program once" % name, got == 1,
+              "delivered %d time(s); exit %d %s" % (got, proc.returncode, err[-500:]))
+        check("F4: ... and cuaudit ends with the program (exit 0)", proc.returncode == 0,
+              "exit %d %s" % (proc.returncode, err[-500:]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuaudit", required=True)
@@ -173,6 +207,8 @@ def main():
                 os.killpg(case.proc.pid, sig)
             case.finish()
             case.expect("%s to cuaudit's process group" % name, 128 + sig)
+
+        group_stop_once(cu, golden, tmp)
 
         # What schedulers send before a job's time ends (Slurm's --signal=USR1@60, Grid Engine's -notify)
         # and timers: passed on to the program, never the end of cuaudit. The program (sleep) dies of

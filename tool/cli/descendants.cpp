@@ -1,14 +1,19 @@
 #include "descendants.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
+
+#include "exit_codes.h"
 
 namespace cuaudit {
 namespace {
@@ -59,6 +64,19 @@ void reap_ended_children() {
   int status;
   while (waitpid(-1, &status, WNOHANG) > 0) {
   }
+}
+
+bool program_in_own_group() {
+  const int tty = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+  if (tty < 0) return true;  // ENXIO: no controlling terminal
+  close(tty);
+  return false;
+}
+
+void enter_own_group(pid_t parent) {
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(kExitToolFailure);  // cuaudit ended before the line above
 }
 
 }  // namespace cuaudit

@@ -310,9 +310,12 @@ RunInfo run_program(const LaunchRequest& request) {
   // Orphans the program leaves (a worker in the background) become cuaudit's children, not init's:
   // they are found when it ends, and a second stop kills them too.
   become_subreaper();
+  const bool own_group = program_in_own_group();
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw LaunchError(kExitToolFailure, fmt::format("cannot fork: {}", strerror(errno)));
   if (pid == 0) {
+    if (own_group) enter_own_group(parent);
     if (request.signals) request.signals->restore_in_child();
     set_child_environment(request);
     execv(request.program_path.c_str(), argv.data());
@@ -328,6 +331,7 @@ RunInfo run_program(const LaunchRequest& request) {
     (void)ignored;
     _exit(kExitNotExecutable);
   }
+  if (own_group) setpgid(pid, pid);  // as the child does: whichever runs first
   if (request.signals) request.signals->forward_to(pid);
   close(report_pipe[1]);
   int exec_errno = 0;
