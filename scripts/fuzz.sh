@@ -8,7 +8,8 @@
 # campaign on a many-core machine); FUZZ_PREBUILT=1 uses build-san/bin as it is (a machine without
 # clang, given the harnesses built elsewhere); FUZZ_SECONDS=S stops each process after S seconds
 # even short of its inputs (a time-boxed machine); FUZZ_FLAGS adds libFuzzer flags after the defaults
-# (the last of a repeated flag wins: FUZZ_FLAGS='-max_len=32768 -entropic=0').
+# (the last of a repeated flag wins: FUZZ_FLAGS='-max_len=32768 -entropic=0'); FUZZ_CORPUS=DIR grows
+# that corpus instead of build-san/corpus/HARNESS (scripts/fuzz-chunk.sh's, kept in the repository).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-2000}
@@ -50,7 +51,7 @@ for run in sorted(os.listdir(golden)):
 PY
 status=0
 for harness in "${harnesses[@]}"; do
-  corpus=build-san/corpus/$harness
+  corpus=${FUZZ_CORPUS:-build-san/corpus/$harness}
   # What a failing input leaves (crash-, oom-, timeout-, slow-unit-<sha1>): under build-san, never in
   # the checkout, where it would be committed by mistake.
   artifacts=build-san/artifacts/$harness/

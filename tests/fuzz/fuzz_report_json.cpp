@@ -1,5 +1,6 @@
 // libFuzzer harness: any bytes as a JSON report (what --baseline, diff and merge read). Reading is
-// refused with ReportFormatError or gives a model that every renderer can render.
+// refused with ReportFormatError or gives a model that every renderer can render, the HTML page
+// included (the one harness that renders every format: fuzz_run_dir renders text only).
 #include <cstddef>
 #include <cstdint>
 
@@ -21,6 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)cuaudit::report::render_sarif(report, "/src");
     (void)cuaudit::report::render_junit(report);
     (void)cuaudit::report::render_merged_text(report);
+    (void)cuaudit::report::render_html(report, "");
   } catch (const cuaudit::report::ReportFormatError&) {
   }
   return 0;

@@ -1,8 +1,10 @@
 // libFuzzer harness: any bytes as a whole run directory (several traces, run.json, the caches, a
 // PyTorch blocks file), as `cuaudit report DIR` reads one received from elsewhere. The input is
 // cut at each "\n--cuaudit-file--\n" into the directory's files, in the order of kFiles; the
-// analysis and every renderer must never crash, hang or touch memory they should not. A refused
-// directory is a std::runtime_error with a message.
+// analysis must never crash, hang or touch memory it should not. A refused directory is a
+// std::runtime_error with a message. The report is rendered as text only: fuzz_report_json renders
+// every format from any report model, and rendering them here took a third of each input's time
+// (a million inputs needed some 7 hours; docs/TESTING.md).
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -13,9 +15,6 @@
 #include <string_view>
 
 #include "analysis.h"
-#include "html_report.h"
-#include "json_report.h"
-#include "junit_report.h"
 #include "run_dir.h"
 #include "text_report.h"
 
@@ -31,9 +30,11 @@ constexpr const char* kFiles[] = {"trace-1.cutrace",     "trace-2.cutrace",    "
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  char pattern[] = "/tmp/cuaudit-fuzz-run-XXXXXX";
-  if (!mkdtemp(pattern)) return 0;
-  const std::string dir = pattern;
+  // In memory where the machine has a tmpfs: each input writes and removes a whole directory.
+  static const std::string base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  std::string pattern = base + "/cuaudit-fuzz-run-XXXXXX";
+  if (!mkdtemp(pattern.data())) return 0;
+  const std::string dir = pattern.c_str();
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   size_t start = 0;
   for (const char* name : kFiles) {
@@ -46,10 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     cuaudit::AnalysisOptions options;
     const cuaudit::report::Report report = cuaudit::analyze_run_dir(dir, options);
-    (void)cuaudit::report::render_json(report);
     (void)cuaudit::report::render_text(report, cuaudit::report::TextOptions{});
-    (void)cuaudit::report::render_junit(report);
-    (void)cuaudit::report::render_html(report, "");
   } catch (const std::runtime_error&) {
   }
   cuaudit::remove_run_dir(dir);

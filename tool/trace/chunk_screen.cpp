@@ -17,7 +17,9 @@ bool ChunkScreen::repeats_earlier(size_t pos, const ChunkHeader& chunk, const ch
   // The payload alone: no two chunks the writer makes hold the same records (each has its own
   // sequence numbers, times or first-time facts), whatever thread id their headers carry; a
   // repeat under another id would be read as another thread's.
-  const uint64_t key = content_hash64(payload, chunk.payload_bytes) ^ chunk.payload_bytes;
+  last_hash_ = content_hash64(payload, chunk.payload_bytes);
+  last_hash_bytes_ = chunk.payload_bytes;
+  const uint64_t key = last_hash_ ^ chunk.payload_bytes;
   const auto [first, last] = seen_.equal_range(key);
   if (first != last) {  // rare: the whole payloads compared, reading the earlier ones again
     const std::string here(payload, chunk.payload_bytes);
@@ -45,7 +47,8 @@ bool ChunkScreen::claim(const std::vector<uint64_t>& seqs, uint64_t earliest_ns,
 }
 
 void ChunkScreen::fingerprint(const char* payload, size_t bytes) {
-  fingerprints_.push_back(content_hash64(payload, bytes));
+  // The repeat check hashed the whole payload already (a cut chunk's complete records are fewer).
+  fingerprints_.push_back(bytes == last_hash_bytes_ ? last_hash_ : content_hash64(payload, bytes));
 }
 
 std::vector<uint64_t> ChunkScreen::fingerprints() && {

@@ -28,6 +28,8 @@ class TraceBytes;
 
 class ChunkScreen {
  public:
+  // A chunk's reading begins (what was hashed of the one before is forgotten).
+  void start_chunk() { last_hash_bytes_ = SIZE_MAX; }
   // Is the chunk at `pos` (its header, and its payload read already) the same bytes as an earlier one?
   bool repeats_earlier(size_t pos, const trace::ChunkHeader& chunk, const char* payload, TraceBytes& bytes);
   // A chunk's sequence numbers and its earliest time: true (and the numbers remembered) when none
@@ -67,6 +69,8 @@ class ChunkScreen {
   size_t foreign_chunks_ = 0, foreign_events_ = 0, early_chunks_ = 0;
   uint64_t start_ns_ = 0;
   std::vector<uint64_t> fingerprints_;
+  uint64_t last_hash_ = 0;  // of the payload repeats_earlier saw last, of last_hash_bytes_
+  size_t last_hash_bytes_ = SIZE_MAX;
 };
 
 // What a chunk added to the trace's lists, so that a chunk set aside can be taken back out: its

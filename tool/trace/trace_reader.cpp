@@ -166,6 +166,7 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
     parser.lose_chunk(chunk.tid);
     return end;
   }
+  screen.start_chunk();
   if (!truncated && screen.repeats_earlier(pos, chunk, data, bytes)) {
     ++screen.repeated_chunks;
     return end;
