@@ -102,25 +102,11 @@ void ChunkScreen::say(ProcessTrace& trace) const {
         "the trace's sequence numbers are too scattered to check for repeats (no process writes them so): it is "
         "damaged, and chunks repeated in it may have been read twice");
   }
-  size_t unrecorded = 0, named_by = 0;
+  ProcessTrace::RecordCounts& counts = trace.record_counts;
+  counts.process_records = process_records;
+  counts.program_events = program_events_;
   for (const auto& [id, events] : unseen_stacks_) {
-    if (!trace.stacks.count(id)) ++unrecorded, named_by += events;
-  }
-  if (unrecorded) {
-    problems.push_back(fmt::format(
-        "{} event(s) name {} stack(s) the trace never recorded, where the writer records each before its first use: "
-        "chunks of another trace were added, or the chunks that recorded them are lost",
-        named_by, unrecorded));
-  }
-  if (process_records > 1) {
-    problems.push_back(fmt::format(
-        "the trace holds {} process records, where the writer makes one: chunks of another process's trace were added "
-        "to it",
-        process_records));
-  } else if (process_records == 0 && program_events_) {
-    problems.push_back(
-        "the trace has events but no process record, which the writer puts in its first chunk: that chunk is "
-        "missing (the file was cut at its start or spliced), so its modules and first events are lost");
+    if (!trace.stacks.count(id)) ++counts.unrecorded_stacks, counts.unrecorded_stack_events += events;
   }
 }
 

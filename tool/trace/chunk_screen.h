@@ -10,6 +10,8 @@
 // - The writer records each stack before the first event that names it: events naming a stack the
 //   trace never recorded come from another trace (in versions before 7, whose checksums do not say
 //   which file a chunk belongs to) or lost the chunk that recorded it.
+// The last two are counted here and said by note_missing_records (run_integrity.h), for finished
+// traces only: a running process's unflushed buffers may hold those records yet.
 #pragma once
 
 #include <cstddef>
@@ -45,7 +47,8 @@ class ChunkScreen {
   // forked child may write before it could describe itself) need a process record, and the stacks
   // they name must be in `trace` by its end.
   void count(const std::vector<Event>& events, const ProcessTrace& trace);
-  // Problems found while indexing `trace`, said once at the end (in its problems).
+  // Problems found while indexing `trace`, said once at the end (in its problems), and the counts
+  // only a finished trace is judged by (its record_counts: run_integrity.cpp says them).
   void say(ProcessTrace& trace) const;
   // The content hashes of the chunks that held events, sorted: two traces that share one are
   // copies of one process's trace.

@@ -59,8 +59,8 @@ void drop_repeated_processes(std::vector<TraceFile>& loaded, report::Report& rep
   loaded = std::move(kept);
 }
 
-// Damage that only the whole trace shows: no process record at all, or no end record although the
-// launcher saw the process exit (exit processing always writes one; _exit an exit-call record).
+// Damage that only the whole trace shows (run_integrity.h). Exit processing always writes an end
+// record (_exit an exit-call record).
 void note_missing_records(const TraceFile& file, ProcessTrace& trace, const std::optional<RunInfo>& run,
                           bool snapshot) {
   // (A forked child whose first event is a crash has records but no process record: it could not
@@ -88,6 +88,23 @@ void note_missing_records(const TraceFile& file, ProcessTrace& trace, const std:
         "the trace is {} bytes, {} when the run ended: it was {} since (a copy or an upload cut short, or a "
         "process writing into a finished run); the report covers what the file holds now",
         st.st_size, noted->second, static_cast<uint64_t>(st.st_size) < noted->second ? "cut" : "written to"));
+  }
+  const ProcessTrace::RecordCounts& counts = trace.record_counts;
+  if (!snapshot && counts.unrecorded_stacks) {
+    trace.problems.push_back(fmt::format(
+        "{} event(s) name {} stack(s) the trace never recorded, where the writer records each before its first use: "
+        "chunks of another trace were added, or the chunks that recorded them are lost",
+        counts.unrecorded_stack_events, counts.unrecorded_stacks));
+  }
+  if (counts.process_records > 1) {
+    trace.problems.push_back(fmt::format(
+        "the trace holds {} process records, where the writer makes one: chunks of another process's trace were added "
+        "to it",
+        counts.process_records));
+  } else if (!snapshot && counts.process_records == 0 && counts.program_events) {
+    trace.problems.push_back(
+        "the trace has events but no process record, which the writer puts in its first chunk: that chunk is "
+        "missing (the file was cut at its start or spliced), so its modules and first events are lost");
   }
   // After its end record the writer closes every chunk it writes (version 6 on): a file whose last
   // record is not that mark was cut while the process exited (its static destructors' releases).

@@ -19,7 +19,10 @@ namespace cuaudit {
 // the one whose name is its pid; notes the others in `report`.
 void drop_repeated_processes(std::vector<TraceFile>& loaded, report::Report& report);
 
-// Adds to the trace's problems what only the whole trace shows.
+// Adds to the trace's problems what only the whole trace shows: a header alone, no end record though
+// the launcher saw the process exit, no closing mark, another size than run.json noted, no process
+// record or two, events naming stacks never recorded. `snapshot`: the process may still be running
+// (a snapshot, or one the program left running), and its unflushed buffers hold what is not there yet.
 void note_missing_records(const TraceFile& file, ProcessTrace& trace, const std::optional<RunInfo>& run, bool snapshot);
 
 }  // namespace cuaudit

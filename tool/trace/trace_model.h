@@ -364,6 +364,12 @@ struct ProcessTrace {
   // Which of the problems says the file ends inside a chunk: damage for a process that ended, the
   // chunk being written for one still running (`cuaudit snapshot`).
   std::optional<size_t> cut_short_problem;
+  // What only a finished trace can be judged by (tool/trace/chunk_screen.h counts it, run_integrity.cpp
+  // says it): process records read, events of the program's calls, and events naming a stack the
+  // trace never recorded. A running process's buffers may hold its first records yet.
+  struct RecordCounts {
+    size_t process_records = 0, program_events = 0, unrecorded_stacks = 0, unrecorded_stack_events = 0;
+  } record_counts;
 
   // Seconds from the process's start to monotonic time `ns`, as every report shows times. A trace
   // without its start time (written before it was recorded) counts from its first event or sample.

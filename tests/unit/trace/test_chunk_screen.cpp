@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
+
 #include <fstream>
 
 #include "analysis.h"
@@ -134,15 +136,46 @@ TEST_CASE("a chunk of another file fails its checksum, though its pid and thread
   CHECK(says(t, "failed their checksum"));
 }
 
-TEST_CASE("a trace holds one process record: none (its first chunk lost) or two (another's chunks) is said") {
+TEST_CASE("a trace holds one process record: none (its first chunk lost) or two (another's chunks) is counted") {
   const ProcessTrace lost = parse_trace(file_header() + kFirst + kSecond, "t.cutrace");
   CHECK(lost.events.size() == 3);
-  CHECK(says(lost, "events but no process record"));
+  CHECK(lost.record_counts.process_records == 0);
+  CHECK(lost.record_counts.program_events == 3);
   const ProcessTrace two = parse_trace(kStart + kFirst + chunk(process_record(78)) + kSecond, "t.cutrace");
-  CHECK(says(two, "holds 2 process records"));
+  CHECK(two.record_counts.process_records == 2);
   // A forked child whose first event was its crash could not describe itself: not damage.
   const ProcessTrace crashed = parse_trace(file_header() + chunk(signal_record(1)), "t.cutrace");
-  CHECK(crashed.problems.empty());
+  CHECK(crashed.record_counts.program_events == 0);
+  // An event naming a stack no record of the trace holds.
+  AllocRecord r{};
+  r.header = header_for<AllocRecord>(sizeof r);
+  r.seq = 4, r.time_ns = 11'000'000'400, r.stack_id = 0x5eed, r.api = static_cast<uint16_t>(Api::cudaMalloc);
+  std::string named;
+  put(named, r);
+  const ProcessTrace stackless = parse_trace(kStart + kFirst + chunk(named), "t.cutrace");
+  CHECK(stackless.record_counts.unrecorded_stacks == 1);
+  CHECK(stackless.record_counts.unrecorded_stack_events == 1);
+}
+
+TEST_CASE("no process record, two, or events naming unrecorded stacks: said of a finished run, not of a snapshot") {
+  char path[] = "/tmp/cuaudit-records-XXXXXX";
+  REQUIRE(mkdtemp(path) != nullptr);
+  const std::string dir = path;
+  std::ofstream(dir + "/trace-77.cutrace", std::ios::binary) << file_header() + kFirst + kSecond;
+  const report::Report finished = analyze_run_dir(dir, AnalysisOptions{});
+  CHECK(finished.incomplete);
+  REQUIRE(finished.processes.size() == 1);
+  const auto& notes = finished.processes[0].notes;
+  CHECK(std::any_of(notes.begin(), notes.end(),
+                    [](const std::string& n) { return n.find("events but no process record") != std::string::npos; }));
+  AnalysisOptions snapshot;
+  snapshot.snapshot = true;  // a running process: its first chunk may not be written yet
+  const report::Report running = analyze_run_dir(dir, snapshot);
+  REQUIRE(running.processes.size() == 1);
+  const auto& now = running.processes[0].notes;
+  CHECK(std::none_of(now.begin(), now.end(),
+                     [](const std::string& n) { return n.find("no process record") != std::string::npos; }));
+  remove_run_dir(dir);
 }
 
 TEST_CASE("a copy of a trace whose process record was changed or lost is found by its chunks of events") {
