@@ -28,7 +28,7 @@ import trace_mutations as tm  # noqa: E402
 
 # Golden runs of one process with checksummed traces ("@v7": a version-6 golden framed as version 7
 # writes it, its chunks sealed), and the run whose chunks are transplanted.
-DEFAULT_RUNS = ["watch-sampled-run@v7", "watch-torch-run@v7", "cupy-grow-run", "torch-cap-run", "jax-growth-run",
+DEFAULT_RUNS = ["demo-v7-run", "watch-sampled-run@v7", "watch-torch-run@v7", "cupy-grow-run", "torch-cap-run", "jax-growth-run",
                 "managed-ping-pong-run", "nvtx-pool-run", "fragmenting-pool-run", "kernel-access-run"]
 FOREIGN_RUN = "cupy-fragmentation-run"
 
