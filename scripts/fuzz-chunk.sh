@@ -28,8 +28,9 @@ failed_before=$(ls build-san/artifacts/"$harness" 2>/dev/null | wc -l)
 status=0
 FUZZ_SECONDS=$seconds FUZZ_CORPUS=$work/corpus scripts/fuzz.sh 100000000 "$harness" | tee "$work/chunk.log" ||
   status=$?
-inputs=$(grep -o 'stat::number_of_executed_units: [0-9]*' build-san/fuzz_"$harness".*.log | awk '{ s += $2 } END { print s + 0 }')
-took=$(grep -o '([0-9]* s,' "$work/chunk.log" | tr -dc 0-9)
+inputs=$( (grep -o 'stat::number_of_executed_units: [0-9]*' build-san/fuzz_"$harness".*.log || true) |
+  awk '{ s += $2 } END { print s + 0 }')
+took=$(grep -o '([0-9]* s,' "$work/chunk.log" | tr -dc 0-9 || true)  # none when it failed
 findings=$(($(ls build-san/artifacts/"$harness" 2>/dev/null | wc -l) - failed_before))
 # Only the inputs that add coverage are kept: the corpus stays small enough for the repository.
 build-san/bin/fuzz_"$harness" -merge=1 -rss_limit_mb=2048 -timeout=10 -max_len=262144 "$work/merged" "$work/corpus" \

@@ -28,6 +28,7 @@ for f in tests/fuzz/seeds/*.json tests/fixtures/*.json; do
   [ -f "$f" ] && cp "$f" "$seeds/report_json/" && cp "$f" "$seeds/baseline/"
 done
 cp tool/checks/builtin_allocators.supp "$seeds/suppressions/"
+cp tests/fuzz/seeds/run-dir-*.bin "$seeds/run_dir/" 2>/dev/null || true  # inputs a campaign found
 printf 'leak:^step(int)$\nmismatched_free:*\nheld_by_allocator:Pool:pool_\n' >"$seeds/suppressions/user.supp"
 # Whole run directories: each golden run's files joined as fuzz_run_dir.cpp reads them (its first
 # trace twice over: a parent and a copy), and the review's damaged directories.

@@ -30,7 +30,8 @@ void reap_ended_children();
 bool program_in_own_group();
 
 // In the forked child, before exec: a process group of its own, and death with cuaudit (SIGKILL
-// when `parent` ends), since a stop to cuaudit's group no longer reaches it.
+// when `parent` ends), since a stop to cuaudit's group no longer reaches it. PR_SET_PDEATHSIG
+// follows the thread that forked: fork on cuaudit's main thread (run_program does).
 void enter_own_group(pid_t parent);
 
 }  // namespace cuaudit

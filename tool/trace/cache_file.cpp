@@ -20,7 +20,9 @@ bool read_cache_document(const std::string& path, const char* schema, const char
     error = unreadable_cache(path, what, e);
     return false;
   }
-  if (!doc->is_object() || doc->value("schema", "") != schema) {
+  // `value` throws when the key holds another type ("schema": null, found by fuzz_run_dir).
+  const auto named = doc->is_object() ? doc->find("schema") : doc->end();
+  if (!doc->is_object() || named == doc->end() || !named->is_string() || *named != schema) {
     error = fmt::format("{} is not a cuaudit {} (schema {})", path, what, schema);
     doc.reset();
     return false;
