@@ -32,11 +32,12 @@ bool ChunkScreen::repeats_earlier(size_t pos, const ChunkHeader& chunk, const ch
   return false;
 }
 
-bool ChunkScreen::claim(const std::vector<uint64_t>& seqs, uint64_t earliest_ns, size_t events) {
+bool ChunkScreen::claim(const ChunkMarks::Added& added, size_t events) {
+  const std::vector<uint64_t>& seqs = added.seqs;
   // A forked child's first event comes just before its process record (the event opens the trace):
   // a second of slack.
   constexpr uint64_t kSlackNs = 1'000'000'000;
-  const bool early = start_ns_ > kSlackNs && earliest_ns < start_ns_ - kSlackNs;
+  const bool early = start_ns_ > kSlackNs && added.earliest_ns < start_ns_ - kSlackNs;
   if (early || std::any_of(seqs.begin(), seqs.end(), [&](uint64_t s) { return seqs_.contains(s); })) {
     ++(early ? early_chunks_ : foreign_chunks_);
     foreign_events_ += events;
@@ -110,28 +111,19 @@ void ChunkScreen::say(ProcessTrace& trace) const {
   }
 }
 
-std::vector<uint64_t> ChunkMarks::sequences(const ProcessTrace& t) const {
-  std::vector<uint64_t> seqs;
-  seqs.reserve(t.events.size());
-  for (const Event& e : t.events) seqs.push_back(e.seq);
-  if (t.samples_thinned == thinned_ && t.samples.size() >= samples_) {
-    for (size_t i = samples_; i < t.samples.size(); ++i) seqs.push_back(t.samples[i].seq);
-  }
-  for (size_t i = states_; i < t.device_states.size(); ++i) seqs.push_back(t.device_states[i].seq);
-  return seqs;
-}
-
-uint64_t ChunkMarks::earliest_ns(const ProcessTrace& t) const {
-  uint64_t earliest = UINT64_MAX;
-  const auto take = [&](uint64_t ns) {
-    if (ns) earliest = std::min(earliest, ns);  // a graph's change has no time
+ChunkMarks::Added ChunkMarks::added(const ProcessTrace& t) const {
+  Added out;
+  out.seqs.reserve(t.events.size());
+  const auto take = [&](uint64_t seq, uint64_t ns) {
+    out.seqs.push_back(seq);
+    if (ns) out.earliest_ns = std::min(out.earliest_ns, ns);  // a graph's change has no time
   };
-  for (const Event& e : t.events) take(e.time_ns);
+  for (const Event& e : t.events) take(e.seq, e.time_ns);
   if (t.samples_thinned == thinned_ && t.samples.size() >= samples_) {
-    for (size_t i = samples_; i < t.samples.size(); ++i) take(t.samples[i].time_ns);
+    for (size_t i = samples_; i < t.samples.size(); ++i) take(t.samples[i].seq, t.samples[i].time_ns);
   }
-  for (size_t i = states_; i < t.device_states.size(); ++i) take(t.device_states[i].time_ns);
-  return earliest;
+  for (size_t i = states_; i < t.device_states.size(); ++i) take(t.device_states[i].seq, t.device_states[i].time_ns);
+  return out;
 }
 
 void ChunkMarks::undo(ProcessTrace& t) const {

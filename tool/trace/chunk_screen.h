@@ -28,16 +28,40 @@ namespace cuaudit {
 
 class TraceBytes;
 
+// What a chunk added to the trace's lists, so that a chunk set aside can be taken back out: its
+// events (all of ProcessTrace::events while a chunk is indexed), samples, device states and
+// shared-memory facts.
+class ChunkMarks {
+ public:
+  explicit ChunkMarks(const ProcessTrace& t)
+      : samples_(t.samples.size()),
+        thinned_(t.samples_thinned),
+        states_(t.device_states.size()),
+        shared_(t.shared_memory.size()) {}
+  // The sequence numbers the chunk's own records took (a shared-memory fact shares its allocation's)
+  // and the earliest of their times (UINT64_MAX: none has one), from one walk. Samples merged while
+  // the chunk was read (a long run's timeline thinned) are not among them.
+  struct Added {
+    std::vector<uint64_t> seqs;
+    uint64_t earliest_ns = UINT64_MAX;
+  };
+  Added added(const ProcessTrace& t) const;
+  void undo(ProcessTrace& t) const;
+
+ private:
+  size_t samples_, thinned_, states_, shared_;
+};
+
 class ChunkScreen {
  public:
   // A chunk's reading begins (what was hashed of the one before is forgotten).
   void start_chunk() { last_hash_bytes_ = SIZE_MAX; }
   // Is the chunk at `pos` (its header, and its payload read already) the same bytes as an earlier one?
   bool repeats_earlier(size_t pos, const trace::ChunkHeader& chunk, const char* payload, TraceBytes& bytes);
-  // A chunk's sequence numbers and its earliest time: true (and the numbers remembered) when none
+  // What a chunk added (its sequence numbers and earliest time): true (and the numbers remembered) when none
   // was read before and it began after the process did; else the chunk is set aside (counted with
   // its `events`).
-  bool claim(const std::vector<uint64_t>& seqs, uint64_t earliest_ns, size_t events);
+  bool claim(const ChunkMarks::Added& added, size_t events);
   // The process began (its record's monotonic time): a chunk of an earlier time is another's.
   void set_process_start(uint64_t monotonic_ns) { start_ns_ = monotonic_ns; }
   // What the chunk's content hash is (for finding copies of a trace: fingerprints()).
@@ -74,27 +98,6 @@ class ChunkScreen {
   std::vector<uint64_t> fingerprints_;
   uint64_t last_hash_ = 0;  // of the payload repeats_earlier saw last, of last_hash_bytes_
   size_t last_hash_bytes_ = SIZE_MAX;
-};
-
-// What a chunk added to the trace's lists, so that a chunk set aside can be taken back out: its
-// events (all of ProcessTrace::events while a chunk is indexed), samples, device states and
-// shared-memory facts.
-class ChunkMarks {
- public:
-  explicit ChunkMarks(const ProcessTrace& t)
-      : samples_(t.samples.size()),
-        thinned_(t.samples_thinned),
-        states_(t.device_states.size()),
-        shared_(t.shared_memory.size()) {}
-  // The sequence numbers the chunk's own records took (a shared-memory fact shares its allocation's).
-  // Samples merged while the chunk was read (a long run's timeline thinned) are not among them.
-  std::vector<uint64_t> sequences(const ProcessTrace& t) const;
-  // The earliest time of the chunk's events, samples and device states (UINT64_MAX: none has one).
-  uint64_t earliest_ns(const ProcessTrace& t) const;
-  void undo(ProcessTrace& t) const;
-
- private:
-  size_t samples_, thinned_, states_, shared_;
 };
 
 }  // namespace cuaudit

@@ -214,7 +214,7 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
 void TraceFile::keep_chunk(Chunk info, const char* data, const ChunkMarks& marks, RecordParser& parser,
                            ChunkScreen& screen) {
   ProcessTrace& out = metadata_;
-  if (!screen.claim(marks.sequences(out), marks.earliest_ns(out), out.events.size())) {  // as if never read
+  if (!screen.claim(marks.added(out), out.events.size())) {  // as if never read
     marks.undo(out);
     parser.set_compact_state(info.tid, info.compact);
     return;
