@@ -9,6 +9,7 @@
 # Usage: scripts/fuzz-chunk.sh HARNESS [SECONDS]   (trace_reader report_json suppressions baseline run_dir)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/fuzz-limits.sh
 harness=${1:?usage: scripts/fuzz-chunk.sh HARNESS [SECONDS]}
 seconds=${2:-2400}
 case "$harness" in trace_reader | report_json | suppressions | baseline | run_dir) ;;
@@ -33,7 +34,7 @@ inputs=$( (grep -o 'stat::number_of_executed_units: [0-9]*' build-san/fuzz_"$har
 took=$(grep -o '([0-9]* s,' "$work/chunk.log" | tr -dc 0-9 || true)  # none when it failed
 findings=$(($(ls build-san/artifacts/"$harness" 2>/dev/null | wc -l) - failed_before))
 # Only the inputs that add coverage are kept: the corpus stays small enough for the repository.
-build-san/bin/fuzz_"$harness" -merge=1 -rss_limit_mb=2048 -timeout=10 -max_len=262144 "$work/merged" "$work/corpus" \
+build-san/bin/fuzz_"$harness" -merge=1 -rss_limit_mb=2048 -timeout=10 -max_len="$(fuzz_max_len "$harness")" "$work/merged" "$work/corpus" \
   >"$work/merge.log" 2>&1
 units=$(ls "$work/merged" | wc -l)
 mkdir -p tests/fuzz/corpus

@@ -12,6 +12,7 @@
 # that corpus instead of build-san/corpus/HARNESS (scripts/fuzz-chunk.sh's, kept in the repository).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/fuzz-limits.sh
 runs=${1:-2000}
 shift $(($# > 0 ? 1 : 0))
 harnesses=("$@")
@@ -30,26 +31,9 @@ done
 cp tool/checks/builtin_allocators.supp "$seeds/suppressions/"
 cp tests/fuzz/seeds/run-dir-*.bin "$seeds/run_dir/" 2>/dev/null || true  # inputs a campaign found
 printf 'leak:^step(int)$\nmismatched_free:*\nheld_by_allocator:Pool:pool_\n' >"$seeds/suppressions/user.supp"
-# Whole run directories: each golden run's files joined as fuzz_run_dir.cpp reads them (its first
-# trace twice over: a parent and a copy), and the review's damaged directories.
-python3 - "$seeds/run_dir" tests/golden <<'PY'
-import os, sys
-out, golden = sys.argv[1], sys.argv[2]
-sep = b"\n--cuaudit-file--\n"
-names = ["run.json", "symbols.json", "call_sites.json", "kernel-access.json"]
-for run in sorted(os.listdir(golden)):
-    d = os.path.join(golden, run)
-    traces = sorted(f for f in os.listdir(d) if f.endswith(".cutrace")) if os.path.isdir(d) else []
-    if not traces:
-        continue
-    read = lambda f: open(os.path.join(d, f), "rb").read() if os.path.isfile(os.path.join(d, f)) else b""
-    first = read(traces[0])
-    second = read(traces[1]) if len(traces) > 1 else first
-    torch = next((f for f in os.listdir(d) if f.startswith("torch-blocks-")), None)
-    parts = [first, second] + [read(n) for n in names] + [read(torch) if torch else b"", b""]
-    open(os.path.join(out, run), "wb").write(sep.join(parts))
-    open(os.path.join(out, run + "-header-only"), "wb").write(sep.join([first[:24], b""] + parts[2:]))
-PY
+# Whole run directories, as fuzz_run_dir.cpp reads them, within its longest input (a long run's
+# traces cut, and sampled: tests/fuzz/run_dir_seeds.py).
+python3 tests/fuzz/run_dir_seeds.py "$seeds/run_dir" tests/golden "$(fuzz_max_len run_dir)"
 status=0
 for harness in "${harnesses[@]}"; do
   corpus=${FUZZ_CORPUS:-build-san/corpus/$harness}
@@ -65,7 +49,7 @@ for harness in "${harnesses[@]}"; do
   harness_flags=()
   [[ $harness == run_dir ]] && harness_flags=(-entropic=0)
   for ((job = 0; job < jobs; job++)); do
-    build-san/bin/fuzz_$harness "${harness_flags[@]}" -runs=$((runs / jobs)) -max_total_time=${FUZZ_SECONDS:-0} -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
+    build-san/bin/fuzz_$harness "${harness_flags[@]}" -runs=$((runs / jobs)) -max_total_time=${FUZZ_SECONDS:-0} -timeout=10 -rss_limit_mb=2048 -max_len="$(fuzz_max_len "$harness")" \
       ${FUZZ_FLAGS:-} -artifact_prefix="$artifacts" -print_final_stats=1 "$corpus" "$seeds/$harness" \
       >"build-san/fuzz_$harness.$job.log" 2>&1 &
     pids+=($!)
