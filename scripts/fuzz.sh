@@ -28,7 +28,7 @@ cp tests/golden/*/trace-*.cutrace tests/golden/*/*/trace-*.cutrace "$seeds/trace
 for f in tests/fuzz/seeds/*.json tests/fixtures/*.json; do
   [ -f "$f" ] && cp "$f" "$seeds/report_json/" && cp "$f" "$seeds/baseline/"
 done
-cp tool/checks/builtin_allocators.supp "$seeds/suppressions/"
+cp tool/checks/builtin_allocators.supp tests/fuzz/seeds/*.supp "$seeds/suppressions/"
 cp tests/fuzz/seeds/run-dir-*.bin "$seeds/run_dir/" 2>/dev/null || true  # inputs a campaign found
 printf 'leak:^step(int)$\nmismatched_free:*\nheld_by_allocator:Pool:pool_\n' >"$seeds/suppressions/user.supp"
 # Whole run directories, as fuzz_run_dir.cpp reads them, within its longest input (a long run's

@@ -12,7 +12,7 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 build_only=false
 [ "${1:-}" = "--build-only" ] && build_only=true
-packages=(cmake ninja-build g++ python3 libboost-stacktrace-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcapstone-dev libdw-dev)
+packages=(cmake ninja-build g++ python3 libboost-stacktrace-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcapstone-dev libdw-dev libexpat1-dev)
 # valgrind: callgrind counts the CPU benchmark's instructions (bench/cpu/run_cpu_bench.sh); prometheus (and
 # its promtool): the metrics test scrapes cuaudit --metrics with a real server (tests/metrics/);
 # libxml2-utils: xmllint validates the JUnit files against Jenkins' schema.

@@ -387,7 +387,7 @@ void finish_report(RunState& state, const AnalysisOptions& options, report::Repo
   state.rules.apply(report.findings);
   for (const SuppressionRule& r : state.rules.rules()) {
     if (r.builtin && r.hits == 0) continue;  // the shipped rules are listed where they matched
-    report.suppressions.push_back({r.text(), r.file, r.line, r.hits, r.bytes});
+    report.suppressions.push_back({r.table_text(), r.file, r.line, r.hits, r.bytes});
   }
   if (state.rules.has_keep_rules())  // what the allow-list left out, counted as a rule of its own
     report.suppressions.push_back(

@@ -19,8 +19,10 @@
 namespace cuaudit {
 namespace {
 
-// A pattern's bytes, `\` escapes read: a literal byte, or kAnyRun for an unescaped `*`.
+// A pattern's bytes, `\` escapes read: a literal byte, or kAnyRun for an unescaped `*` (kAnyOne
+// for `?`, in a block's frame lines).
 constexpr int kAnyRun = -1;
+constexpr int kAnyOne = -2;
 
 // The escapes the text report writes for what a terminal must not see (report::visible): `\xHH` a
 // byte, `\u{HHHH}` a code point (its UTF-8 bytes), `\n` a newline; so that a name the report
@@ -48,7 +50,7 @@ std::optional<std::pair<std::string, size_t>> text_report_escape(std::string_vie
   return std::nullopt;
 }
 
-std::vector<int> pattern_units(std::string_view pattern) {
+std::vector<int> pattern_units(std::string_view pattern, bool any_one = false) {
   std::vector<int> units;
   units.reserve(pattern.size());
   for (size_t i = 0; i < pattern.size(); ++i) {
@@ -60,7 +62,9 @@ std::vector<int> pattern_units(std::string_view pattern) {
       }
       units.push_back(static_cast<unsigned char>(pattern[++i]));
     } else {
-      units.push_back(pattern[i] == '*' ? kAnyRun : static_cast<unsigned char>(pattern[i]));
+      units.push_back(pattern[i] == '*'              ? kAnyRun
+                      : pattern[i] == '?' && any_one ? kAnyOne
+                                                     : static_cast<unsigned char>(pattern[i]));
     }
   }
   return units;
@@ -73,7 +77,7 @@ bool glob_matches(const std::vector<int>& pattern, std::string_view text) {
     if (p < pattern.size() && pattern[p] == kAnyRun) {
       star = p++;
       resume = t;
-    } else if (p < pattern.size() && pattern[p] == static_cast<unsigned char>(text[t])) {
+    } else if (p < pattern.size() && (pattern[p] == static_cast<unsigned char>(text[t]) || pattern[p] == kAnyOne)) {
       ++p, ++t;
     } else if (star != std::string_view::npos) {
       p = star + 1;
@@ -117,6 +121,7 @@ bool rule_matches(const SuppressionRule& rule, report::FindingKind kind, const s
                                      : report::finding_kind_info(kind).suppressible;
   if (!kind_fits) return false;
   auto frames_match = [&](const std::vector<report::Frame>& stack) {
+    if (!rule.frames.empty()) return frames_match_sequence(rule.frames, stack);
     return std::any_of(stack.begin(), stack.end(), [&](const report::Frame& fr) {
       return matches_suppression_pattern(rule.pattern, fr.function) ||
              matches_suppression_pattern(rule.pattern, fr.file) || matches_suppression_pattern(rule.pattern, fr.module);
@@ -137,8 +142,15 @@ const char* builtin_allocator_rules() { return kBuiltinRules; }
 
 std::string SuppressionRule::text() const {
   if (keep) return "keep:" + pattern;
-  const char* name = kind ? report::finding_kind_key(*kind) : "*";
-  return allocator.empty() ? fmt::format("{}:{}", name, pattern) : fmt::format("{}:{}:{}", name, allocator, pattern);
+  const char* key = kind ? report::finding_kind_key(*kind) : "*";
+  if (!frames.empty()) return fmt::format("{}:{{{}}}", key, name);
+  return allocator.empty() ? fmt::format("{}:{}", key, pattern) : fmt::format("{}:{}:{}", key, allocator, pattern);
+}
+
+std::string SuppressionRule::table_text() const {
+  if (!max_hits) return text();
+  return past_limit ? fmt::format("{} (max-hits {}, {} more reported)", text(), max_hits, past_limit)
+                    : fmt::format("{} (max-hits {})", text(), max_hits);
 }
 
 bool matches_suppression_pattern(std::string_view pattern, std::string_view text) {
@@ -150,6 +162,10 @@ bool matches_suppression_pattern(std::string_view pattern, std::string_view text
   if (!anchored_start) glob.insert(glob.begin(), kAnyRun);
   if (!anchored_end) glob.push_back(kAnyRun);
   return glob_matches(glob, text);
+}
+
+bool matches_whole_name(std::string_view pattern, std::string_view text) {
+  return !pattern.empty() && glob_matches(pattern_units(pattern, true), text);
 }
 
 void Suppressions::load_file(const std::string& path) {
@@ -166,20 +182,79 @@ void Suppressions::load_file(const std::string& path) {
   load_text(text.str(), path);
 }
 
+namespace {
+
+// The kind a suppression names: `*` (nullopt) or a kind that can be suppressed; else refused.
+std::optional<report::FindingKind> suppressed_kind(const std::string& kind, const std::string& where,
+                                                   const std::string& rule) {
+  const auto known = report::finding_kind_from_key(kind);
+  if (kind == "*" || (known && report::finding_kind_info(*known).suppressible)) return known;
+  std::string kinds;
+  for (const auto& k : report::kFindingKinds) {
+    if (k.suppressible) kinds += std::string(k.key) + ", ";
+  }
+  throw std::runtime_error(
+      fmt::format("{}: `{}` is not a suppression; write KIND:PATTERN with KIND one of "
+                  "{}or *, held_by_allocator:NAME:PATTERN, keep:PATTERN, or a {{ }} block",
+                  where, rule, kinds));
+}
+
+// The lines of the block that opens at `open_line` (comments and blanks out), up to its `}`.
+std::vector<std::pair<int, std::string>> block_lines(std::istringstream& in, int& number, const std::string& origin,
+                                                     int open_line) {
+  std::vector<std::pair<int, std::string>> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    ++number;
+    std::string text = trim(without_comment(line));
+    if (text == "}") return lines;
+    if (!text.empty()) lines.emplace_back(number, std::move(text));
+  }
+  throw std::runtime_error(fmt::format("{}:{}: the block opened here has no closing `}}`", origin, open_line));
+}
+
+// An XML file where rules were expected: compute-sanitizer's saved records, most likely.
+bool looks_like_xml(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return false;
+  return text.compare(first, 5, "<?xml") == 0 || text.compare(first, 23, "<ComputeSanitizerOutput") == 0;
+}
+
+}  // namespace
+
 void Suppressions::load_text(const std::string& text, const std::string& origin, bool builtin) {
+  if (looks_like_xml(text)) {
+    throw std::runtime_error(
+        fmt::format("{} is XML, not a suppression file: compute-sanitizer's records (--xml --save) become rules with "
+                    "`cuaudit suppressions import {} > FILE.supp`; then give --suppressions FILE.supp",
+                    origin, origin));
+  }
   std::istringstream in(text);
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     const std::string rule = trim(without_comment(line));
     if (rule.empty()) continue;
+    const std::string where = fmt::format("{}:{}", origin, number);
+    if (rule == "{") {  // valgrind's block: a name, a kind, frame lines
+      const int open_line = number;
+      SuppressionBlock block = parse_suppression_block(block_lines(in, number, origin, open_line), origin, open_line);
+      SuppressionRule r{suppressed_kind(block.kind, fmt::format("{}:{}", origin, block.kind_line), block.kind), "", "",
+                        origin, open_line};
+      r.name = std::move(block.name);
+      r.frames = std::move(block.frames);
+      r.max_hits = block.max_hits;
+      r.builtin = builtin;
+      add(std::move(r));
+      continue;
+    }
     const auto colon = rule.find(':');
     const std::string kind = colon == std::string::npos ? std::string() : trim(rule.substr(0, colon));
     std::string pattern = colon == std::string::npos ? std::string() : trim(rule.substr(colon + 1));
     std::string allocator;
-    const auto known = report::finding_kind_from_key(kind);
+    auto known = report::finding_kind_from_key(kind);
     if (kind == "keep") {  // keep:PATTERN, an allow-list rule
       if (pattern.empty())
-        throw std::runtime_error(fmt::format("{}:{}: `{}` keeps nothing; write keep:PATTERN", origin, number, rule));
+        throw std::runtime_error(fmt::format("{}: `{}` keeps nothing; write keep:PATTERN", where, rule));
       SuppressionRule r{std::nullopt, pattern, "", origin, number};
       r.keep = true;
       add(std::move(r));
@@ -191,20 +266,10 @@ void Suppressions::load_text(const std::string& text, const std::string& origin,
       pattern = second == std::string::npos ? std::string() : trim(pattern.substr(second + 1));
       if (allocator.empty() || pattern.empty()) {
         throw std::runtime_error(
-            fmt::format("{}:{}: `{}` is not a rule; write held_by_allocator:NAME:PATTERN", origin, number, rule));
+            fmt::format("{}: `{}` is not a rule; write held_by_allocator:NAME:PATTERN", where, rule));
       }
     } else {
-      if (colon == std::string::npos || pattern.empty() ||
-          (kind != "*" && !(known && report::finding_kind_info(*known).suppressible))) {
-        std::string kinds;
-        for (const auto& k : report::kFindingKinds) {
-          if (k.suppressible) kinds += std::string(k.key) + ", ";
-        }
-        throw std::runtime_error(
-            fmt::format("{}:{}: `{}` is not a suppression; write KIND:PATTERN with KIND one of "
-                        "{}or *, held_by_allocator:NAME:PATTERN, or keep:PATTERN",
-                        origin, number, rule, kinds));
-      }
+      known = suppressed_kind(colon == std::string::npos || pattern.empty() ? std::string() : kind, where, rule);
     }
     SuppressionRule r{known, pattern, allocator, origin, number};
     r.builtin = builtin;
@@ -224,6 +289,10 @@ void Suppressions::apply(std::vector<report::Finding>& findings) {
     if (f.suppressed) continue;
     for (SuppressionRule& rule : rules_) {
       if (rule.holds_by_allocator() || rule.keep || !rule_matches(rule, f.kind, f.stack, f.related)) continue;
+      if (rule.max_hits && rule.hits >= rule.max_hits) {  // past its limit: reported, and said in the table
+        ++rule.past_limit;
+        continue;
+      }
       ++rule.hits;
       rule.bytes += f.bytes;
       f.suppressed = true;

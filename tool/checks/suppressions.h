@@ -10,6 +10,9 @@
 // `keep:PATTERN` (or `--keep-only PATTERN`) turns the list around, as an allow-list: once there is
 // one, a finding whose stacks match no keep rule is suppressed ("report only what goes through my
 // code"), whatever its kind, as long as that kind can be suppressed at all.
+//
+// A `{ ... }` block (valgrind's form, suppression_blocks.h) names frames from the top of the stack
+// in order, and may limit how many findings it hides (max-hits).
 #pragma once
 
 #include <cstdint>
@@ -20,11 +23,14 @@
 #include <optional>
 
 #include "report_model.h"
+#include "suppression_blocks.h"
 
 namespace cuaudit {
 
 // LeakSanitizer's rules: `*` wildcard, `^` and `$` anchors, substring match otherwise.
 bool matches_suppression_pattern(std::string_view pattern, std::string_view text);
+// valgrind's frame lines: the whole of `text`, `*` any run and `?` any one byte (the same escapes).
+bool matches_whole_name(std::string_view pattern, std::string_view text);
 
 struct SuppressionRule {
   // KIND:PATTERN suppresses findings of that kind (nullopt: `*`, every suppressible kind);
@@ -38,9 +44,20 @@ struct SuppressionRule {
   uint64_t bytes = 0;    // their bytes
   bool builtin = false;  // one of cuaudit's own rules
   bool keep = false;     // keep:PATTERN: hits are the findings it kept
+  // A `{ ... }` block: its name and frame lines (matched from frame #0 instead of `pattern`
+  // anywhere), and at most how many findings it hides (0: no limit); findings it matched past the
+  // limit, reported.
+  std::string name;
+  std::vector<FrameLine> frames;
+  uint64_t max_hits = 0;
+  uint64_t past_limit = 0;
 
   bool holds_by_allocator() const { return kind == report::FindingKind::HeldByAllocator; }
-  std::string text() const;  // as written: "leak:upload", "held_by_allocator:PyTorch:CUDACachingAllocator"
+  // As written: "leak:upload", "held_by_allocator:PyTorch:CUDACachingAllocator"; a block by its
+  // kind and name, "leak:{vendor-init}".
+  std::string text() const;
+  // text() with the limit, for the "Suppressions used" table: "leak:{x} (max-hits 1, 2 more reported)".
+  std::string table_text() const;
 };
 
 class Suppressions {

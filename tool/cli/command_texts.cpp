@@ -15,7 +15,8 @@ constexpr const char* kRunUsage =
     "       cuaudit report [options] RUN_DIR\n"
     "       cuaudit snapshot [options] RUN_DIR|PID\n"
     "       cuaudit merge [options] REPORT...\n"
-    "       cuaudit diff [options] OLD NEW\n";
+    "       cuaudit diff [options] OLD NEW\n"
+    "       cuaudit suppressions import FILE.xml\n";
 
 constexpr const char* kRunFooter =
     "Commands:\n"
@@ -25,6 +26,8 @@ constexpr const char* kRunFooter =
     "           without stopping it: what is live by site, growth so far, the timeline so far\n"
     "  merge    one report from the per-rank reports of an MPI or Slurm job\n"
     "  diff     compare two JSON reports: new, still present and fixed findings\n"
+    "  suppressions import\n"
+    "           compute-sanitizer's saved records (--xml yes --save FILE) as cuaudit suppressions\n"
     "Run `cuaudit COMMAND --help` for a command's options.\n\n"
     "Defaults: options in CUAUDIT_OPTIONS (for example \"--error-exitcode 1 --suppressions ci.supp\") come\n"
     "before the command line's, which override them.\n\n"
@@ -48,6 +51,11 @@ constexpr const char* kDiffFooter =
     "either report is incomplete; 125 when a report cannot be read; 2 for a bad command line.\n"
     "See docs/EXIT_CODES.md.";
 
+constexpr const char* kSuppressionsFooter =
+    "The rules go to standard output (`> FILE.supp`, then --suppressions FILE.supp); what had no\n"
+    "counterpart in cuaudit is listed in it as comments. See docs/SUPPRESSIONS.md.\n\n"
+    "Exit status: 0; 2 for a bad command line or a file that is not compute-sanitizer's XML.";
+
 constexpr CommandText kCommands[] = {
     {Command::Snapshot, "snapshot", "cuaudit snapshot",
      "cuaudit snapshot: the report as of now of a program running under cuaudit, without stopping it",
@@ -61,6 +69,9 @@ constexpr CommandText kCommands[] = {
     {Command::Diff, "diff", "cuaudit diff",
      "cuaudit diff: compare two JSON reports: new, still present and fixed findings",
      "Usage: cuaudit diff [options] OLD NEW\n", kDiffFooter},
+    {Command::Suppressions, "suppressions", "cuaudit suppressions",
+     "cuaudit suppressions: cuaudit suppressions from compute-sanitizer's XML records",
+     "Usage: cuaudit suppressions import FILE.xml\n", kSuppressionsFooter},
     {Command::Run, "run", "cuaudit", "cuaudit: find CUDA memory leaks and misuse in a program", kRunUsage, kRunFooter},
 };
 

@@ -34,6 +34,7 @@
 #include "safe_file.h"
 #include "signal_forwarding.h"
 #include "suppressions.h"
+#include "suppressions_command.h"
 #include "text_report.h"
 
 namespace cuaudit {
@@ -450,6 +451,8 @@ int main(int argc, char** argv) {
       return merge_command(options);
     case Command::Diff:
       return diff_command(options);
+    case Command::Suppressions:
+      return suppressions_command(options);
     case Command::Run:
       break;
   }

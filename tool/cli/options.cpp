@@ -271,6 +271,10 @@ void add_command_options(CLI::App& app, Command command, Options& o) {
       app.add_option("OLD", o.analysis.baseline_file, "the earlier JSON report (or --output directory)")->required();
       app.add_option("NEW", o.run_dir, "the later JSON report (or --output directory)")->required();
       return;
+    case Command::Suppressions:
+      app.add_option("ACTION", o.suppressions_action, "import: read compute-sanitizer's records")->required();
+      app.add_option("FILE", o.suppressions_input, "a file of compute-sanitizer --xml yes --save FILE")->required();
+      return;
     case Command::Merge:
       app.add_option("--json", o.out.json_file, "write the merged JSON report to FILE");
       app.add_option("--sarif", o.out.sarif_file, "write the merged report as SARIF 2.1.0 to FILE");
@@ -403,7 +407,7 @@ std::optional<int> help_command(int argc, char** argv, Options& o) {
     if (!command_named(argv[2])) {
       const auto guess = closest_word(argv[2], command_words());
       std::cerr << "cuaudit: no command " << argv[2] << (guess ? " (did you mean " + *guess + "?)" : std::string())
-                << "\nThe commands: run, report, snapshot, merge, diff. Run `cuaudit --help`.\n";
+                << "\nThe commands: run, report, snapshot, merge, diff, suppressions. Run `cuaudit --help`.\n";
       return kExitUsage;
     }
     words.emplace_back(argv[2]);

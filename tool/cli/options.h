@@ -14,7 +14,7 @@
 
 namespace cuaudit {
 
-enum class Command { Run, Report, Snapshot, Merge, Diff };
+enum class Command { Run, Report, Snapshot, Merge, Diff, Suppressions };
 
 // How a report is written, for every command that writes one (run, report, snapshot, merge;
 // diff reads error_exitcode only).
@@ -93,6 +93,9 @@ struct Options {
   std::string run_dir;
   // merge
   std::vector<std::string> merge_inputs;
+  // suppressions: what to do (import) and the file it reads
+  std::string suppressions_action;
+  std::string suppressions_input;
   // What set the options, for the report ("options in effect"): CUAUDIT_OPTIONS's words, then the
   // command line's up to the program.
   std::vector<std::string> options_from_environment;

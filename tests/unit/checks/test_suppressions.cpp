@@ -124,8 +124,8 @@ TEST_CASE("a generated rule is no broader than its finding: `*`, `#` and `\\` in
 TEST_CASE("a generated rule for a name with control, bidi or C1 characters matches it, as the text report prints it") {
   // The review's names (2026-12-04, F14): a tab, a bidi override, a C1 control, a newline, a byte of
   // invalid UTF-8. The rule is printable (the escapes the text report shows) and matches the name.
-  for (const std::string name : {std::string("tab\tx"), std::string("a\u202eb"), std::string("c\u0085d"),
-                                 std::string("two\nlines"), std::string("bad\xff") + "byte", std::string("plain")}) {
+  for (const std::string& name : {std::string("tab\tx"), std::string("a\u202eb"), std::string("c\u0085d"),
+                                  std::string("two\nlines"), std::string("bad\xff") + "byte", std::string("plain")}) {
     CAPTURE(name);
     const std::string rule = suggest_suppression(finding("leak", name, "demo.cu"));
     CHECK(report::visible(rule) == rule);  // what the text report prints is the rule itself
