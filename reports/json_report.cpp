@@ -289,6 +289,8 @@ json report_to_json(const Report& report) {
   if (!report.merged_from.empty()) doc["merged_from"] = report.merged_from;
   doc["options"] = {{"environment", report.options_from_environment},
                     {"command_line", report.options_from_command_line}};
+  if (!report.options_file.empty())
+    doc["options"]["file"] = {{"path", report.options_file}, {"options", report.options_from_file}};
   return doc;
 }
 

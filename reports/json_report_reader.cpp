@@ -289,6 +289,10 @@ Report report_from_checked_json(const json& doc) {
   if (const json& options = member(doc, "options", "report"); !options.is_null()) {  // older reports lack it
     r.options_from_environment = get_texts(options, "environment", "options");
     r.options_from_command_line = get_texts(options, "command_line", "options");
+    if (const json& file = member(options, "file", "options"); !file.is_null()) {
+      r.options_file = get_text(file, "path", "options file");
+      r.options_from_file = get_texts(file, "options", "options file");
+    }
   }
   return r;
 }

@@ -359,7 +359,10 @@ struct Report {
   std::optional<BaselineResult> baseline;
   Timeline timeline;                     // empty when the run recorded no memory samples
   std::vector<std::string> merged_from;  // `cuaudit merge`: the input reports, in rank order
-  // The options in effect: CUAUDIT_OPTIONS's words, then the command line's (without the program).
+  // The options in effect: the options file's words (.cuauditrc, its path), CUAUDIT_OPTIONS's,
+  // then the command line's (without the program).
+  std::string options_file;
+  std::vector<std::string> options_from_file;
   std::vector<std::string> options_from_environment;
   std::vector<std::string> options_from_command_line;
   // Only when asked for (--perfetto): each allocation's life, up to a limit; the rest counted.

@@ -355,6 +355,8 @@ std::string render_text(const Report& report, const TextOptions& options) {
   const uint64_t main_pid = report.processes.empty() ? 0 : report.processes.front().pid;
   Writer head(fmt::format("=={}==", main_pid), options.colour);
   head.line(fmt::format("cuaudit {}: CUDA leak and misuse checker", report.tool_version));
+  if (!report.options_file.empty())
+    head.line(fmt::format("options from {}: {}", report.options_file, join_words(report.options_from_file)));
   if (!report.options_from_environment.empty())
     head.line("options from CUAUDIT_OPTIONS: " + join_words(report.options_from_environment));
   for (const auto& note : report.notes) head.line("note: " + note);

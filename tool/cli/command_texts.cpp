@@ -29,15 +29,16 @@ constexpr const char* kRunFooter =
     "  suppressions import\n"
     "           compute-sanitizer's saved records (--xml yes --save FILE) as cuaudit suppressions\n"
     "Run `cuaudit COMMAND --help` for a command's options.\n\n"
-    "Defaults: options in CUAUDIT_OPTIONS (for example \"--error-exitcode 1 --suppressions ci.supp\") come\n"
-    "before the command line's, which override them.\n\n"
+    "Defaults: options in the nearest .cuauditrc from the working directory up, then in CUAUDIT_OPTIONS\n"
+    "(for example \"--error-exitcode 1 --suppressions ci.supp\"), come before the command line's, which\n"
+    "override them.\n\n"
     "Exit status: the program's own status when nothing is found; --error-exitcode N when findings exist;\n"
     "122 when nothing could be tracked; 123 when part of the run could not be read; 125 when cuaudit\n"
     "itself failed; 126/127 when the program cannot be executed or found; 2 for a bad command line.\n"
     "See docs/EXIT_CODES.md.";
 
 constexpr const char* kReportFooter =
-    "Options also come from CUAUDIT_OPTIONS; the command line's override them.\n\n"
+    "Options also come from .cuauditrc and CUAUDIT_OPTIONS; the command line's override them.\n\n"
     "Exit status: 0 when nothing is found; --error-exitcode N when findings exist; 122 when the run\n"
     "tracked nothing; 123 when part of the run could not be read; 125 when cuaudit itself failed; 2 for\n"
     "a bad command line. See docs/EXIT_CODES.md.";

@@ -70,7 +70,9 @@ int exit_status(const Options& o, const report::Report& a, const std::optional<R
 
 // The report says which options were in effect, and where they came from.
 void record_options(const Options& o, report::Report& r) {
-  r.options_from_environment = o.options_from_environment;
+  r.options_from_environment = o.defaults.from_environment;
+  r.options_file = o.defaults.file;
+  r.options_from_file = o.defaults.from_file;
   r.options_from_command_line = o.options_from_command_line;
 }
 

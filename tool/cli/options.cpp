@@ -3,7 +3,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -306,20 +305,21 @@ void add_command_options(CLI::App& app, Command command, Options& o) {
   }
 }
 
-// CUAUDIT_OPTIONS first (run and report: the options a CI job sets once), then the command line's
-// words from `first`; parsed into `o`. An exit status when parsing ends the run (--help, errors).
+// The defaults (option_defaults.h), then the command line's words from `first`; parsed into `o`.
+// An exit status when parsing ends the run (--help, errors).
 std::optional<int> parse_words(CLI::App& app, int argc, char** argv, int first, Options& o) {
-  const bool run = o.command == Command::Run;
-  const bool report = o.command == Command::Report || o.command == Command::Snapshot;
   std::vector<std::string> words;
-  if (const char* env = getenv("CUAUDIT_OPTIONS"); env && *env && (run || report)) {
-    try {
-      o.options_from_environment = split_option_words(env);
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "cuaudit: CUAUDIT_OPTIONS: " << e.what() << '\n';
-      return kExitUsage;
-    }
-    words = o.options_from_environment;
+  // merge, diff and suppressions take only the defaults' options they know.
+  const bool fewer = o.command != Command::Run && o.command != Command::Report && o.command != Command::Snapshot;
+  CLI::App every;  // never parsed: every option of run and report, to tell the others' apart
+  Options scratch;
+  if (fewer) add_command_options(every, Command::Run, scratch);
+  try {
+    o.defaults = read_default_options();
+    words = default_words(o.defaults, app, fewer ? &every : nullptr);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "cuaudit: " << e.what() << '\n';
+    return kExitUsage;
   }
   for (int i = first; i < argc; ++i) words.emplace_back(argv[i]);
   std::vector<std::string> args(words.rbegin(), words.rend());  // CLI11 takes them last first
@@ -457,8 +457,8 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   }
   const int command_line_words = argc - first;
   if (o.run.program.size() > static_cast<size_t>(command_line_words)) {
-    std::cerr << "cuaudit: CUAUDIT_OPTIONS holds options only, not a program or `--`: " << getenv("CUAUDIT_OPTIONS")
-              << '\n';
+    std::cerr << "cuaudit: CUAUDIT_OPTIONS and " << (o.defaults.file.empty() ? ".cuauditrc" : o.defaults.file)
+              << " hold options only, not a program or `--`\n";
     return kExitUsage;
   }
   // The command line's words up to the program (for `report`, with the run directory).

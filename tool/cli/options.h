@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "check_options.h"
+#include "option_defaults.h"
 #include "text_report.h"
 
 namespace cuaudit {
@@ -96,9 +97,9 @@ struct Options {
   // suppressions: what to do (import) and the file it reads
   std::string suppressions_action;
   std::string suppressions_input;
-  // What set the options, for the report ("options in effect"): CUAUDIT_OPTIONS's words, then the
-  // command line's up to the program.
-  std::vector<std::string> options_from_environment;
+  // What set the options, for the report ("options in effect"): the options file's and
+  // CUAUDIT_OPTIONS's words, then the command line's up to the program.
+  DefaultOptions defaults;
   std::vector<std::string> options_from_command_line;
 };
 
