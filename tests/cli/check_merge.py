@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """cuaudit merge: two ranks' reports of the same bug become one finding listing both ranks, with
 the counts added; a different bug stays apart. Uses the golden run as both ranks' source."""
-import argparse
 import json
 import xml.etree.ElementTree as ET
 import os
@@ -9,14 +8,11 @@ import subprocess
 import sys
 import tempfile
 
-from golden_run import finish, report_golden
+from golden_run import checker_arguments, finish, report_golden
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cuaudit", required=True)
-    ap.add_argument("--golden", required=True)
-    opts = ap.parse_args()
+    opts = checker_arguments()
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         reports = []

@@ -3,7 +3,6 @@
 directory or above sets options before CUAUDIT_OPTIONS and the command line (which override it),
 the report says where they came from, merge and diff take the ones they know, a file others could
 write is passed over with a warning, and CUAUDIT_OPTIONS_FILE chooses another file or none."""
-import argparse
 import json
 import os
 import shutil
@@ -11,14 +10,11 @@ import subprocess
 import sys
 import tempfile
 
-from golden_run import finish
+from golden_run import checker_arguments, finish
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cuaudit", required=True)
-    ap.add_argument("--golden", required=True)
-    opts = ap.parse_args()
+    opts = checker_arguments()
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         work = os.path.join(tmp, "project", "build")

@@ -4,13 +4,12 @@ recorded on the H200 (the demo: a leak in process_batch, one in upload): `cuaudi
 import cs.xml` writes rules that silence the leak compute-sanitizer's file names and nothing else;
 a block with max-hits hides that many findings and reports the rest; an XML file given to
 --suppressions is refused with the command that imports it."""
-import argparse
 import os
 import subprocess
 import sys
 import tempfile
 
-from golden_run import finish, report_golden
+from golden_run import checker_arguments, finish, report_golden
 
 # The demo's cudaMalloc leak as compute-sanitizer --leak-check full --xml yes --save records it
 # (driver and runtime frames first), and a device-side error cuaudit has no counterpart for.
@@ -37,10 +36,7 @@ SANITIZER_XML = """<?xml version="1.0" encoding="UTF-8"?>
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cuaudit", required=True)
-    ap.add_argument("--golden", required=True)
-    opts = ap.parse_args()
+    opts = checker_arguments()
     failures = []
     run = lambda *args: subprocess.run([opts.cuaudit] + list(args), capture_output=True, text=True)
     report = lambda tmp, *args: report_golden(opts.cuaudit, opts.golden, tmp, "--error-exitcode", "3", *args)

@@ -3,12 +3,11 @@
 shows its hits and bytes, suppressed findings stay in the JSON, only unsuppressed errors gate, and
 a rule printed by --gen-suppressions silences its finding, and the allow-list (--keep-only,
 keep:PATTERN) reports only what goes through the code it names."""
-import argparse
 import os
 import sys
 import tempfile
 
-from golden_run import finish, report_golden
+from golden_run import checker_arguments, finish, report_golden
 
 
 def report(cuaudit, golden, tmp, *args):
@@ -16,10 +15,7 @@ def report(cuaudit, golden, tmp, *args):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cuaudit", required=True)
-    ap.add_argument("--golden", required=True)
-    opts = ap.parse_args()
+    opts = checker_arguments()
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         supp = os.path.join(tmp, "app.supp")

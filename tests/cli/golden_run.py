@@ -1,10 +1,19 @@
 """Shared by the command-line and report tests: `cuaudit report` on a private copy of the golden run
 (report refreshes the run's symbol cache, which must not touch the checked-in copy), and the
 closing lines every check prints."""
+import argparse
 import json
 import os
 import shutil
 import subprocess
+
+
+def checker_arguments():
+    """The options every check takes: --cuaudit (the tool) and --golden (the run it reports on)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cuaudit", required=True)
+    ap.add_argument("--golden", required=True)
+    return ap.parse_args()
 
 
 def report_golden(cuaudit, golden, tmp, *args):
