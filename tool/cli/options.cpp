@@ -9,6 +9,7 @@
 
 #include "command_texts.h"
 #include "exit_codes.h"
+#include "option_help.h"
 #include "option_words.h"
 #include "watch_options.h"
 
@@ -224,42 +225,6 @@ void add_run_options(CLI::App& app, Options& o) {
       ->default_str("10");
 }
 
-// CLI11 2.1 prints "Usage: NAME [OPTIONS]"; cuaudit's usage names the program and the commands.
-class UsageFormatter : public CLI::Formatter {
- public:
-  explicit UsageFormatter(std::string usage) : usage_(std::move(usage)) {}
-  std::string make_usage(const CLI::App*, std::string) const override { return usage_; }
-
- private:
-  std::string usage_;
-};
-
-// Every long and short option name the command takes, as typed.
-std::vector<std::string> option_names(const CLI::App& app) {
-  std::vector<std::string> names;
-  for (const CLI::Option* opt : app.get_options()) {
-    for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
-    for (const std::string& n : opt->get_snames()) names.push_back("-" + n);
-  }
-  return names;
-}
-
-// "unknown option --leak-chek (did you mean --leak-check?)"
-std::string unknown_option_message(const CLI::App& app, const std::string& arg) {
-  const std::string name = arg.substr(0, arg.find('='));
-  std::string text = "unknown option " + name;
-  const std::vector<std::string> names = option_names(app);
-  // The same letters in another case (-v for -V) before the nearest by edits (-h).
-  const auto same = std::find_if(names.begin(), names.end(), [&](const std::string& n) {
-    return n.size() == name.size() && std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) {
-             return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-           });
-  });
-  if (const auto guess = same != names.end() ? std::optional(*same) : closest_word(name, names))
-    text += " (did you mean " + *guess + "?)";
-  return text;
-}
-
 void add_command_options(CLI::App& app, Command command, Options& o) {
   switch (command) {
     case Command::Diff:
@@ -366,29 +331,6 @@ std::optional<int> take_program(const CLI::App& app, Options& o) {
     return kExitUsage;
   }
   return std::nullopt;
-}
-
-// Each option's placeholder as its help names it ("write ... to FILE", "at most N"), not CLI11's
-// TEXT or UINT; choices keep their list of words.
-void name_placeholders(CLI::App& app) {
-  static const char* const kPlaceholders[] = {"OLD=NEW", "PREFIX", "FILE", "DIR", "TEXT", "NAME", "PERCENT", "MS", "N"};
-  for (CLI::Option* opt : app.get_options()) {
-    const std::string type = opt->get_type_name();
-    if (opt->get_positional() || type.empty() || type.find('{') != std::string::npos) continue;
-    const std::string& help = opt->get_description();
-    size_t best = std::string::npos;
-    const char* placeholder = nullptr;
-    for (const char* word : kPlaceholders) {
-      for (size_t at = help.find(word); at != std::string::npos; at = help.find(word, at + 1)) {
-        const size_t end = at + strlen(word);
-        const bool whole = (at == 0 || !std::isalnum(static_cast<unsigned char>(help[at - 1]))) &&
-                           (end == help.size() || !std::isalnum(static_cast<unsigned char>(help[end])));
-        if (whole && at < best) best = at, placeholder = word;
-        if (whole) break;
-      }
-    }
-    if (placeholder) opt->type_name(placeholder);
-  }
 }
 
 // `words` as the command line, parsed into a fresh `o`.

@@ -31,7 +31,7 @@ TEST_CASE("a path as a shell word: plain when safe, quoted when not, escaped whe
   CHECK(shell_word("/tmp/save dir\nx") == "$'/tmp/save dir\\x0ax'");
   CHECK(shell_word("a\u202eb") == "$'a\\xe2\\x80\\xaeb'");
   CHECK(shell_word("") == "''");
-  for (const std::string path :
+  for (const std::string& path :
        {std::string("/tmp/save dir\nx)"), std::string("it's $HOME `id`"), std::string("tab\there\\"),
         std::string("bidi\u202e'q"), std::string("bad\xff"), std::string("plain/path"), std::string("ünïcödé dir")}) {
     CAPTURE(path);
