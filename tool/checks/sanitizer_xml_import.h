@@ -3,11 +3,13 @@
 //
 // A record names a kind of error (a leak, a CUDA API error, a device-side access) and the host
 // stack of the call that made it, from the driver's frames down to main. A leak or an API error is
-// what cuaudit reports too (leak; api_error and unchecked_error): each becomes a `{ }` block whose
-// frame lines are the record's frames from the first one outside CUDA's own libraries down to
-// main, as cuaudit's stacks begin and end. A device-side error (an out-of-bounds or misaligned
-// access in a kernel, a race) has no cuaudit counterpart: it is listed as a comment, so nothing of
-// the file is dropped without a word.
+// what cuaudit reports too (leak; a failing call, which cuaudit calls unchecked_error, api_error,
+// invalid_free or out_of_memory by what the program did with it: `*`; a kernel's misaligned access:
+// misaligned_param at its launch): each becomes a `{ }` block whose frame lines are the record's
+// frames from the first one outside CUDA's own libraries down to main, as cuaudit's stacks
+// begin and end. A device-side error (an out-of-bounds access in a kernel, a race) has no
+// cuaudit counterpart: it is listed as a comment, so nothing of the file is dropped without a
+// word.
 #pragma once
 
 #include <string>
