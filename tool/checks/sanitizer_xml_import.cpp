@@ -13,6 +13,7 @@
 #include "function_names.h"
 #include "suppressions.h"
 #include "symbolizer.h"
+#include "text_helpers.h"
 
 namespace cuaudit {
 namespace {
@@ -163,7 +164,7 @@ std::vector<SanitizerRecord> read_sanitizer_xml(const std::string& xml) {
 
 SanitizerImport suppressions_from_sanitizer(const std::vector<SanitizerRecord>& records, const std::string& origin) {
   SanitizerImport out;
-  const std::string file = origin.substr(origin.rfind('/') == std::string::npos ? 0 : origin.rfind('/') + 1);
+  const std::string file = report::basename_of(origin);
   out.rules = fmt::format(
       "# cuaudit suppressions from compute-sanitizer's records in {} ({} record(s)), written by\n"
       "# `cuaudit suppressions import`: a leak or a failing CUDA call at the same host stack is suppressed.\n",

@@ -7,23 +7,19 @@
 
 #include "function_names.h"
 #include "suppressions.h"
+#include "text_helpers.h"
 
 namespace cuaudit {
 namespace {
 
 bool starts_with(const std::string& s, std::string_view prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
-std::string base_name(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // A path pattern matches the whole path or, written without a `/`, its base name: `src:app.cpp`
 // is the file the report shows as /work/app.cpp.
 bool path_matches(const std::string& pattern, const std::string& path) {
   if (path.empty()) return false;
   return matches_whole_name(pattern, path) ||
-         (pattern.find('/') == std::string::npos && matches_whole_name(pattern, base_name(path)));
+         (pattern.find('/') == std::string::npos && matches_whole_name(pattern, report::basename_of(path)));
 }
 
 bool line_matches(const FrameLine& l, const report::Frame& f) {

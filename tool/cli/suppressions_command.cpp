@@ -21,11 +21,11 @@ int suppressions_command(const Options& o) {
   }
   const std::string& path = o.suppressions_input;
   struct stat st;
+  const bool exists = stat(path.c_str(), &st) == 0;
   std::ifstream in;
-  if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) in.open(path, std::ios::binary);
+  if (exists && S_ISREG(st.st_mode)) in.open(path, std::ios::binary);
   if (!in) {
-    std::cerr << "cuaudit: cannot read " << path << ": "
-              << (errno && !S_ISDIR(st.st_mode) ? strerror(errno) : "not a regular file") << '\n';
+    std::cerr << "cuaudit: cannot read " << path << ": " << (exists ? "not a regular file" : strerror(errno)) << '\n';
     return kExitUsage;
   }
   std::stringstream text;
