@@ -15,6 +15,7 @@ set(third_party
   "xz-utils liblzma (static)|liblzma-dev|"
   "bzip2 (static)|libbz2-dev|"
   "Expat (static)|libexpat1-dev|"
+  "Protocol Buffers' lite runtime (static)|libprotobuf-dev|"
   "GCC's libstdc++, libgcc and libbacktrace (static, GPL-3 with the GCC Runtime Library Exception)|libgcc-s1|")
 foreach(entry IN LISTS third_party)
   string(REPLACE "|" ";" fields "${entry}")

@@ -344,6 +344,20 @@ struct AllocationSpan {
   std::string site;           // the first user frame: "app.cu:12", else the function
 };
 
+// One allocation site's memory over a run, for --pprof (what Go's heap profiles hold): every site,
+// not only the biggest. A site is a stack (with the user's Python lines), an API and a device; a
+// pool's blocks are at their own site, its cache ("reserved and not handed out") at one of its own.
+struct ProfileSite {
+  uint64_t pid = 0;
+  int device = 0;  // -1: host memory (cudaMallocHost's)
+  std::string api;
+  std::vector<Frame> stack;  // the innermost frame first, as a finding's; empty for a pool's cache
+  std::string site;          // a pool's cache: what it is; else empty (the stack says)
+  uint64_t allocated_count = 0, allocated_bytes = 0;  // over the run
+  uint64_t live_count = 0, live_bytes = 0;            // at the end (at exit, or as of a snapshot)
+  uint64_t peak_count = 0, peak_bytes = 0;            // at its device's peak (0: no memory samples)
+};
+
 struct Report {
   std::string tool_version;
   std::vector<Process> processes;
@@ -368,6 +382,9 @@ struct Report {
   // Only when asked for (--perfetto): each allocation's life, up to a limit; the rest counted.
   std::vector<AllocationSpan> allocation_spans;
   uint64_t allocation_spans_left_out = 0;
+  // Only when asked for (--pprof): every allocation site; estimates where stacks were sampled.
+  std::vector<ProfileSite> profile_sites;
+  bool profile_sites_sampled = false;
 };
 
 // Memory sizes for people: "3.0 GiB", "540.8 MiB", "4.0 KiB", "100 B".

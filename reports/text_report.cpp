@@ -6,6 +6,7 @@
 
 #include "fingerprint.h"
 #include "pool_text.h"
+#include "profile_stacks.h"
 #include "text_helpers.h"
 
 namespace cuaudit::report {
@@ -85,9 +86,7 @@ std::string fold_group(const Frame& f, bool below_main) {
       return "in Python libraries";
     return {};
   }
-  const size_t slash = f.module.rfind('/');
-  const std::string module = slash == std::string::npos ? f.module : f.module.substr(slash + 1);
-  if (module.rfind("libpython", 0) == 0 || module.rfind("python3", 0) == 0) return "in the Python interpreter";
+  if (is_interpreter_frame(f)) return "in the Python interpreter";
   return {};
 }
 

@@ -24,6 +24,14 @@ work=build-san/chunk/$harness
 rm -rf "$work" && mkdir -p "$work/corpus" "$work/merged"
 [[ -f $saved ]] && tar -xJf "$saved" -C "$work/corpus"
 before=$(ls "$work/corpus" | wc -l)
+# The row names the commit the harness was built from: HEAD now, not at the chunk's end (commits made
+# while a chunk runs are not in its binary). A binary older than HEAD's commit was built from an
+# earlier one: said, so that the row can be corrected.
+commit=$(git rev-parse --short HEAD)
+binary=build-san/bin/fuzz_$harness
+if [[ ${FUZZ_PREBUILT:-} == 1 && -f $binary ]] && (($(stat -c %Y "$binary") < $(git log -1 --format=%ct HEAD))); then
+  echo "fuzz-chunk: $binary is older than commit $commit; its row names $commit (rebuild build-san first)" >&2
+fi
 failed_before=$(ls build-san/artifacts/"$harness" 2>/dev/null | wc -l)
 # The seeds and the run itself are fuzz.sh's (its corpus directory is this chunk's).
 status=0
@@ -43,7 +51,7 @@ mkdir -p tests/fuzz/corpus
   tar --owner=0 --group=0 --numeric-owner --mtime=@0 -cJf - -T -) >"$saved"
 log=tests/fuzz/campaign.tsv
 [[ -f $log ]] || printf 'date\tharness\tcommit\tinputs\tseconds\tfindings\tcorpus_units\n' >"$log"
-printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%F)" "$harness" "$(git rev-parse --short HEAD)" "$inputs" \
+printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%F)" "$harness" "$commit" "$inputs" \
   "${took:-$seconds}" "$findings" "$units" >>"$log"
 python3 tests/fuzz/campaign_table.py "$log" docs/TESTING.md
 echo "fuzz-chunk $harness: $inputs inputs, $findings finding(s); corpus $before -> $units units ($(du -h "$saved" | cut -f1))"

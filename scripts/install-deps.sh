@@ -12,11 +12,13 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 build_only=false
 [ "${1:-}" = "--build-only" ] && build_only=true
-packages=(cmake ninja-build g++ python3 libboost-stacktrace-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcapstone-dev libdw-dev libexpat1-dev)
+packages=(cmake ninja-build g++ python3 libboost-stacktrace-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcapstone-dev libdw-dev libexpat1-dev
+  libprotobuf-dev protobuf-compiler)
 # valgrind: callgrind counts the CPU benchmark's instructions (bench/cpu/run_cpu_bench.sh); prometheus (and
 # its promtool): the metrics test scrapes cuaudit --metrics with a real server (tests/metrics/);
-# libxml2-utils: xmllint validates the JUnit files against Jenkins' schema.
-$build_only || packages+=(clang clang-format doctest-dev python3-pytest valgrind prometheus libxml2-utils)
+# libxml2-utils: xmllint validates the JUnit files against Jenkins' schema; golang-go: `go tool pprof`
+# reads the --pprof profiles (tests/reports/check_pprof.py).
+$build_only || packages+=(clang clang-format doctest-dev python3-pytest valgrind prometheus libxml2-utils golang-go)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

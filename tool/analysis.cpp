@@ -28,6 +28,7 @@
 #include "migration_series.h"
 #include "pipeline.h"
 #include "process_account.h"
+#include "profile_sites.h"
 #include "python_hooks.h"
 #include "replay.h"
 #include "run_bounds.h"
@@ -286,6 +287,7 @@ ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enri
   add_device_heap_series(trace, report.timeline);
   add_migration_series(trace, report.timeline);
   if (options.allocation_spans) spans.finish(result.leaks);
+  if (options.profile_sites) add_profile_sites(trace, history, timeline, stacks, report);
   FailureJudge failures(trace, stacks, state.call_sites);
   std::set<uint64_t> explained;
   Holders holders(state.rules, options.path_map);

@@ -57,6 +57,7 @@ std::vector<report::Finding> site_growth_findings(const ProcessTrace& trace, con
   auto at = [&](size_t b) { return offset + bucket_seconds * static_cast<double>(b + 1); };
   for (const auto& [key, site] : history.sites()) {
     if (key.is_reserve()) continue;  // a pool's cache, not a line of the program (pool findings judge it)
+    if (key.device < 0) continue;    // host memory (pinned): the growth judged is the devices'
     const std::vector<uint64_t> values = history.series(site);
     const GrowthShape shape = judge_growth(values, bucket_seconds);
     if (!shape.growing) continue;

@@ -95,6 +95,7 @@ AnalysisOptions analysis_options(const Options& o) {
   a.num_callers = o.out.num_callers;
   // Perfetto shows each allocation's life as a slice: enough for any run a viewer can open.
   if (!o.out.perfetto_file.empty()) a.allocation_spans = 200000;
+  a.profile_sites = !o.out.pprof_file.empty();
   try {
     for (const auto& m : o.out.path_maps) a.path_map.push_back(parse_path_mapping(m));
     for (const auto& prefix : o.out.strip_prefixes) a.path_map.push_back({prefix, ""});

@@ -76,6 +76,9 @@ void add_output_options(CLI::App& app, Options& o) {
                  "chrome://tracing) to FILE");
   app.add_option("--collapsed", o.out.collapsed_file,
                  "write leaks and each device's peak as collapsed stacks (flamegraph.pl, speedscope) to FILE");
+  app.add_option("--pprof", o.out.pprof_file,
+                 "write every allocation site's memory (over the run, at the end, at the peak) as a gzipped pprof "
+                 "profile (go tool pprof) to FILE");
   app.add_option("--source-root", o.out.source_root, kSourceRootHelp);
   add_repeatable(app, "--path-map", o.out.path_maps,
                  "OLD=NEW: show source paths recorded under OLD as under NEW (a run recorded in a container or on "

@@ -29,6 +29,7 @@ struct OutputOptions {
   std::string html_file;
   std::string perfetto_file;                // --perfetto: the timeline as Chrome trace events
   std::string collapsed_file;               // --collapsed: leaks and peaks as collapsed stacks
+  std::string pprof_file;                   // --pprof: every site's memory as a pprof profile
   std::string source_root;                  // SARIF paths are relative to it; default: the working directory
   std::vector<std::string> path_maps;       // --path-map OLD=NEW, in order
   std::vector<std::string> strip_prefixes;  // --strip-path-prefix PREFIX

@@ -22,6 +22,7 @@
 #include "json_report.h"
 #include "junit_report.h"
 #include "output_path.h"
+#include "pprof_report.h"
 #include "run_dir_layout.h"
 #include "sarif_report.h"
 #include "suppressions.h"
@@ -109,6 +110,7 @@ void write_each_output(const Options& o, const report::Report& a, uint64_t pid, 
     write_file_or_fail(expand_output_path(o.out.perfetto_file, pid), report::render_trace_events(a));
   if (!o.out.collapsed_file.empty())
     write_file_or_fail(expand_output_path(o.out.collapsed_file, pid), report::render_collapsed(a));
+  if (!o.out.pprof_file.empty()) write_file_or_fail(expand_output_path(o.out.pprof_file, pid), report::render_pprof(a));
 }
 
 }  // namespace
@@ -128,14 +130,17 @@ void write_outputs(const Options& o, const report::Report& a, uint64_t pid, cons
 
 namespace {
 
+// Every file a report may be written to, by its option.
+std::vector<std::pair<const char*, const std::string*>> report_files(const Options& o) {
+  return {{"--log-file", &o.out.log_file},        {"--json", &o.out.json_file},  {"--sarif", &o.out.sarif_file},
+          {"--junit", &o.out.junit_file},         {"--html", &o.out.html_file},  {"--perfetto", &o.out.perfetto_file},
+          {"--collapsed", &o.out.collapsed_file}, {"--pprof", &o.out.pprof_file}};
+}
+
 // Two outputs of one file keep only the last written, and a report written over the run's own files
 // (its trace, run.json) destroys the run: both refused before any work is done.
 void refuse_colliding_outputs(const Options& o) {
   namespace fs = std::filesystem;
-  const std::pair<const char*, const std::string*> named[] = {
-      {"--log-file", &o.out.log_file},       {"--json", &o.out.json_file}, {"--sarif", &o.out.sarif_file},
-      {"--junit", &o.out.junit_file},        {"--html", &o.out.html_file}, {"--perfetto", &o.out.perfetto_file},
-      {"--collapsed", &o.out.collapsed_file}};
   auto resolved = [](const std::string& path) {
     std::error_code ignored;
     const fs::path p = fs::weakly_canonical(fs::absolute(path, ignored), ignored);
@@ -144,7 +149,7 @@ void refuse_colliding_outputs(const Options& o) {
   const std::string run_dir = o.command == Command::Run ? o.run.save_dir : o.run_dir;
   const fs::path run = run_dir.empty() ? fs::path() : resolved(run_dir);
   std::map<fs::path, const char*> seen;
-  for (const auto& [option, value] : named) {
+  for (const auto& [option, value] : report_files(o)) {
     if (value->empty() || *value == kStandardOutput) continue;
     std::string expanded;
     try {
@@ -173,11 +178,7 @@ void refuse_colliding_outputs(const Options& o) {
 void refuse_unwritable_outputs(const Options& o) {
   // Two documents in one stream parse as neither: a consumer of `--json - --sarif -` gets garbage.
   std::vector<std::string> on_stdout;
-  const std::pair<const char*, const std::string*> named[] = {
-      {"--log-file", &o.out.log_file},       {"--json", &o.out.json_file}, {"--sarif", &o.out.sarif_file},
-      {"--junit", &o.out.junit_file},        {"--html", &o.out.html_file}, {"--perfetto", &o.out.perfetto_file},
-      {"--collapsed", &o.out.collapsed_file}};
-  for (const auto& [option, value] : named) {
+  for (const auto& [option, value] : report_files(o)) {
     if (*value == kStandardOutput) on_stdout.push_back(option);
   }
   if (on_stdout.size() > 1) {
@@ -188,16 +189,16 @@ void refuse_unwritable_outputs(const Options& o) {
   refuse_colliding_outputs(o);
   // %q{NAME} is known now (the program inherits this environment): a bad one is refused before the
   // program runs, not after.
-  for (const std::string* out : {&o.out.log_file, &o.out.json_file, &o.out.sarif_file, &o.out.junit_file,
-                                 &o.out.html_file, &o.out.perfetto_file, &o.out.collapsed_file, &o.run.save_dir}) {
+  std::vector<const std::string*> paths{&o.run.save_dir};
+  for (const auto& [option, value] : report_files(o)) paths.push_back(value);
+  for (const std::string* out : paths) {
     try {
       (void)expand_output_path(*out, 0);
     } catch (const std::exception& e) {
       fail(kExitUsage, e.what());
     }
   }
-  for (const std::string* out : {&o.out.log_file, &o.out.json_file, &o.out.sarif_file, &o.out.junit_file,
-                                 &o.out.html_file, &o.out.perfetto_file, &o.out.collapsed_file}) {
+  for (const auto& [option, out] : report_files(o)) {
     if (!o.run.output.empty() && out == &o.out.json_file && o.out.json_file == o.run.output + "/report.json") continue;
     std::string why;
     if (!out->empty() && !output_path_writable(*out, why)) fail(kExitToolFailure, why);

@@ -27,8 +27,8 @@ SiteHistory::Site* SiteHistory::site_of(const MemoryEvent& a) {
     const auto reserve = reserves_.find(a.pool);
     if (reserve != reserves_.end()) device = reserve->second.device;
   }
-  if (device < 0) return nullptr;
-  return touch(Key{device, a.stack_id, a.python_stack_id, a.api});
+  if (device < 0 && is_pool_block(family)) return nullptr;
+  return touch(Key{std::max(device, trace::kHostDevice), a.stack_id, a.python_stack_id, a.api});
 }
 
 uint64_t SiteHistory::count_256ths(uint64_t bytes) const {
@@ -36,8 +36,11 @@ uint64_t SiteHistory::count_256ths(uint64_t bytes) const {
 }
 
 void SiteHistory::add(Site& site, const MemoryEvent& a) {
-  site.bytes += sampling_.estimated_bytes(a.bytes);
-  site.count_256ths += count_256ths(a.bytes);
+  const uint64_t bytes = sampling_.estimated_bytes(a.bytes), count = count_256ths(a.bytes);
+  site.bytes += bytes;
+  site.count_256ths += count;
+  site.allocated_bytes += bytes;
+  site.allocated_256ths += count;
 }
 
 void SiteHistory::remove(Site& site, const MemoryEvent& a) {
@@ -45,10 +48,16 @@ void SiteHistory::remove(Site& site, const MemoryEvent& a) {
   site.count_256ths -= std::min(site.count_256ths, count_256ths(a.bytes));
 }
 
+SiteHistory::Site* SiteHistory::reserve_site(uint32_t pool) {
+  const Reserve& r = reserves_[pool];
+  if (r.device < 0) return nullptr;  // blocks of a pool whose reserve is not known (yet): no CUDA memory counted twice
+  return touch(Key{r.device, trace::kNoStack, 0, r.api, pool});
+}
+
 void SiteHistory::update_reserve_site(uint32_t pool) {
   const Reserve& r = reserves_[pool];
-  if (r.device < 0) return;  // blocks of a pool whose reserve is not known (yet): no CUDA memory counted twice
-  Site* site = touch(Key{r.device, trace::kNoStack, 0, r.api, pool});
+  Site* site = reserve_site(pool);
+  if (!site) return;
   site->bytes = r.reserved > r.handed_out ? r.reserved - r.handed_out : 0;
   site->count_256ths = r.segments * 256;
 }
@@ -80,7 +89,11 @@ void SiteHistory::on_gone(const MemoryEvent& a) {
 }
 
 void SiteHistory::on_reserve(const MemoryEvent& a, uint32_t pool) {
-  if (Site* site = site_of(a)) remove(*site, a);  // counted at its cudaMalloc until now
+  if (Site* site = site_of(a)) {  // counted at its cudaMalloc until now, allocated there too
+    remove(*site, a);
+    site->allocated_bytes -= std::min(site->allocated_bytes, sampling_.estimated_bytes(a.bytes));
+    site->allocated_256ths -= std::min(site->allocated_256ths, count_256ths(a.bytes));
+  }
   reserve_seqs_.emplace(a.seq, pool);
   Reserve& r = reserves_[pool];
   r.device = a.device;
@@ -88,6 +101,10 @@ void SiteHistory::on_reserve(const MemoryEvent& a, uint32_t pool) {
   r.reserved += a.bytes;
   ++r.segments;
   update_reserve_site(pool);
+  if (Site* site = reserve_site(pool)) {
+    site->allocated_bytes += a.bytes;
+    site->allocated_256ths += 256;
+  }
 }
 
 void SiteHistory::on_event(const Event& e) { advance_to(e.time_ns); }

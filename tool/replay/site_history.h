@@ -7,6 +7,9 @@
 // service costs as much as a one-minute test. A site's history is the list of buckets at whose end
 // its live bytes had changed: a site that stays level costs one point.
 //
+// Sites of host memory (cudaMallocHost's) are kept at device trace::kHostDevice: the profile (--pprof) shows
+// them, the timeline and the growth judged are the devices'.
+//
 // Every byte is counted once, where the program asked for it (ownership.h): a pool's blocks at
 // their own site (PyTorch's tensors at the user's Python line, not at the caching allocator's
 // cudaMalloc), and what a pool reserved but has not handed out as one site of the pool's own, its
@@ -52,7 +55,11 @@ class SiteHistory : public ReplayObserver {
     uint64_t count_256ths = 0;  // allocations, in 256ths (estimates are fractional)
     bool dirty = false;         // changed in the current bucket
     std::vector<Point> points;  // live bytes at the end of each bucket it changed in
+    // Over the run (--pprof's alloc_space): what the site ever allocated; a pool's cache counts
+    // the segments it reserved.
+    uint64_t allocated_bytes = 0, allocated_256ths = 0;
     uint64_t count() const { return (count_256ths + 128) / 256; }
+    uint64_t allocated_count() const { return (allocated_256ths + 128) / 256; }
   };
 
   struct KeyHash {
@@ -72,7 +79,8 @@ class SiteHistory : public ReplayObserver {
   // After the last event: closes the bucket it fell in.
   void finish();
 
-  // Every site that ever held device memory (what the timeline compares), with what it holds now.
+  // Every site that ever held memory (what the timeline compares: those of a device), with what it
+  // holds now.
   const Sites& sites() const { return sites_; }
   // Buckets so far, their width, and a site's live bytes at the end of each (dense).
   size_t buckets() const { return current_ + 1; }
@@ -94,6 +102,7 @@ class SiteHistory : public ReplayObserver {
     Api api = Api::Count;  // of its first segment (cudaMalloc for PyTorch's): what charts say it used
     uint64_t reserved = 0, handed_out = 0, segments = 0;
   };
+  Site* reserve_site(uint32_t pool);  // none while the pool's device is not known
   void update_reserve_site(uint32_t pool);
   uint64_t count_256ths(uint64_t bytes) const;  // what one allocation of `bytes` adds to its site's count
 

@@ -7,37 +7,12 @@
 #include <fmt/format.h>
 
 #include "pool_names.h"
-#include "python_frames.h"
 #include "replay.h"
+#include "site_names.h"
 
 namespace cuaudit {
 
 namespace {
-
-// What a chart or the metrics call a site: its API and the user's frames, native then Python (the
-// site label picks the user's Python line where there is one); a pool's reserve by its pool.
-struct SiteName {
-  std::string api;
-  std::vector<report::Frame> stack;
-  std::string site;  // set here for a pool's reserve only; the others are labelled from the stack
-};
-
-SiteName name_site(const ProcessTrace& trace, const SiteHistory::Key& key, StackResolver& stacks) {
-  SiteName out;
-  out.api = std::string(api_info(key.is_reserve() ? key.api : stacks.api_called(key.stack_id, key.api)).name);
-  if (key.is_reserve()) {
-    out.site = fmt::format("{}, reserved and not handed out", pool_description(trace.pools, key.pool));
-    return out;
-  }
-  out.stack = stacks.user_stack(key.stack_id);
-  if (key.python_stack_id) {
-    std::vector<report::Frame> python = python_frames(trace, key.python_stack_id);
-    const size_t user = user_python_frame(python);
-    if (user < python.size())
-      out.stack.insert(out.stack.end(), python.begin() + static_cast<std::ptrdiff_t>(user), python.end());
-  }
-  return out;
-}
 
 bool bigger(uint64_t a_bytes, const SiteHistory::Key& a, uint64_t b_bytes, const SiteHistory::Key& b) {
   return std::tie(a_bytes, b.stack_id, b.python_stack_id, b.pool) >
@@ -158,6 +133,7 @@ void add_site_series(const ProcessTrace& trace, const SiteHistory& history, Stac
   };
   std::map<int32_t, std::vector<Ranked>> by_device;
   for (const auto& [key, site] : history.sites()) {
+    if (key.device < 0) continue;  // host memory: the charts are the devices'
     std::vector<uint64_t> values = history.series(site);
     const uint64_t highest = *std::max_element(values.begin(), values.end());
     if (highest) by_device[key.device].push_back({&key, std::move(values), highest});

@@ -26,11 +26,17 @@ class TimelineObserver : public ReplayObserver {
   // Adds each device's peak, with its `top_sites` biggest sites, to the timeline.
   void finish(StackResolver& stacks, size_t top_sites = 5);
 
- private:
+  // What every site held at a device's peak (none: no sample of that device).
   struct Held {
     SiteHistory::Key key;
     uint64_t bytes = 0, count = 0;
   };
+  const std::vector<Held>* peak_sites(int32_t device) const {
+    const auto peak = peaks_.find(device);
+    return peak == peaks_.end() ? nullptr : &peak->second.sites;
+  }
+
+ private:
   struct Peak {
     bool seen = false, sites_taken = false;
     report::TimelineSample sample;

@@ -273,3 +273,35 @@ TEST_CASE("a pool's blocks count at their own sites, what it reserved and has no
   held = held_by_site(ended.trace());
   for (const auto& [name, bytes] : held) CHECK(bytes == (name == "stack 4" ? 2 * MiB : 0));
 }
+
+TEST_CASE("what each site allocated over the run, pinned host memory included, a pool's segments at its cache") {
+  SyntheticTrace t = torch_pool(true);
+  t.alloc(Api::cudaMallocHost, 0x7f0000000000, 1 * MiB, 5).alloc(Api::cudaMallocHost, 0x7f0000200000, 1 * MiB, 5);
+  t.release(Api::cudaFreeHost, 0x7f0000000000).end();
+  SiteHistory h(t.trace());
+  replay(t.trace(), &h);
+  h.finish();
+  std::map<std::string, std::pair<uint64_t, uint64_t>> allocated;  // name -> count, bytes
+  std::map<std::string, int32_t> device;
+  for (const auto& [key, site] : h.sites()) {
+    const std::string name =
+        key.is_reserve()      ? "reserve"
+        : key.python_stack_id ? std::string(api_info(key.api).name) + " python " + std::to_string(key.python_stack_id)
+                              : "stack " + std::to_string(key.stack_id);
+    allocated[name].first += site.allocated_count();
+    allocated[name].second += site.allocated_bytes;
+    device[name] = key.device;
+  }
+  CHECK(allocated["CUDACachingAllocator::malloc python 7"] == std::make_pair(uint64_t{1}, 4 * MiB));
+  CHECK(allocated["CUDACachingAllocator::malloc python 8"] == std::make_pair(uint64_t{2}, 8 * MiB));
+  // The segment's cudaMalloc counts at the pool's cache, not at the line it was made for.
+  CHECK(allocated["cudaMalloc python 7"] == std::make_pair(uint64_t{0}, uint64_t{0}));
+  CHECK(allocated["reserve"] == std::make_pair(uint64_t{1}, 20 * MiB));
+  CHECK(allocated["stack 4"] == std::make_pair(uint64_t{1}, 2 * MiB));
+  CHECK(allocated["stack 5"] == std::make_pair(uint64_t{2}, 2 * MiB));
+  CHECK(device["stack 5"] == trace::kHostDevice);
+  CHECK(device["stack 4"] == 0);
+  for (const auto& [key, site] : h.sites()) {
+    if (key.stack_id == 5) CHECK(site.bytes == 1 * MiB);  // one of the two pinned buffers is still held
+  }
+}

@@ -1,0 +1,24 @@
+// What a chart, the metrics or a profile call an allocation site of the site history: its API and
+// the user's frames, native then Python (the site label picks the user's Python line where there is
+// one); a pool's cache ("reserve") by its pool.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report_model.h"
+#include "site_history.h"
+#include "stack_resolver.h"
+#include "trace_model.h"
+
+namespace cuaudit {
+
+struct SiteName {
+  std::string api;
+  std::vector<report::Frame> stack;
+  std::string site;  // set here for a pool's reserve only; the others are labelled from the stack
+};
+
+SiteName name_site(const ProcessTrace& trace, const SiteHistory::Key& key, StackResolver& stacks);
+
+}  // namespace cuaudit
