@@ -358,6 +358,37 @@ struct ProfileSite {
   uint64_t peak_count = 0, peak_bytes = 0;            // at its device's peak (0: no memory samples)
 };
 
+// --memory-viz: one process's device memory as PyTorch's memory snapshot describes a caching
+// allocator's (torch.cuda.memory._snapshot()), for its memory visualizer: segments tiled by blocks
+// at the end of the run, and each device's trace of what happened before.
+struct VizBlock {
+  uint64_t address = 0, size = 0;
+  bool active = false;  // handed out to the program ("active_allocated"); else free in its segment
+  uint32_t stack = 0;   // into MemoryViz::stacks (0: none recorded)
+};
+struct VizSegment {
+  int device = 0;
+  uint64_t address = 0, size = 0;
+  bool pool = false;  // a pool's segment (PyTorch's, CuPy's...); else one plain allocation
+  uint32_t stack = 0;
+  std::vector<VizBlock> blocks;  // tiling the segment, in address order
+};
+enum class VizAction : uint8_t { SegmentAlloc, Alloc, FreeRequested, FreeCompleted, SegmentFree };
+struct VizEntry {
+  int device = 0;
+  VizAction action = VizAction::Alloc;
+  uint64_t address = 0, size = 0;
+  uint64_t time_us = 0;  // since the process started
+  uint32_t stack = 0;
+};
+struct MemoryViz {
+  uint64_t pid = 0;
+  std::vector<std::vector<Frame>> stacks;  // [0] is the empty stack; the profile's frames (profile_stacks.h)
+  std::vector<VizSegment> segments;
+  std::vector<VizEntry> entries;  // in time order; the oldest left out beyond the limit
+  uint64_t entries_left_out = 0;
+};
+
 struct Report {
   std::string tool_version;
   std::vector<Process> processes;
@@ -385,6 +416,8 @@ struct Report {
   // Only when asked for (--pprof): every allocation site; estimates where stacks were sampled.
   std::vector<ProfileSite> profile_sites;
   bool profile_sites_sampled = false;
+  // Only when asked for (--memory-viz): the first process with device memory.
+  std::optional<MemoryViz> memory_viz;
 };
 
 // Memory sizes for people: "3.0 GiB", "540.8 MiB", "4.0 KiB", "100 B".

@@ -32,7 +32,8 @@ binary=build-san/bin/fuzz_$harness
 if [[ ${FUZZ_PREBUILT:-} == 1 && -f $binary ]] && (($(stat -c %Y "$binary") < $(git log -1 --format=%ct HEAD))); then
   echo "fuzz-chunk: $binary is older than commit $commit; its row names $commit (rebuild build-san first)" >&2
 fi
-failed_before=$(ls build-san/artifacts/"$harness" 2>/dev/null | wc -l)
+mkdir -p build-san/artifacts/"$harness"  # a fresh build-san has none yet (ls failing would end the chunk here)
+failed_before=$(ls build-san/artifacts/"$harness" | wc -l)
 # The seeds and the run itself are fuzz.sh's (its corpus directory is this chunk's).
 status=0
 FUZZ_SECONDS=$seconds FUZZ_CORPUS=$work/corpus scripts/fuzz.sh 100000000 "$harness" | tee "$work/chunk.log" ||

@@ -16,11 +16,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "allocation_spans.h"
 #include "checks.h"
 #include "device_heap_lines.h"
 #include "device_heap_series.h"
 #include "error_findings.h"
+#include "export_collectors.h"
 #include "framework_history.h"
 #include "kernel_access.h"
 #include "kernel_names.h"
@@ -28,7 +28,6 @@
 #include "migration_series.h"
 #include "pipeline.h"
 #include "process_account.h"
-#include "profile_sites.h"
 #include "python_hooks.h"
 #include "replay.h"
 #include "run_bounds.h"
@@ -231,8 +230,8 @@ ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enri
   observers.add(&bounds);
   SharedMemoryObserver shared(trace);
   observers.add(&shared);
-  SpanCollector spans(trace, stacks, options.allocation_spans, report);
-  if (options.allocation_spans) observers.add(&spans);
+  ExportCollectors exports(trace, stacks, options.exports, report);
+  exports.add_to(observers);
   const std::vector<std::unique_ptr<Check>> checks = make_checks(trace, options);
   for (const auto& check : checks) {
     if (ReplayObserver* o = check->observer()) observers.add(o);
@@ -286,8 +285,7 @@ ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enri
   add_site_series(trace, history, stacks, report.timeline);
   add_device_heap_series(trace, report.timeline);
   add_migration_series(trace, report.timeline);
-  if (options.allocation_spans) spans.finish(result.leaks);
-  if (options.profile_sites) add_profile_sites(trace, history, timeline, stacks, report);
+  exports.finish(result, history, timeline);
   FailureJudge failures(trace, stacks, state.call_sites);
   std::set<uint64_t> explained;
   Holders holders(state.rules, options.path_map);

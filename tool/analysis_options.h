@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "check_options.h"
+#include "export_collectors.h"
 #include "name_filter.h"
 #include "path_map.h"
 #include "run_dir.h"
@@ -23,8 +24,7 @@ struct AnalysisOptions : CheckOptions {
   NameFilter kernels, kernels_excluded;  // --kernel-name, --kernel-name-exclude: launch findings
   NameFilter processes;                  // --target-processes-filter: executable names reported
   std::string nvdisasm;                  // --nvdisasm: the disassembler for kernel-access checks (empty: found)
-  size_t allocation_spans = 0;           // --perfetto: keep up to this many allocations' lives (0: none)
-  bool profile_sites = false;            // --pprof: every allocation site's memory (report.profile_sites)
+  ExportRequests exports;                // --perfetto, --pprof, --memory-viz
   // `cuaudit snapshot`, --snapshot-interval: the program may still be running. A process whose trace
   // has no end yet is reported as of now: what it holds is `live`, not leaked, and a last chunk cut
   // short is the one being written, not damage.

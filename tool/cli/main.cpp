@@ -94,8 +94,11 @@ AnalysisOptions analysis_options(const Options& o) {
   a.check_leaks = o.out.leak_check != report::LeakDetail::None;
   a.num_callers = o.out.num_callers;
   // Perfetto shows each allocation's life as a slice: enough for any run a viewer can open.
-  if (!o.out.perfetto_file.empty()) a.allocation_spans = 200000;
-  a.profile_sites = !o.out.pprof_file.empty();
+  if (!o.out.perfetto_file.empty()) a.exports.allocation_spans = 200000;
+  a.exports.profile_sites = !o.out.pprof_file.empty();
+  // The last 200,000 actions, as PyTorch's ring buffer keeps its last max_entries: the viewer draws
+  // about that many without slowing down.
+  if (!o.out.memory_viz_file.empty()) a.exports.memory_viz_entries = 200000;
   try {
     for (const auto& m : o.out.path_maps) a.path_map.push_back(parse_path_mapping(m));
     for (const auto& prefix : o.out.strip_prefixes) a.path_map.push_back({prefix, ""});

@@ -79,6 +79,9 @@ void add_output_options(CLI::App& app, Options& o) {
   app.add_option("--pprof", o.out.pprof_file,
                  "write every allocation site's memory (over the run, at the end, at the peak) as a gzipped pprof "
                  "profile (go tool pprof) to FILE");
+  app.add_option("--memory-viz", o.out.memory_viz_file,
+                 "write the device memory's segments, blocks and history as a PyTorch memory snapshot (pickle) for "
+                 "pytorch.org/memory_viz and torch.cuda._memory_viz to FILE");
   app.add_option("--source-root", o.out.source_root, kSourceRootHelp);
   add_repeatable(app, "--path-map", o.out.path_maps,
                  "OLD=NEW: show source paths recorded under OLD as under NEW (a run recorded in a container or on "

@@ -30,6 +30,7 @@ struct OutputOptions {
   std::string perfetto_file;                // --perfetto: the timeline as Chrome trace events
   std::string collapsed_file;               // --collapsed: leaks and peaks as collapsed stacks
   std::string pprof_file;                   // --pprof: every site's memory as a pprof profile
+  std::string memory_viz_file;              // --memory-viz: a PyTorch memory snapshot (pickle)
   std::string source_root;                  // SARIF paths are relative to it; default: the working directory
   std::vector<std::string> path_maps;       // --path-map OLD=NEW, in order
   std::vector<std::string> strip_prefixes;  // --strip-path-prefix PREFIX

@@ -21,6 +21,7 @@
 #include "html_report.h"
 #include "json_report.h"
 #include "junit_report.h"
+#include "memory_viz_report.h"
 #include "output_path.h"
 #include "pprof_report.h"
 #include "run_dir_layout.h"
@@ -111,6 +112,8 @@ void write_each_output(const Options& o, const report::Report& a, uint64_t pid, 
   if (!o.out.collapsed_file.empty())
     write_file_or_fail(expand_output_path(o.out.collapsed_file, pid), report::render_collapsed(a));
   if (!o.out.pprof_file.empty()) write_file_or_fail(expand_output_path(o.out.pprof_file, pid), report::render_pprof(a));
+  if (!o.out.memory_viz_file.empty())
+    write_file_or_fail(expand_output_path(o.out.memory_viz_file, pid), report::render_memory_viz(a));
 }
 
 }  // namespace
@@ -132,9 +135,10 @@ namespace {
 
 // Every file a report may be written to, by its option.
 std::vector<std::pair<const char*, const std::string*>> report_files(const Options& o) {
-  return {{"--log-file", &o.out.log_file},        {"--json", &o.out.json_file},  {"--sarif", &o.out.sarif_file},
-          {"--junit", &o.out.junit_file},         {"--html", &o.out.html_file},  {"--perfetto", &o.out.perfetto_file},
-          {"--collapsed", &o.out.collapsed_file}, {"--pprof", &o.out.pprof_file}};
+  return {
+      {"--log-file", &o.out.log_file},        {"--json", &o.out.json_file},   {"--sarif", &o.out.sarif_file},
+      {"--junit", &o.out.junit_file},         {"--html", &o.out.html_file},   {"--perfetto", &o.out.perfetto_file},
+      {"--collapsed", &o.out.collapsed_file}, {"--pprof", &o.out.pprof_file}, {"--memory-viz", &o.out.memory_viz_file}};
 }
 
 // Two outputs of one file keep only the last written, and a report written over the run's own files

@@ -14,14 +14,20 @@ SiteName name_site(const ProcessTrace& trace, const SiteHistory::Key& key, Stack
     out.site = fmt::format("{}, reserved and not handed out", pool_description(trace.pools, key.pool));
     return out;
   }
-  out.stack = stacks.user_stack(key.stack_id);
-  if (key.python_stack_id) {
-    std::vector<report::Frame> python = python_frames(trace, key.python_stack_id);
+  out.stack = site_stack(trace, key.stack_id, key.python_stack_id, stacks);
+  return out;
+}
+
+std::vector<report::Frame> site_stack(const ProcessTrace& trace, uint64_t stack_id, uint64_t python_stack_id,
+                                      StackResolver& stacks) {
+  std::vector<report::Frame> stack = stacks.user_stack(stack_id);
+  if (python_stack_id) {
+    std::vector<report::Frame> python = python_frames(trace, python_stack_id);
     const size_t user = user_python_frame(python);
     if (user < python.size())
-      out.stack.insert(out.stack.end(), python.begin() + static_cast<std::ptrdiff_t>(user), python.end());
+      stack.insert(stack.end(), python.begin() + static_cast<std::ptrdiff_t>(user), python.end());
   }
-  return out;
+  return stack;
 }
 
 }  // namespace cuaudit

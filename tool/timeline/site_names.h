@@ -21,4 +21,8 @@ struct SiteName {
 
 SiteName name_site(const ProcessTrace& trace, const SiteHistory::Key& key, StackResolver& stacks);
 
+// A site's frames: the user's native frames, then its Python frames from the user's own line out.
+std::vector<report::Frame> site_stack(const ProcessTrace& trace, uint64_t stack_id, uint64_t python_stack_id,
+                                      StackResolver& stacks);
+
 }  // namespace cuaudit
