@@ -21,6 +21,25 @@ std::string frame_text(const Frame& f) {
   return text;
 }
 
+// Each out-of-memory moment, where the allocation failed, with what filled the device.
+void add_out_of_memory_moments(const Report& report, json& events) {
+  for (const Finding& f : report.findings) {
+    if (f.kind != FindingKind::OutOfMemory || !f.at || f.suppressed) continue;
+    json args = {{"message", f.message}};
+    if (f.out_of_memory) {
+      args["requested"] = human_bytes(f.out_of_memory->requested);
+      if (!f.out_of_memory->verdict.empty()) args["verdict"] = f.out_of_memory->verdict;
+    }
+    if (!f.stack.empty()) args["at"] = frame_text(f.stack.front());
+    events.push_back({{"ph", "i"},
+                      {"s", "p"},
+                      {"name", fmt::format("out of memory ({})", f.api)},
+                      {"pid", f.pid},
+                      {"ts", micros(*f.at)},
+                      {"args", args}});
+  }
+}
+
 }  // namespace
 
 std::string render_trace_events(const Report& report) {
@@ -66,6 +85,7 @@ std::string render_trace_events(const Report& report) {
          {"ts", micros(peak.t)},
          {"args", {{"in use", human_bytes(peak.used)}, {"tracked", human_bytes(peak.tracked)}, {"sites", sites}}}});
   }
+  add_out_of_memory_moments(report, events);
   // Each allocation's life as an async slice on its process's "allocations on device N" track,
   // from its allocation to its release; one never released lasts to the process's last moment.
   std::map<uint64_t, double> process_end;

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """--perfetto and --collapsed on the golden runs recorded on the H200: the trace-event file is what
-Perfetto and chrome://tracing read (metadata, counters in time order, the peak as an instant
-event, one slice per allocation from its allocation to its release), and the collapsed stacks are what flamegraph.pl reads (frames outermost first, bytes last)."""
+Perfetto and chrome://tracing read (metadata, counters in time order, the peak and out-of-memory
+moments as instant events, one slice per allocation from its allocation to its release), and the
+collapsed stacks are what flamegraph.pl reads (frames outermost first, bytes last; a Python
+program's from the user's line down, growth included)."""
 import argparse
 import json
 import os
@@ -18,6 +20,8 @@ def main():
     ap.add_argument("--cuaudit", required=True)
     ap.add_argument("--golden", required=True)
     ap.add_argument("--timeline-golden", required=True)
+    ap.add_argument("--python-golden", required=True)
+    ap.add_argument("--oom-golden", required=True)
     opts = ap.parse_args()
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -54,6 +58,24 @@ def main():
             failures.append("malformed collapsed lines: %s" % lines)
         if "leaked;main;process_batch;cudaMalloc 327680" not in lines:
             failures.append("the leak of process_batch is not a collapsed stack: %s" % lines)
+
+        # A Python program: the user's line at the root, the native code that allocated below it,
+        # the interpreter's frames left out; the growing site and the pool's cache have lines too.
+        _, _ = report_golden(opts.cuaudit, opts.python_golden, tmp, "--collapsed", collapsed)
+        lines = open(collapsed).read().splitlines()
+        growing = [line for line in lines if line.startswith("growing;")]
+        if len(growing) != 1 or not growing[0].startswith("growing;cupy_pool.py:16:<module>;") or \
+                any(re.search(r";[^;]*(bin/python3[.0-9]*|libpython[^;]*|_PyEval_EvalFrameDefault)[; ]", line)
+                    for line in lines):
+            failures.append("the CuPy run's collapsed stacks: %s" % [line[:120] for line in lines])
+        if not any("reserved_and_not_handed_out;cudaMalloc" in line for line in lines):
+            failures.append("the pool's cache at the peak is not named: %s" % [line[:120] for line in lines])
+
+        # Perfetto marks the moment an allocation failed for lack of memory.
+        report_golden(opts.cuaudit, opts.oom_golden, tmp, "--perfetto", trace)
+        instants = [e for e in json.load(open(trace))["traceEvents"] if e["ph"] == "i"]
+        if not any(e["name"].startswith("out of memory") and "verdict" in e["args"] for e in instants):
+            failures.append("no out-of-memory instant event: %s" % [e["name"] for e in instants])
     return finish(failures)
 
 

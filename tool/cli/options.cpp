@@ -74,8 +74,9 @@ void add_output_options(CLI::App& app, Options& o) {
   app.add_option("--perfetto", o.out.perfetto_file,
                  "write the memory timeline and each allocation's life as Chrome trace events (ui.perfetto.dev, "
                  "chrome://tracing) to FILE");
-  app.add_option("--collapsed", o.out.collapsed_file,
-                 "write leaks and each device's peak as collapsed stacks (flamegraph.pl, speedscope) to FILE");
+  app.add_option(
+      "--collapsed", o.out.collapsed_file,
+      "write leaks, growing sites and each device's peak as collapsed stacks (flamegraph.pl, speedscope) to FILE");
   app.add_option("--pprof", o.out.pprof_file,
                  "write every allocation site's memory (over the run, at the end, at the peak) as a gzipped pprof "
                  "profile (go tool pprof) to FILE");
