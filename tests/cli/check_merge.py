@@ -48,6 +48,17 @@ def main():
         html = open(html_path).read()
         if "cudaMallocManaged" not in html or "__CUAUDIT_REPORT_DATA__" in html:
             failures.append("the HTML page of the merge does not hold the merged findings")
+        # -q: the merged leaks are errors, so the summary stays; a clean merge says nothing.
+        quiet = subprocess.run([opts.cuaudit, "merge", "-q", reports[0], reports[1]], stderr=subprocess.PIPE, text=True)
+        if "LEAK SUMMARY" not in quiet.stderr and "error" not in quiet.stderr:
+            failures.append("merge -q hid a report with errors: %s" % quiet.stderr[:300])
+        clean = json.load(open(reports[0]))
+        clean["findings"] = []
+        clean_path = os.path.join(tmp, "clean.json")
+        json.dump(clean, open(clean_path, "w"))
+        quiet = subprocess.run([opts.cuaudit, "merge", "-q", clean_path, clean_path], stderr=subprocess.PIPE, text=True)
+        if quiet.returncode != 0 or quiet.stderr.strip():
+            failures.append("merge -q of clean reports: exit %d, %s" % (quiet.returncode, quiet.stderr[:300]))
     if proc.returncode != 5:
         failures.append("exit status %d, expected 5 (--error-exitcode)" % proc.returncode)
     if len(merged["processes"]) != 2 or [p["rank"] for p in merged["processes"]] != [0, 1]:

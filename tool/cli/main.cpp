@@ -358,7 +358,7 @@ int merge_command(const Options& o) {
   } catch (const std::exception& e) {
     fail(kExitToolFailure, e.what());
   }
-  write_outputs(o, merged, 0, report::render_merged_text(merged));
+  write_outputs(o, merged, 0, quiet_has_nothing_to_say(o, merged) ? "" : report::render_merged_text(merged));
   if (o.out.error_exitcode && merged.summary.error_findings > 0) return *o.out.error_exitcode;
   return merged.incomplete ? kExitIncomplete : 0;
 }

@@ -254,6 +254,8 @@ void add_command_options(CLI::App& app, Command command, Options& o) {
       app.add_option("--source-root", o.out.source_root, kSourceRootHelp);
       app.add_option("--log-file", o.out.log_file, "write the text summary to FILE instead of stderr");
       add_error_exitcode(app, o, "exit with N when the merged report has errors");
+      app.add_flag("-q,--quiet", o.out.quiet,
+                   "print the summary only when the merged report has errors or warnings, or is incomplete");
       app.add_option("REPORT", o.merge_inputs, "JSON reports, or directories written by --output, in rank order")
           ->required();
       return;

@@ -209,12 +209,15 @@ void refuse_unwritable_outputs(const Options& o) {
   }
 }
 
+bool quiet_has_nothing_to_say(const Options& o, const report::Report& a) {
+  return o.out.quiet && !a.nothing_tracked && !a.incomplete &&
+         std::none_of(a.findings.begin(), a.findings.end(), [](const report::Finding& f) {
+           return !f.suppressed && f.severity != report::Severity::Info;
+         });
+}
+
 std::string text_report(const Options& o, const report::Report& a) {
-  if (o.out.quiet && !a.nothing_tracked && !a.incomplete &&
-      std::none_of(a.findings.begin(), a.findings.end(),
-                   [](const report::Finding& f) { return !f.suppressed && f.severity != report::Severity::Info; })) {
-    return {};  // -q: nothing worth a line
-  }
+  if (quiet_has_nothing_to_say(o, a)) return {};  // -q: nothing worth a line
   report::TextOptions text{o.out.leak_check, o.out.print_limit, o.out.gen_suppressions ? suggest_suppression : nullptr};
   text.fold_frames = o.out.fold_frames;
   text.demangle = o.out.demangle;

@@ -20,6 +20,8 @@ std::string html_source_root(const Options& o);
 void say_when_html_has_no_sources(const Options& o);
 
 // The text report as -q, --color and the text options want it (empty: -q and nothing to say).
+// -q: a report with no error or warning, complete: nothing for the text to say.
+bool quiet_has_nothing_to_say(const Options& o, const report::Report& a);
 std::string text_report(const Options& o, const report::Report& a);
 
 // The warning (empty when none) about the user's rules that matched no finding, and about keep
