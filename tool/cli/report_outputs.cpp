@@ -211,9 +211,8 @@ void refuse_unwritable_outputs(const Options& o) {
 
 bool quiet_has_nothing_to_say(const Options& o, const report::Report& a) {
   return o.out.quiet && !a.nothing_tracked && !a.incomplete &&
-         std::none_of(a.findings.begin(), a.findings.end(), [](const report::Finding& f) {
-           return !f.suppressed && f.severity != report::Severity::Info;
-         });
+         std::none_of(a.findings.begin(), a.findings.end(),
+                      [](const report::Finding& f) { return !f.suppressed && f.severity != report::Severity::Info; });
 }
 
 std::string text_report(const Options& o, const report::Report& a) {
