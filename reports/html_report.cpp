@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "function_names.h"
 #include "json_report.h"
 
 namespace cuaudit::report {
@@ -74,6 +75,21 @@ nlohmann::json source_excerpts(const Report& report, const std::string& source_r
   return out;
 }
 
+// Every frame's function name and its short form (function_names.h), for the page's tables and
+// legends: one parser of C++ names for the tool and the page alike.
+void collect_short_names(const nlohmann::json& value, nlohmann::json& names) {
+  if (value.is_object()) {
+    const auto function = value.find("function");
+    if (function != value.end() && function->is_string()) {
+      const std::string& name = function->get_ref<const std::string&>();
+      if (!names.contains(name)) names[name] = short_function_name(name);
+    }
+  }
+  if (value.is_structured()) {
+    for (const auto& item : value) collect_short_names(item, names);
+  }
+}
+
 }  // namespace
 
 std::string json_for_script_element(const std::string& json) {
@@ -92,6 +108,9 @@ std::string json_for_script_element(const std::string& json) {
 std::string render_html(const Report& report, const std::string& source_root) {
   nlohmann::json data = report_to_json(report);
   data["sources"] = source_excerpts(report, source_root);
+  nlohmann::json short_names = nlohmann::json::object();
+  collect_short_names(data, short_names);
+  data["short_names"] = std::move(short_names);
   // Invalid UTF-8 from the target (a path) is replaced rather than failing the report.
   const std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const std::string_view page = kHtmlPage;

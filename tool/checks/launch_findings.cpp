@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "frame_filter.h"
+#include "function_names.h"
 #include "kernel_signature.h"
 #include "ownership.h"
 #include "pool_names.h"
@@ -36,8 +37,8 @@ std::optional<report::FindingKind> kind_of(const LaunchParamJudgement& j) {
 // nvcc's host-side wrapper of a kernel has the kernel's name and sits at the kernel's definition;
 // inlined into the caller it can survive the internal-frame filter. The <<<>>> line is below it.
 void drop_kernel_wrapper(std::vector<report::Frame>& stack, const std::string& kernel) {
-  const std::string bare = bare_function_name(kernel);
-  while (stack.size() > 1 && bare_function_name(stack.front().function) == bare) stack.erase(stack.begin());
+  const std::string bare = report::short_function_name(kernel);
+  while (stack.size() > 1 && report::short_function_name(stack.front().function) == bare) stack.erase(stack.begin());
 }
 
 struct Group {

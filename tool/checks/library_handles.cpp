@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "frame_filter.h"
+#include "function_names.h"
 
 namespace cuaudit {
 namespace {
@@ -39,7 +40,7 @@ constexpr HandleApi kHandleApis[] = {
 };
 
 const HandleApi* handle_api(const report::Frame& frame) {
-  std::string name = bare_function_name(frame.function);
+  std::string name = report::short_function_name(frame.function);
   if (name.size() > 3 && name.compare(name.size() - 3, 3, "_v2") == 0) name.resize(name.size() - 3);
   for (const HandleApi& api : kHandleApis) {
     if (name == api.create) return &api;

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "frame_filter.h"
+#include "function_names.h"
 
 namespace cuaudit {
 
@@ -10,7 +11,7 @@ bool NameFilter::matches(const std::string& name) const {
   for (const std::string& text : contains) {
     if (name.find(text) != std::string::npos) return true;
   }
-  const std::string bare = bare_function_name(name);  // "ns::scale" for "ns::scale<float>(float*, int)"
+  const std::string bare = report::short_function_name(name);  // "ns::scale" for "ns::scale<float>(float*, int)"
   const size_t colons = bare.rfind("::");
   const std::string last = colons == std::string::npos ? bare : bare.substr(colons + 2);
   for (const std::string& n : exact) {

@@ -1,5 +1,7 @@
 #include "frame_filter.h"
 
+#include "function_names.h"
+
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -50,13 +52,6 @@ bool is_main(std::string_view fn) { return fn == "main" || starts_with(fn, "main
 
 }  // namespace
 
-std::string bare_function_name(std::string_view fn) {
-  // Template arguments and parameters go first: they may hold spaces of their own.
-  fn = fn.substr(0, fn.find_first_of("<("));
-  if (const auto space = fn.rfind(' '); space != std::string_view::npos) fn = fn.substr(space + 1);
-  return std::string(fn);
-}
-
 bool is_cuda_internal(const report::Frame& frame) {
   return is_internal_module(frame.module) || is_internal_function(frame.function) || is_cuda_header(frame.file);
 }
@@ -93,7 +88,7 @@ std::vector<report::Frame> user_frames(std::vector<report::Frame> frames) {
 std::string called_function(const std::vector<report::Frame>& frames) {
   const size_t first = first_user_index(frames);
   if (first == 0 || first == frames.size()) return {};
-  return bare_function_name(frames[first - 1].function);
+  return report::short_function_name(frames[first - 1].function);
 }
 
 }  // namespace cuaudit

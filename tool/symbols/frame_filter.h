@@ -22,11 +22,6 @@ std::vector<bool> internal_frames(const std::vector<report::Frame>& frames);
 // kept whole.
 std::vector<report::Frame> user_frames(std::vector<report::Frame> frames);
 
-// A function's name without return type, template arguments and parameters:
-// "cudaError cudaMallocHost<float>(float**, unsigned long)" -> "cudaMallocHost",
-// "void ns::fill<int4, 3>(int4*, int)" -> "ns::fill".
-std::string bare_function_name(std::string_view fn);
-
 // The CUDA function the program itself called: the outermost internal frame, reduced to its
 // bare name ("cudaMallocHost" for "cudaError cudaMallocHost<float>(float**, unsigned long,
 // unsigned int)"). cuda_runtime.h's templates forward to other entry points (cudaMallocHost<T>

@@ -61,3 +61,15 @@ TEST_CASE("HTML source excerpts come only from regular files under the source ro
   const std::string without_root = render_html(r, "");
   CHECK(without_root.find("INSIDE_THE_ROOT") == std::string::npos);
 }
+
+TEST_CASE("the page's short names are the tool's: one parser of C++ names, no parsing in the page") {
+  Report r = leak_with_frames({"/src/pool.cu"});
+  r.findings[0].stack[0].function = "Pool::operator()(unsigned long)";
+  Frame conversion;
+  conversion.function = "Foo::operator bool() const";
+  r.findings[0].stack.push_back(conversion);
+  const std::string page = render_html(r, "");
+  CHECK(page.find(R"x("short_names":{)x") != std::string::npos);
+  CHECK(page.find(R"x("Pool::operator()(unsigned long)":"Pool::operator()")x") != std::string::npos);
+  CHECK(page.find(R"x("Foo::operator bool() const":"Foo::operator bool")x") != std::string::npos);
+}

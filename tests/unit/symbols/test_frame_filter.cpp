@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "frame_filter.h"
+#include "function_names.h"
 
 using cuaudit::called_function;
 using cuaudit::user_frames;
@@ -83,11 +84,22 @@ TEST_CASE("a <<<>>> launch starts at the launch line, not at nvcc's generated ho
   CHECK(frames[0].function == "main");
 }
 
-TEST_CASE("bare function names drop return type, template arguments and parameters") {
-  CHECK(cuaudit::bare_function_name("cudaError cudaMallocHost<float>(float**, unsigned long)") == "cudaMallocHost");
-  CHECK(cuaudit::bare_function_name("void ns::fill<int4, 3>(int4*, int)") == "ns::fill");
-  CHECK(cuaudit::bare_function_name("fill<int4>") == "fill");
-  CHECK(cuaudit::bare_function_name("main") == "main");
+TEST_CASE(
+    "the name a stack's called function goes by: one short-name parser, return type, templates and parameters gone") {
+  using cuaudit::report::short_function_name;
+  CHECK(short_function_name("cudaError cudaMallocHost<float>(float**, unsigned long)") == "cudaMallocHost");
+  CHECK(short_function_name("void ns::fill<int4, 3>(int4*, int)") == "ns::fill");
+  CHECK(short_function_name("fill<int4>") == "fill");
+  CHECK(short_function_name("main") == "main");
+  // What the parser of before cut short (usability review 2026-12-04, 12).
+  CHECK(short_function_name("Pool::operator()(unsigned long)") == "Pool::operator()");
+  CHECK(short_function_name("Buffer<float>::~Buffer()") == "Buffer::~Buffer");
+  CHECK(short_function_name("Foo::operator bool() const") == "Foo::operator bool");
+  CHECK(short_function_name("main::{lambda(int)#1}::operator()(int) const") == "main::{lambda(int)#1}::operator()");
+  // The function a stack called into CUDA through, by that parser.
+  const std::vector<Frame> frames = {frame("cudaMalloc", "/usr/local/cuda/lib64/libcudart.so.13", ""),
+                                     frame("Pool::operator()(unsigned long)", "/src/app", "/src/app.cu")};
+  CHECK(cuaudit::called_function(frames) == "cudaMalloc");
 }
 
 TEST_CASE("NVTX's inline stubs are not the program's frames: a pool's annotation names the pool's code") {
