@@ -265,6 +265,20 @@ const labelsFit = async (page, what) => {
   check(/^480\.0 MiB in 60 allocation\(s\) \(CUDACachingAllocator::malloc\) at torch_growth\.py:19/.test(torchPeak) &&
         !torchPeak.includes("alloc_block"),
         `the sites held at the peak are named the same way (${torchPeak.split("\n").join("; ")})`);
+  // What gates leads the page: the run's one error is above the notes, the processes and the charts;
+  // a file:line in the "where" column is never split across lines.
+  const errorTop = (await page.locator("tr.finding", { hasText: "error" }).first().boundingBox()).y;
+  const processesTop = (await page.locator("#processes").boundingBox()).y;
+  const chartsTop = (await page.locator("#timeline").boundingBox()).y;
+  check(errorTop < processesTop && errorTop < chartsTop && errorTop < 900,
+        `the error is the first thing under the summary (y ${errorTop}; processes at ${processesTop}, charts at ${chartsTop})`);
+  await page.setViewportSize({ width: 900, height: 900 });  // narrow: the where column wraps
+  const splitLocations = await page.evaluate(() => [...document.querySelectorAll("td.where .loc")]
+      .filter(loc => loc.getClientRects().length > 1).map(loc => loc.textContent));
+  const locations = await page.locator("td.where .loc").count();
+  check(locations > 0 && splitLocations.length === 0,
+        `no file:line broken across lines (${locations} shown; split: ${splitLocations.join(", ")})`);
+  await page.setViewportSize({ width: 1400, height: 900 });
   await page.screenshot({ path: torchShot, fullPage: true });
 
   check(errors.length === 0, `no console errors (${errors.join("; ")})`);
