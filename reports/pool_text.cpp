@@ -64,8 +64,14 @@ std::vector<std::string> pool_series_lines(const Timeline& timeline, uint64_t pi
     if (p.pid != pid || p.t.empty()) continue;
     const uint64_t reserved = *std::max_element(p.reserved.begin(), p.reserved.end());
     const uint64_t used = *std::max_element(p.used.begin(), p.used.end());
-    std::string line =
-        fmt::format("Pool {}: reserved up to {}, used up to {}", p.pool, human_bytes(reserved), human_bytes(used));
+    // A pool whose segments were never recorded (a framework hook that sees only its blocks) has
+    // no reserve to tell: "reserved up to 0 B" would say it held nothing.
+    std::string line = reserved ? fmt::format("Pool {}: reserved up to {}, used up to {}", p.pool,
+                                              human_bytes(reserved), human_bytes(used))
+                                : fmt::format("Pool {}: used up to {} (its segments were not recorded: what it reserved "
+                                              "is not known)",
+                                              p.pool, human_bytes(used));
+    if (p.t.size() == 1) line += fmt::format("; one sample, at {:.3f} s", p.t.front());
     // The most fragmented sample: 1 - largest free / free in holes.
     size_t worst = p.t.size();
     double ratio = 0;

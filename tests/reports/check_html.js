@@ -173,9 +173,13 @@ const labelsFit = async (page, what) => {
       .map(p => p.split(",").map(Number));
     return { pts, label: svg.querySelector("text").textContent, tmax: svg.querySelectorAll("text")[1].textContent };
   });
-  // Axis as the page draws it: W=1000, H=220, PAD=46; the top label is the largest value.
+  // Axis as the page draws it: W=1000, H=220, PAD=46; the top of the chart is 15% above the largest
+  // value (headroom: the data never touches the edge, the peak's label sits above it).
   const samples = timelineReport.timeline.samples.filter(s => s.device === 0);
-  const ymax = Math.max(...samples.map(s => Math.max(s.used, s.tracked)));
+  const highest = Math.max(...samples.map(s => Math.max(s.used, s.tracked)));
+  const ymax = highest * 1.15;
+  const topOfData = Math.min(...drawn.pts.map(([, y]) => y));
+  check(topOfData > 10 + (220 - 34) * 0.1, `the highest point has headroom above it (y ${topOfData.toFixed(1)})`);
   const tmax = Math.max(...samples.map(s => s.t));
   const valueAt = y => (220 - 24 - y) / (220 - 34) * ymax;
   const xOf = t => 46 + (1000 - 46 - 10) * t / tmax;
@@ -194,6 +198,17 @@ const labelsFit = async (page, what) => {
     const want = Math.max(...inside.map(s => s.used));
     check(Math.abs(top - want) < ymax / 100, `phase ${name} is drawn at its height (${(top / GiB).toFixed(2)} GiB, samples say ${(want / GiB).toFixed(2)} GiB)`);
   }
+  // The peak's label covers no line, and speaks the unit of the axis beside it.
+  const covered = await page.evaluate(() => [...document.querySelectorAll("svg")].flatMap(svg => {
+    const label = svg.querySelector("text.peak-label");
+    if (!label) return [];
+    const b = label.getBBox();
+    return [...svg.querySelectorAll("polyline")].flatMap(line => line.getAttribute("points").trim().split(/\s+/)
+      .map(p => p.split(",").map(Number)).filter(([x, y]) => x >= b.x && x <= b.x + b.width && y >= b.y && y <= b.y + b.height)
+      .map(([x, y]) => `${label.textContent} over ${line.getAttribute("class")} at ${x},${y}`));
+  }));
+  const peakLabel = await page.locator("text.peak-label").first().textContent();
+  check(covered.length === 0 && / GiB at /.test(peakLabel), `the peak's label (${peakLabel}) covers no line (${covered.slice(0, 3).join("; ")})`);
   const peak = timelineReport.timeline.peaks[0];
   const phasesText = await page.locator("#timeline").innerText();
   check(phasesText.includes(`at ${peak.t.toFixed(3)} s`) && phasesText.includes("phase_two"),
@@ -265,6 +280,19 @@ const labelsFit = async (page, what) => {
   check(/^480\.0 MiB in 60 allocation\(s\) \(CUDACachingAllocator::malloc\) at torch_growth\.py:19/.test(torchPeak) &&
         !torchPeak.includes("alloc_block"),
         `the sites held at the peak are named the same way (${torchPeak.split("\n").join("; ")})`);
+  const torchCovered = await page.evaluate(() => {
+    const svg = document.querySelector("#timeline svg"), b = svg.querySelector("text.peak-label").getBBox();
+    return [...svg.querySelectorAll("polyline")].some(line => line.getAttribute("points").trim().split(/\s+/)
+      .map(p => p.split(",").map(Number)).some(([x, y]) => x >= b.x && x <= b.x + b.width && y >= b.y && y <= b.y + b.height));
+  });
+  check(!torchCovered, "the PyTorch run's peak label covers no line");
+  // One time scale: the last tick of the timeline and of the site chart name the same moment at the same x.
+  const lastTicks = await page.evaluate(() => ["#timeline svg", "#site-series svg"].map(sel => {
+    const ticks = [...document.querySelector(sel).querySelectorAll("text.tick")].filter(t => t.getAttribute("text-anchor") === "middle");
+    const last = ticks[ticks.length - 1];
+    return last ? `${last.textContent}@${Math.round(Number(last.getAttribute("x")))}` : "";
+  }));
+  check(lastTicks[0] !== "" && lastTicks[0] === lastTicks[1], `the timeline and the site chart share one time scale (${lastTicks.join(" vs ")})`);
   // What gates leads the page: the run's one error is above the notes, the processes and the charts;
   // a file:line in the "where" column is never split across lines.
   const errorTop = (await page.locator("tr.finding", { hasText: "error" }).first().boundingBox()).y;
