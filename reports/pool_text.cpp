@@ -68,9 +68,10 @@ std::vector<std::string> pool_series_lines(const Timeline& timeline, uint64_t pi
     // no reserve to tell: "reserved up to 0 B" would say it held nothing.
     std::string line = reserved ? fmt::format("Pool {}: reserved up to {}, used up to {}", p.pool,
                                               human_bytes(reserved), human_bytes(used))
-                                : fmt::format("Pool {}: used up to {} (its segments were not recorded: what it reserved "
-                                              "is not known)",
-                                              p.pool, human_bytes(used));
+                                : fmt::format(
+                                      "Pool {}: used up to {} (its segments were not recorded: what it reserved "
+                                      "is not known)",
+                                      p.pool, human_bytes(used));
     if (p.t.size() == 1) line += fmt::format("; one sample, at {:.3f} s", p.t.front());
     // The most fragmented sample: 1 - largest free / free in holes.
     size_t worst = p.t.size();
