@@ -5,6 +5,7 @@ prints its version and reports the golden run with no file of the build director
 `cmake --install --strip`, and the man page names every option the commands take."""
 import argparse
 import glob
+import gzip
 import json
 import os
 import re
@@ -26,7 +27,8 @@ def installed_tree_works(name, root, golden, failures):
         return
     prefix = os.path.dirname(os.path.dirname(tools[0]))
     for needed in ["lib/cuaudit/libcuaudit-injection.so", "lib/cuaudit/libcuaudit-preload.so",
-                   "share/man/man1/cuaudit.1", "share/doc/cuaudit/LICENSE", "share/doc/cuaudit/THIRD_PARTY_NOTICES.txt"]:
+                   "share/man/man1/cuaudit.1.gz", "share/doc/cuaudit/LICENSE", "share/doc/cuaudit/THIRD_PARTY_NOTICES.txt",
+                   "share/doc/cuaudit/copyright", "share/doc/cuaudit/changelog.gz", "share/doc/cuaudit/docs/EXIT_CODES.md"]:
         if not os.path.exists(os.path.join(prefix, needed)):
             failures.append("%s: %s is missing" % (name, needed))
     # A clean environment: no build directory on any search path.
@@ -34,6 +36,18 @@ def installed_tree_works(name, root, golden, failures):
     version = subprocess.run([tools[0], "-V"], stdout=subprocess.PIPE, text=True, env=env)
     if version.returncode != 0 or "commit" not in version.stdout:
         failures.append("%s: cuaudit -V: %s" % (name, version.stdout))
+    # --help and `help COMMAND` name the documentation installed beside the tool; the man page's
+    # paths are the .deb's (/usr) and must be in the tree under that prefix.
+    for command in [["--help"], ["help", "report"], ["help", "merge"], ["help", "suppressions"]]:
+        text = subprocess.run([tools[0]] + command, stdout=subprocess.PIPE, text=True, env=env).stdout
+        named = re.findall(r"(/\S+?\.md)\b", text)
+        if not named or any(not p.startswith(os.path.join(prefix, "share/doc/cuaudit/docs/")) or not os.path.isfile(p)
+                            for p in named):
+            failures.append("%s: cuaudit %s names %s, not the installed documentation" % (name, " ".join(command), named))
+    man = gzip.open(os.path.join(prefix, "share/man/man1/cuaudit.1.gz"), "rt").read()
+    for path in sorted(set(re.findall(r"/usr/share/doc/cuaudit/docs/[A-Z_]+\.md", man))):
+        if not os.path.isfile(os.path.join(prefix, path[len("/usr/"):])):
+            failures.append("%s: the man page names %s, not installed" % (name, path))
     run = os.path.join(root, "golden")
     shutil.copytree(golden, run)
     out = os.path.join(root, "report.json")

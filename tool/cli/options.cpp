@@ -8,6 +8,7 @@
 #include <map>
 
 #include "command_texts.h"
+#include "documentation.h"
 #include "exit_codes.h"
 #include "option_help.h"
 #include "option_words.h"
@@ -190,9 +191,11 @@ void add_run_options(CLI::App& app, Options& o) {
                "also record streams, events, graphs, executable graphs, modules, libraries, texture and surface "
                "objects, memory pools and external memory, and report those never destroyed (resource_leak)");
   app.add_flag("--device-heap", o.run.device_heap,
-               "record kernels' device-side malloc and free (and new/delete) through the Compute Sanitizer API "
-               "instead of CUPTI, and report device heap leaks, double and invalid frees and an exhausted heap; host "
-               "allocations are still tracked, launch parameters and unchecked errors are not (docs/RESOURCES.md)");
+               with_documentation_paths(
+                   "record kernels' device-side malloc and free (and new/delete) through the Compute Sanitizer API "
+                   "instead of CUPTI, and report device heap leaks, double and invalid frees and an exhausted heap; "
+                   "host allocations are still tracked, launch parameters and unchecked errors are not "
+                   "(docs/RESOURCES.md)"));
   app.add_option_function<std::string>(
          "--snapshot-interval",
          [&o](const std::string& text) {
@@ -205,9 +208,10 @@ void add_run_options(CLI::App& app, Options& o) {
          "--html, numbered next to the final one (report.snapshot-1.json, ...); each is complete on its own")
       ->type_name("DURATION");
   app.add_option("--metrics", o.run.metrics_address,
-                 "while the program runs, serve its memory as Prometheus metrics at http://HOST:PORT/metrics (live "
-                 "bytes by site, device and pool, fragmentation, growth, findings; docs/LONG_RUNNING.md); :PORT "
-                 "listens on loopback")
+                 with_documentation_paths(
+                     "while the program runs, serve its memory as Prometheus metrics at http://HOST:PORT/metrics "
+                     "(live bytes by site, device and pool, fragmentation, growth, findings; docs/LONG_RUNNING.md); "
+                     ":PORT listens on loopback"))
       ->type_name("HOST:PORT");
   app.add_option("--metrics-file", o.run.metrics_file,
                  "while the program runs, write the same metrics to FILE (replaced at each refresh; for "
@@ -377,7 +381,7 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   const CommandText& text = text_of(o.command);
   CLI::App app(text.title, text.name);
   app.formatter(std::make_shared<UsageFormatter>(text.usage));
-  app.footer(text.footer);
+  app.footer(with_documentation_paths(text.footer));
   // An option given twice (once in CUAUDIT_OPTIONS, once on the command line) takes the last.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.set_version_flag("-V,--version", version_text());

@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "documentation.h"
 #include "exit_codes.h"
 #include "option_words.h"
 
@@ -22,9 +23,10 @@ std::function<void(const std::string&)> byte_size(const char* name, uint64_t& ta
 void add_watch_options(CLI::App& app, RunOptions& run) {
   app.add_option_function<std::string>(
          "--mode", [&run](const std::string& word) { run.watch = word == "watch"; },
-         "check: every event's stack and the launch checks, for tests and CI; watch: cheap enough to leave on "
-         "a service for days (stacks of a sample of allocations, by bytes, every allocation and release still "
-         "counted; no launch checks; docs/LONG_RUNNING.md)")
+         with_documentation_paths(
+             "check: every event's stack and the launch checks, for tests and CI; watch: cheap enough to leave on "
+             "a service for days (stacks of a sample of allocations, by bytes, every allocation and release still "
+             "counted; no launch checks; docs/LONG_RUNNING.md)"))
       ->check(CLI::IsMember({"check", "watch"}))
       ->default_str("check");
   app.add_option_function<std::string>(
