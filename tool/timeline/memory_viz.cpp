@@ -97,7 +97,7 @@ void MemoryVizCollector::on_gone(const MemoryEvent& a) {
 
 std::vector<report::VizSegment> MemoryVizCollector::segments() const {
   std::map<std::pair<int, uint64_t>, const Live*> segments, blocks;  // by device and address
-  for (const auto& [seq, live] : live_)
+  for (const auto& [key, live] : live_)
     (live.kind == Kind::Block ? blocks : segments)[{live.device, live.event.key}] = &live;
   std::vector<report::VizSegment> out;
   const auto block_of = [](const Live& l) { return report::VizBlock{l.event.key, l.event.bytes, true, l.stack}; };
