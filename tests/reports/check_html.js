@@ -119,7 +119,7 @@ const labelsFit = async (page, what) => {
   const pointCount = points.trim().split(/\s+/).length;
   check(pointCount <= 3 * 1000, `the chart is downsampled to the pixels it has (${pointCount} points)`);
   const timelineText = await page.locator("#timeline").innerText();
-  check(timelineText.includes("peak 3584.0 MiB at 6.000 s") && timelineText.includes("phase_two phases.cu:42"),
+  check(timelineText.includes("peak 3.5 GiB at 6.000 s") && timelineText.includes("phase_two phases.cu:42"),
         "the peak is marked, with the site that held the most then");
   check(await page.locator("circle.peak").count() === 1, "the peak has its marker");
   check(await page.locator("line.oom").count() === 1 && timelineText.includes("out of memory (cudaMalloc)"),
