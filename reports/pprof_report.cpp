@@ -39,7 +39,7 @@ class ProfileBuilder {
   // The modules the frames came from, as mappings (a module and where it was loaded; the
   // executable first, as pprof takes the first mapping for the main binary). A frame says where
   // it returns to and how far into its module that is: the load address is the difference.
-  void add_mappings(const Report& report) {
+  void add_mappings(const Report& report, const std::vector<std::vector<const Frame*>>& shown) {
     const std::string executable = report.processes.empty() || report.processes.front().command.empty()
                                        ? std::string()
                                        : basename_of(report.processes.front().command.front());
@@ -57,8 +57,9 @@ class ProfileBuilder {
       m.functions |= !f.function.empty();
       m.lines |= f.line > 0;
     };
-    for (const ProfileSite& site : report.profile_sites) {
-      for (const Frame* f : profile_frames(site.stack)) add(*f);
+    for (size_t i = 0; i < report.profile_sites.size(); ++i) {
+      const ProfileSite& site = report.profile_sites[i];
+      for (const Frame* f : shown[i]) add(*f);
       // The executable even where the profile leaves its frames out (the Python interpreter's).
       for (const Frame& f : site.stack) {
         if (is_executable(f.module)) add(f);
@@ -157,9 +158,9 @@ void add_number_label(pb::Sample& s, ProfileBuilder& b, const char* key, int64_t
   l->set_num(value);
 }
 
-void add_sample(ProfileBuilder& b, const ProfileSite& site) {
+// `stack`: the site's frames as the profile shows them (profile_frames).
+void add_sample(ProfileBuilder& b, const ProfileSite& site, const std::vector<const Frame*>& stack) {
   pb::Sample& s = *b.profile().add_sample();
-  const std::vector<const Frame*> stack = profile_frames(site.stack);
   for (size_t i = 0; i < stack.size();) {
     std::vector<const Frame*> frames{stack[i]};
     const uint64_t pc = stack[i]->pc;
@@ -205,8 +206,10 @@ std::string render_pprof_message(const Report& report) {
                   "devices and processes; -tagfocus=device=N for one)"));
   if (report.profile_sites_sampled)
     p.add_comment(b.string_id("stacks were sampled (--mode watch): the figures are estimates"));
-  b.add_mappings(report);
-  for (const ProfileSite& site : report.profile_sites) add_sample(b, site);
+  std::vector<std::vector<const Frame*>> shown;  // each site's frames as the profile shows them
+  for (const ProfileSite& site : report.profile_sites) shown.push_back(profile_frames(site.stack));
+  b.add_mappings(report, shown);
+  for (size_t i = 0; i < report.profile_sites.size(); ++i) add_sample(b, report.profile_sites[i], shown[i]);
   std::string out;
   if (!p.SerializeToString(&out)) throw std::runtime_error("cannot encode the pprof profile");
   return out;

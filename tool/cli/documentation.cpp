@@ -6,7 +6,9 @@
 
 namespace cuaudit {
 
-std::string documentation_dir() {
+namespace {
+
+std::string find_documentation_dir() {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -18,6 +20,14 @@ std::string documentation_dir() {
   if (fs::is_regular_file(fs::path(CUAUDIT_SOURCE_DOCS) / "EXIT_CODES.md", ec)) return CUAUDIT_SOURCE_DOCS;
 #endif
   return {};
+}
+
+}  // namespace
+
+// Looked up once: every command line builds its help texts, and each names the documentation.
+std::string documentation_dir() {
+  static const std::string dir = find_documentation_dir();
+  return dir;
 }
 
 std::string with_documentation_paths(const std::string& text) {

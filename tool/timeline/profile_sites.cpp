@@ -43,10 +43,9 @@ void add_profile_sites(const ProcessTrace& trace, const SiteHistory& history, co
   }
   // The hash map's order is no order: biggest at the end first, then by name and frames, so that
   // two runs of one program write the same profile.
-  const auto frames = [](const report::ProfileSite& s) {
-    std::vector<std::tuple<const std::string&, const std::string&, int, uint64_t>> out;
-    for (const report::Frame& f : s.stack) out.emplace_back(f.function, f.file, f.line, f.module_offset);
-    return out;
+  const auto frame_less = [](const report::Frame& a, const report::Frame& b) {
+    return std::tie(a.function, a.file, a.line, a.module_offset) <
+           std::tie(b.function, b.file, b.line, b.module_offset);
   };
   std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
             [&](const report::ProfileSite& a, const report::ProfileSite& b) {
@@ -56,7 +55,8 @@ void add_profile_sites(const ProcessTrace& trace, const SiteHistory& history, co
                        std::tie(b.live_bytes, b.peak_bytes, b.allocated_bytes);
               if (std::tie(a.device, a.api, a.site) != std::tie(b.device, b.api, b.site))
                 return std::tie(a.device, a.api, a.site) < std::tie(b.device, b.api, b.site);
-              return frames(a) < frames(b);
+              return std::lexicographical_compare(a.stack.begin(), a.stack.end(), b.stack.begin(), b.stack.end(),
+                                                  frame_less);
             });
 }
 
