@@ -66,7 +66,6 @@ void MemoryVizCollector::on_live(const MemoryEvent& a) {
     return;
   }
   if (live.device < 0) return;  // host memory, or a block of a pool whose device is not known
-  seen_ = true;
   live.stack = stack_of(a);
   if (live.kind == Kind::Plain) add(VizAction::SegmentAlloc, live);
   live.alloc_entry = add(VizAction::Alloc, live);
@@ -133,7 +132,7 @@ std::vector<report::VizSegment> MemoryVizCollector::segments() const {
 }
 
 std::optional<report::MemoryViz> MemoryVizCollector::finish() {
-  if (!seen_) return std::nullopt;
+  if (first_entry_ == 0 && entries_.empty()) return std::nullopt;  // no device memory was ever taken
   out_.segments = segments();
   for (const auto& [entry, dropped] : entries_) {
     if (!dropped) out_.entries.push_back(entry);

@@ -58,7 +58,6 @@ class MemoryVizCollector : public ReplayObserver {
   std::deque<std::pair<report::VizEntry, bool>> entries_;                   // and whether it was dropped
   uint64_t first_entry_ = 0;                                                // the number of entries_.front()
   uint64_t now_ns_ = 0;  // the latest event's time: a release's, when its allocation is gone
-  bool seen_ = false;
 };
 
 }  // namespace cuaudit
