@@ -66,5 +66,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 # libc only: the tool's C++ runtime is static, and the CUDA driver and CUPTI are not Debian packages
 # on most GPU machines, so they are not declared.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34)")
+# Loaded when DEBUGINFOD_URLS is set, for the debug files of stripped libraries (docs/REPORTS.md).
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libdebuginfod1")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 include(CPack)

@@ -11,7 +11,7 @@ rm -rf .gpu && mkdir -p .gpu/bin
 for f in "$build"/bin/*; do
   case "$(basename "$f")" in
     cuaudit) strip --strip-debug -o .gpu/bin/cuaudit "$f" ;;
-    libbench_* | libstand_in_*) ;;  # stand-ins for the CPU tests and benchmarks (one is named as libcuda.so.1): never there
+    libbench_* | libstand_in_* | libdebug_file_*) ;;  # stand-ins for the CPU tests and benchmarks (one is named as libcuda.so.1): never there
     lib*.so | *.fatbin | gpu_* | demo_* | bench_* | probe_* | service_*) cp "$f" .gpu/bin/ ;;
     cuaudit_site) cp -r "$f" .gpu/bin/ ;;  # the Python hooks, found beside the injection library
     *) ;;  # unit and self tests run here, not there

@@ -13,12 +13,14 @@ sudo=""
 build_only=false
 [ "${1:-}" = "--build-only" ] && build_only=true
 packages=(cmake ninja-build g++ python3 libboost-stacktrace-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcapstone-dev libdw-dev libexpat1-dev
-  libprotobuf-dev protobuf-compiler)
+  libprotobuf-dev protobuf-compiler libdebuginfod-dev)
 # valgrind: callgrind counts the CPU benchmark's instructions (bench/cpu/run_cpu_bench.sh); prometheus (and
 # its promtool): the metrics test scrapes cuaudit --metrics with a real server (tests/metrics/);
 # libxml2-utils: xmllint validates the JUnit files against Jenkins' schema; golang-go: `go tool pprof`
-# reads the --pprof profiles (tests/reports/check_pprof.py).
-$build_only || packages+=(clang clang-format doctest-dev python3-pytest valgrind prometheus libxml2-utils golang-go)
+# reads the --pprof profiles (tests/reports/check_pprof.py); debuginfod and libc6-dbg: separate debug
+# files from a real server and from a distribution's debug package (tests/symbols/check_debug_files.py).
+$build_only || packages+=(clang clang-format doctest-dev python3-pytest valgrind prometheus libxml2-utils golang-go
+  debuginfod libc6-dbg)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

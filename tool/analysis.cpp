@@ -138,6 +138,7 @@ void index_run(RunState& state, const std::string& dir, const AnalysisOptions& o
                     dir));
   }
   std::string error;
+  state.symbolizer.set_debug_file_search(options.debug_files);
   // A cache that cannot be read is left as it is (it may hold what this machine cannot resolve).
   state.symbols_loaded = state.symbolizer.load_cache(dir + "/" + kSymbolCacheFile, error);
   if (!state.symbols_loaded) report.notes.push_back(error + "; it is left unchanged");
@@ -368,7 +369,7 @@ void run_notes(RunState& state, const AnalysisOptions& options, report::Report& 
   }
   for (const auto& module : unnamed) {
     const std::string why = state.symbolizer.why_unavailable(module);
-    if (!why.empty()) report.notes.push_back("no symbols for " + why + "; frames in it show addresses only");
+    if (!why.empty()) report.notes.push_back("no symbols for " + why);
   }
   for (std::string& note : state.kernel_code->notes()) report.notes.push_back(std::move(note));
   if (options.check_api_results && !state.call_sites_recorded && state.tracked > 0) {

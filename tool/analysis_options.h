@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "check_options.h"
+#include "debug_files.h"
 #include "export_collectors.h"
 #include "name_filter.h"
 #include "path_map.h"
@@ -24,6 +25,7 @@ struct AnalysisOptions : CheckOptions {
   NameFilter kernels, kernels_excluded;  // --kernel-name, --kernel-name-exclude: launch findings
   NameFilter processes;                  // --target-processes-filter: executable names reported
   std::string nvdisasm;                  // --nvdisasm: the disassembler for kernel-access checks (empty: found)
+  DebugFileSearch debug_files;           // --debug-file-directory: separate debug files of stripped modules
   ExportRequests exports;                // --perfetto, --pprof, --memory-viz
   // `cuaudit snapshot`, --snapshot-interval: the program may still be running. A process whose trace
   // has no end yet is reported as of now: what it holds is `live`, not leaked, and a last chunk cut

@@ -102,6 +102,7 @@ AnalysisOptions analysis_options(const Options& o) {
   try {
     for (const auto& m : o.out.path_maps) a.path_map.push_back(parse_path_mapping(m));
     for (const auto& prefix : o.out.strip_prefixes) a.path_map.push_back({prefix, ""});
+    a.debug_files.directories = o.out.debug_dirs;
     for (const auto& k : o.analysis.kernel_names) add_to_filter(a.kernels, k, "--kernel-name");
     for (const auto& k : o.analysis.kernel_names_excluded)
       add_to_filter(a.kernels_excluded, k, "--kernel-name-exclude");

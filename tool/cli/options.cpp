@@ -91,6 +91,10 @@ void add_output_options(CLI::App& app, Options& o) {
   add_repeatable(app, "--strip-path-prefix", o.out.strip_prefixes,
                  "PREFIX: show source paths under PREFIX relative to it (as LeakSanitizer's strip_path_prefix); "
                  "repeatable");
+  add_repeatable(app, "--debug-file-directory", o.out.debug_dirs,
+                 "DIR: look for separate debug files of stripped libraries under DIR (DIR/.build-id/ab/cdef.debug by "
+                 "the recorded build id, as gdb's debug-file-directory) before /usr/lib/debug; repeatable. "
+                 "DEBUGINFOD_URLS' servers are asked too");
   app.add_option("--print-limit", o.out.print_limit, "print at most N findings in the text report (0: all)")
       ->check(kCount)
       ->default_str("100");

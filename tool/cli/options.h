@@ -34,6 +34,7 @@ struct OutputOptions {
   std::string source_root;                  // SARIF paths are relative to it; default: the working directory
   std::vector<std::string> path_maps;       // --path-map OLD=NEW, in order
   std::vector<std::string> strip_prefixes;  // --strip-path-prefix PREFIX
+  std::vector<std::string> debug_dirs;      // --debug-file-directory DIR, in order
   size_t print_limit = 100;
   bool show_notes = false;  // --show-notes: every note on its own line in the text report
   size_t num_callers = 30;  // as LeakSanitizer shows

@@ -1,6 +1,9 @@
 #include "elf_file.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -42,6 +45,51 @@ std::string read_elf_build_id(const std::string& path) {
     }
   }
   return {};
+}
+
+namespace {
+
+// Calls `visit(name, header, section)` for each section of the ELF file at `path` until it returns true.
+template <typename Visit>
+bool find_section(const std::string& path, Visit visit) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  bool found = false;
+  size_t names = 0;
+  if (elf && elf_kind(elf) == ELF_K_ELF && elf_getshdrstrndx(elf, &names) == 0) {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn && !found; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr header;
+      if (!gelf_getshdr(scn, &header)) continue;
+      const char* name = elf_strptr(elf, names, header.sh_name);
+      if (name) found = visit(std::string(name), header, scn);
+    }
+  }
+  if (elf) elf_end(elf);
+  close(fd);
+  return found;
+}
+
+}  // namespace
+
+bool has_debug_info(const std::string& path) {
+  return find_section(path, [](const std::string& name, const GElf_Shdr& header, Elf_Scn*) {
+    return (name == ".debug_info" || name == ".zdebug_info") && header.sh_type != SHT_NOBITS && header.sh_size > 0;
+  });
+}
+
+std::string read_debuglink(const std::string& path) {
+  std::string link;
+  find_section(path, [&](const std::string& name, const GElf_Shdr&, Elf_Scn* scn) {
+    if (name != ".gnu_debuglink") return false;
+    if (Elf_Data* data = elf_getdata(scn, nullptr); data && data->d_buf && data->d_size > 0) {
+      const char* text = static_cast<const char*>(data->d_buf);
+      link.assign(text, strnlen(text, data->d_size));  // the name, then padding and a CRC
+    }
+    return true;
+  });
+  return link.find('/') == std::string::npos ? link : std::string();  // a bare name, never a path
 }
 
 bool is_position_independent_elf(const std::string& path) {

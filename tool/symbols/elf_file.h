@@ -10,6 +10,13 @@ namespace cuaudit {
 // Lowercase hex, or empty when the file is unreadable, not ELF64, or has no build id.
 std::string read_elf_build_id(const std::string& path);
 
+// Whether the file holds DWARF line and function information of its own (.debug_info with
+// contents: a stripped file's is gone, a separate debug file's code sections are empty instead).
+bool has_debug_info(const std::string& path);
+
+// The file name in the .gnu_debuglink section (the separate debug file's name), or empty.
+std::string read_debuglink(const std::string& path);
+
 // True for ET_DYN objects (shared libraries, position-independent executables).
 bool is_position_independent_elf(const std::string& path);
 

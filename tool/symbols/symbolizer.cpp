@@ -89,12 +89,21 @@ backtrace_state* shared_backtrace_state(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return nullptr;
   const std::string key = fmt::format("{}\n{}:{}:{}:{}", path, st.st_dev, st.st_ino, st.st_size, st.st_mtime);
+  struct Module {
+    std::string path;  // libbacktrace keeps the pointer, not a copy: the name must live as long as the state
+    backtrace_state* state = nullptr;
+  };
   static std::mutex mutex;
-  static std::map<std::string, backtrace_state*> states;
+  static std::map<std::string, Module> states;  // nodes never move
   std::lock_guard<std::mutex> lock(mutex);
-  auto [it, fresh] = states.try_emplace(key, nullptr);
-  if (fresh) it->second = backtrace_create_state(path.c_str(), 1, ignore_error, nullptr);
-  return it->second;
+  auto [it, fresh] = states.try_emplace(key);
+  // The file is opened at the first lookup, by the name given here. Were the name gone by then,
+  // libbacktrace would open /proc/self/exe instead and name cuaudit's own functions.
+  if (fresh) {
+    it->second.path = path;
+    it->second.state = backtrace_create_state(it->second.path.c_str(), 1, ignore_error, nullptr);
+  }
+  return it->second.state;
 }
 }  // namespace
 
@@ -102,10 +111,22 @@ Symbolizer::ModuleState* Symbolizer::module_state(const ModuleInfo& module) {
   auto& slot = states_[module.path];
   if (slot) return slot.get();
   slot = std::make_unique<ModuleState>();
-  slot->why_unavailable = module_file_problem(module);
-  if (slot->why_unavailable.empty()) {
-    slot->state = shared_backtrace_state(module.path);
-    if (is_position_independent_elf(module.path)) slot->lookup_base = own_main_program_base();
+  const std::string problem = module_file_problem(module);
+  std::string file = problem.empty() ? module.path : std::string();
+  if (file.empty() || !has_debug_info(file)) {
+    // A separate debug file stands for the module: its symbols and DWARF at the same addresses.
+    if (std::string debug = find_debug_file(module, debug_search_); !debug.empty()) {
+      file = std::move(debug);
+    } else {
+      // A stripped file still names its exported functions from its symbol table.
+      slot->why_unavailable = fmt::format("{}; frames in it show addresses only: {}",
+                                          problem.empty() ? module.path + " (no debug information)" : problem,
+                                          debug_file_advice(module, debug_search_));
+    }
+  }
+  if (!file.empty()) {
+    slot->state = shared_backtrace_state(file);
+    if (is_position_independent_elf(file)) slot->lookup_base = own_main_program_base();
   }
   return slot.get();
 }
