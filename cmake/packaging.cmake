@@ -4,7 +4,7 @@ set(CUAUDIT_MAINTAINER "cuaudit maintainers <maintainers@cuaudit.invalid>" CACHE
 
 # `cpack` (run in the build directory): cuaudit-VERSION-Linux.tar.gz and cuaudit_VERSION_amd64.deb,
 # holding the tool, the two libraries it loads into programs, the man page, the licence and the
-# third-party notices.
+# third-party notices; the .tar.gz also elfutils' libdw and libelf (tool/CMakeLists.txt).
 # Nothing else is needed at run time: the tool links its C++ runtime statically; the injection
 # library finds CUPTI in the CUDA installation of the machine it runs on (RPATH and the driver's
 # search path).
@@ -63,10 +63,14 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${CUAUDIT_MAINTAINER}")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
-# libc only: the tool's C++ runtime is static, and the CUDA driver and CUPTI are not Debian packages
-# on most GPU machines, so they are not declared.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34)")
+# The tool's C++ runtime is static; elfutils (LGPL: shared, replaceable), zlib and expat are
+# Debian's (the .tar.gz carries elfutils' instead: cmake/cpack_generators.cmake). The CUDA driver and
+# CUPTI are not Debian packages on most GPU machines, so they are not declared.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libdw1 (>= 0.188), libelf1 (>= 0.188), zlib1g (>= 1:1.2.3), libexpat1 (>= 2.1)")
 # Loaded when DEBUGINFOD_URLS is set, for the debug files of stripped libraries (docs/REPORTS.md).
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libdebuginfod1")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_CURRENT_LIST_DIR}/cpack_generators.cmake)
+# Lintian's word on the injection's run path, with the reason (Debian policy 10.2 asks for none).
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/lintian-overrides DESTINATION share/lintian/overrides RENAME cuaudit)
 include(CPack)

@@ -1,5 +1,6 @@
 # THIRD_PARTY_NOTICES.txt: the licence notices of what the installed tool and injection carry inside
-# them (static libraries and header-only code), made at configure time from Debian's copyright files
+# them (static libraries and header-only code) or beside them (the .tar.gz's elfutils libraries) and
+# of the shared libraries they link, made at configure time from Debian's copyright files
 # of the packages built against, and installed beside the LICENSE. Boost's file covers all of Boost
 # (2 MB): only its licence, the Boost Software License, is taken from it.
 set(notices "cuaudit carries code of the following libraries, each under its own licence.\n")
@@ -10,11 +11,11 @@ set(third_party
   "nlohmann/json|nlohmann-json3-dev|"
   "CLI11|libcli11-dev|"
   "Capstone (static)|libcapstone-dev|"
-  "elfutils libdw and libelf (static, LGPL-3+ or GPL-2+)|libdw-dev|"
-  "zlib (static)|zlib1g-dev|"
-  "xz-utils liblzma (static)|liblzma-dev|"
-  "bzip2 (static)|libbz2-dev|"
-  "Expat (static)|libexpat1-dev|"
+  "elfutils libdw and libelf (shared libraries, LGPL-3+ or GPL-2+: lib/cuaudit/libdw.so.1 and libelf.so.1 in the .tar.gz may be replaced by any compatible build, or the tool relinked against one, whose source is at https://sourceware.org/elfutils/)|libdw-dev|"
+  "zlib (shared, the system's)|zlib1g-dev|"
+  "xz-utils liblzma (shared, the system's, through libdw)|liblzma-dev|"
+  "bzip2 (shared, the system's, through libdw)|libbz2-dev|"
+  "Expat (shared, the system's)|libexpat1-dev|"
   "Protocol Buffers' lite runtime (static)|libprotobuf-dev|"
   "GCC's libstdc++, libgcc and libbacktrace (static, GPL-3 with the GCC Runtime Library Exception)|libgcc-s1|")
 foreach(entry IN LISTS third_party)

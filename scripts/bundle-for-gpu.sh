@@ -4,7 +4,7 @@
 # reports name file:line from it) and link the CUDA runtime statically, about 1 MB each: packed,
 # they stay well inside what `run` carries (64 MiB). The machine has no Debian packages and the
 # checkout lands at another path, so everything it runs is relative to the repository root.
-# Usage: scripts/bundle-for-gpu.sh [BUILD_DIR]; there: tar -xzf .gpu/bin.tar.gz -C .gpu
+# Usage: scripts/bundle-for-gpu.sh [BUILD_DIR]; there: tar -xzf .gpu/bin.tar.gz -C .gpu (bin/, lib/cuaudit/)
 set -euo pipefail
 build=${1:-build}
 rm -rf .gpu && mkdir -p .gpu/bin
@@ -17,6 +17,12 @@ for f in "$build"/bin/*; do
     *) ;;  # unit and self tests run here, not there
   esac
 done
-tar -C .gpu -czf .gpu/bin.tar.gz bin
-rm -rf .gpu/bin
+# elfutils' shared libraries, where cuaudit's run path ($ORIGIN/../lib/cuaudit) finds them, as in
+# the .tar.gz package: the GPU machines have no libdw1 or libelf1.
+mkdir -p .gpu/lib/cuaudit
+for lib in libdw.so.1 libelf.so.1; do
+  cp -L "$(ldd "$build/bin/cuaudit" | awk -v l="$lib" '$1 == l { print $3 }')" .gpu/lib/cuaudit/$lib
+done
+tar -C .gpu -czf .gpu/bin.tar.gz bin lib
+rm -rf .gpu/bin .gpu/lib
 du -sh .gpu/bin.tar.gz

@@ -18,9 +18,10 @@ packages=(cmake ninja-build g++ python3 libboost-stacktrace-dev nlohmann-json3-d
 # its promtool): the metrics test scrapes cuaudit --metrics with a real server (tests/metrics/);
 # libxml2-utils: xmllint validates the JUnit files against Jenkins' schema; golang-go: `go tool pprof`
 # reads the --pprof profiles (tests/reports/check_pprof.py); debuginfod and libc6-dbg: separate debug
-# files from a real server and from a distribution's debug package (tests/symbols/check_debug_files.py).
+# files from a real server and from a distribution's debug package (tests/symbols/check_debug_files.py);
+# lintian: the .deb's check (tests/package/check_package.py).
 $build_only || packages+=(clang clang-format doctest-dev python3-pytest valgrind prometheus libxml2-utils golang-go
-  debuginfod libc6-dbg)
+  debuginfod libc6-dbg lintian)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
