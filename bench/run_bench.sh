@@ -14,20 +14,36 @@
 #   nocode   cuaudit keeping no kernel code (torch; CUAUDIT_KERNEL_CODE_LIMIT_MB=0): the cubins'
 #            cost, written beside the trace as modules load
 #   sanitizer compute-sanitizer --leak-check full, one run, where installed
-# Then one cuaudit run of each benchmark with CUAUDIT_STATS=1: where cuaudit's own time goes.
+# Then one cuaudit run of each benchmark with CUAUDIT_STATS=1: where cuaudit's own time goes; and,
+# with the PyTorch benchmarks, the time `cuaudit report` takes on a PyTorch run, first (symbols,
+# call sites and kernel code resolved) and from the caches that first analysis left.
+# Every run is pinned to the same CPUs (BENCH_CPUS, default 2-7 where the machine has 8 or more:
+# off CPU 0, which takes the interrupts), so that the scheduler's choices do not add to the spread;
+# each row prints the median with its interquartile range and every run.
 # Usage: bench/run_bench.sh BUILD_DIR [REPS] [BENCHMARK...]   (benchmarks: pairs pairs_nokernel
-# launch launch_struct churn pool torch; default all; torch only where python3 imports torch)
+# launch launch_struct churn pool torch resnet50 bert; default all; the last three only where
+# python3 imports torch with a GPU, and torchvision or transformers for theirs). REPS defaults to 7.
 set -euo pipefail
 build=${1:?usage: bench/run_bench.sh BUILD_DIR [REPS] [BENCHMARK...]}
-reps=${2:-5}
+reps=${2:-7}
 shift $(($# < 2 ? $# : 2))
 bin="$build/bin"
 here=$(cd "$(dirname "$0")" && pwd)
 selected=("$@")
-[[ ${#selected[@]} -eq 0 ]] && selected=(pairs pairs_nokernel launch launch_struct churn pool torch)
-if [[ " ${selected[*]} " == *" torch "* ]] && ! python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
-  selected=("${selected[@]/torch/}")
-fi
+[[ ${#selected[@]} -eq 0 ]] && selected=(pairs pairs_nokernel launch launch_struct churn pool torch resnet50 bert)
+# A Python benchmark stays only where what it imports is there.
+python_has() { python3 -c "import torch, $1; assert torch.cuda.is_available()" 2>/dev/null; }
+declare -A needs=([torch]=torch [resnet50]=torchvision [bert]=transformers)
+for name in torch resnet50 bert; do
+  if [[ " ${selected[*]} " == *" $name "* ]] && ! python_has "${needs[$name]}"; then
+    echo "($name left out: python3 cannot import ${needs[$name]} with a GPU)"
+    selected=("${selected[@]/$name/}")
+  fi
+done
+pin=()
+cpus=${BENCH_CPUS:-}
+[[ -z $cpus && $(nproc) -ge 8 ]] && cpus=2-7
+if [[ -n $cpus ]] && command -v taskset >/dev/null 2>&1; then pin=(taskset -c "$cpus"); fi
 
 declare -A command what unit
 command[pairs]="$bin/bench_alloc_pairs 100000"
@@ -51,24 +67,36 @@ unit[pool]="us per pair"
 command[torch]="python3 $here/torch_step.py 300"
 what[torch]="PyTorch MLP training step (3 linear layers, batch 256)"
 unit[torch]="ms per step"
+command[resnet50]="python3 $here/model_step.py resnet50 50"
+what[resnet50]="torchvision ResNet-50 training step (weights=None, batch 32, SGD)"
+unit[resnet50]="ms per step"
+command[bert]="python3 $here/model_step.py bert 50"
+what[bert]="transformers BERT-base training step (BertConfig(), batch 16 x 128 tokens, AdamW)"
+unit[bert]="ms per step"
 
 figure() { grep -o '[0-9.]* [num]s per \(pair\|launch\|step\)' | cut -d' ' -f1; }
 rss() { grep -o 'max RSS [0-9]* KiB' | awk '{ print $3 }'; }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# The interquartile range, "[q1, q3]" (linear between the sorted runs, as numpy's default).
+quartiles() {
+  tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 }
+    function q(p,  h, l) { h = 1 + (NR - 1) * p; l = int(h); return l >= NR ? v[NR] : v[l] + (h - l) * (v[l + 1] - v[l]) }
+    END { printf "[%s, %s]", q(0.25), q(0.75) }'
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
 run_config() {  # CONFIG BENCHMARK: prints the program's output
   local config=$1 name=$2
   # shellcheck disable=SC2086
   case $config in
-    native) ${command[$name]} ;;
-    floor) CUDA_INJECTION64_PATH="$bin/libcuaudit-injection.so" CUAUDIT_EMPTY_CALLBACKS=1 ${command[$name]} ;;
-    cuaudit) "$bin/cuaudit" --log-file /dev/null -- ${command[$name]} ;;
-    watch) "$bin/cuaudit" --mode watch --log-file /dev/null -- ${command[$name]} ;;
-    nocheck) "$bin/cuaudit" --check-launch-params no --log-file /dev/null -- ${command[$name]} ;;
-    nosample) "$bin/cuaudit" --sample-interval 0 --log-file /dev/null -- ${command[$name]} ;;
-    nohooks) "$bin/cuaudit" --python-hooks no --log-file /dev/null -- ${command[$name]} ;;
-    nocode) CUAUDIT_KERNEL_CODE_LIMIT_MB=0 "$bin/cuaudit" --log-file /dev/null -- ${command[$name]} ;;
+    native) "${pin[@]}" ${command[$name]} ;;
+    floor) CUDA_INJECTION64_PATH="$bin/libcuaudit-injection.so" CUAUDIT_EMPTY_CALLBACKS=1 "${pin[@]}" ${command[$name]} ;;
+    cuaudit) "${pin[@]}" "$bin/cuaudit" --log-file /dev/null -- ${command[$name]} ;;
+    watch) "${pin[@]}" "$bin/cuaudit" --mode watch --log-file /dev/null -- ${command[$name]} ;;
+    nocheck) "${pin[@]}" "$bin/cuaudit" --check-launch-params no --log-file /dev/null -- ${command[$name]} ;;
+    nosample) "${pin[@]}" "$bin/cuaudit" --sample-interval 0 --log-file /dev/null -- ${command[$name]} ;;
+    nohooks) "${pin[@]}" "$bin/cuaudit" --python-hooks no --log-file /dev/null -- ${command[$name]} ;;
+    nocode) CUAUDIT_KERNEL_CODE_LIMIT_MB=0 "${pin[@]}" "$bin/cuaudit" --log-file /dev/null -- ${command[$name]} ;;
   esac
 }
 
@@ -79,6 +107,7 @@ configs_of() {
     launch | launch_struct) echo native floor cuaudit watch nocheck ;;
     pairs | pairs_nokernel | pool) echo native floor cuaudit watch nosample ;;
     torch) echo native floor cuaudit watch nohooks nocode nosample ;;
+    resnet50 | bert) echo native floor cuaudit watch nohooks ;;
     *) echo native floor cuaudit watch ;;
   esac
 }
@@ -98,7 +127,7 @@ for ((i = 0; i < reps; i++)); do
   done
 done
 
-echo "NVIDIA GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); medians of $reps alternating runs"
+echo "NVIDIA GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); medians [interquartile range] of $reps alternating runs${pin[*]:+, pinned: ${pin[*]}}; commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null)"
 for name in "${selected[@]}"; do
   [[ -z $name ]] && continue
   native=$(median <<<"${runs[$name.native]}")
@@ -107,12 +136,13 @@ for name in "${selected[@]}"; do
   for config in $(configs_of "$name"); do
     m=$(median <<<"${runs[$name.$config]}")
     r=$(median <<<"${mem[$name.$config]}")
-    printf "  %-8s %10s   ratio %s   max RSS %s KiB (+%s)   whole run %s s   runs: %s\n" "$config" "$m" \
-      "$(ratio "$m" "$native")" "$r" "$((r - native_rss))" "$(median <<<"${wall[$name.$config]}")" "${runs[$name.$config]}"
+    printf "  %-8s %10s %-22s ratio %s   max RSS %s KiB (+%s)   whole run %s s   runs: %s\n" "$config" "$m" \
+      "$(quartiles <<<"${runs[$name.$config]}")" "$(ratio "$m" "$native")" "$r" "$((r - native_rss))" \
+      "$(median <<<"${wall[$name.$config]}")" "${runs[$name.$config]}"
   done
   floor=$(median <<<"${runs[$name.floor]}")
   echo "  cuaudit/floor: $(ratio "$(median <<<"${runs[$name.cuaudit]}")" "$floor")"
-  if command -v compute-sanitizer >/dev/null 2>&1 && [[ $name != torch && $name != churn ]]; then
+  if command -v compute-sanitizer >/dev/null 2>&1 && [[ $name != torch && $name != churn && $name != resnet50 && $name != bert ]]; then
     # shellcheck disable=SC2086
     s=$(compute-sanitizer --leak-check full ${command[$name]} 2>/dev/null | figure)
     echo "  compute-sanitizer --leak-check full (one run): $s, ratio $(ratio "$s" "$native")"
@@ -122,3 +152,24 @@ for name in "${selected[@]}"; do
   CUAUDIT_STATS=1 "$bin/cuaudit" --log-file /dev/null -- ${command[$name]} 2>&1 >/dev/null | grep -E 'stage times|calls|launch checks|readable mappings' |
     sed 's/^cuaudit: info: /    /'
 done
+
+# The report of a PyTorch run: the first analysis (symbols, call sites and kernel code resolved from
+# the program's modules) and the next ones, from the caches the first left in the run directory.
+if [[ " ${selected[*]} " == *" torch "* ]]; then
+  work=$(mktemp -d)
+  "${pin[@]}" "$bin/cuaudit" --save "$work/run" --log-file /dev/null -- ${command[torch]} >/dev/null 2>&1 || true
+  first="" cached=""
+  for ((i = 0; i < reps; i++)); do
+    rm -f "$work/run"/{symbols.json,call_sites.json,kernel-access.json}
+    start=$(date +%s.%N)
+    "${pin[@]}" "$bin/cuaudit" report "$work/run" --log-file /dev/null >/dev/null 2>&1 || true
+    first+="$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') "
+    start=$(date +%s.%N)
+    "${pin[@]}" "$bin/cuaudit" report "$work/run" --log-file /dev/null >/dev/null 2>&1 || true
+    cached+="$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') "
+  done
+  echo "cuaudit report of the PyTorch run ($(du -sh "$work/run" | cut -f1) recorded), seconds:"
+  echo "  first analysis   $(median <<<"$first") $(quartiles <<<"$first")   runs: $first"
+  echo "  from its caches  $(median <<<"$cached") $(quartiles <<<"$cached")   runs: $cached"
+  rm -rf "$work"
+fi

@@ -26,7 +26,12 @@ std::optional<Holder> Holders::held(report::FindingKind kind, const Owner& owner
   if (kind == report::FindingKind::Leak) {
     if (std::optional<HeldHandle> handle = framework_handle(stack)) return Holder{handle->holder, handle->note};
   }
-  const std::vector<report::Frame> frames = kind == report::FindingKind::Leak ? frames_from_create(stack) : stack;
+  // A leak's frames from the library's create call outwards, copied only when there is one: a
+  // report of a million leak sites asks this once per site.
+  const size_t create = kind == report::FindingKind::Leak ? create_frame(stack) : 0;
+  std::vector<report::Frame> from_create;
+  if (create > 0) from_create.assign(stack.begin() + static_cast<std::ptrdiff_t>(create), stack.end());
+  const std::vector<report::Frame>& frames = create > 0 ? from_create : stack;
   std::optional<std::string> allocator;
   if (paths_.empty()) {
     allocator = rules_.holder_of(kind, frames, related, bytes);

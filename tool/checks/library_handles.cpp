@@ -120,10 +120,9 @@ std::optional<HeldHandle> framework_handle(const std::vector<report::Frame>& sta
   return std::nullopt;
 }
 
-std::vector<report::Frame> frames_from_create(const std::vector<report::Frame>& stack) {
+size_t create_frame(const std::vector<report::Frame>& stack) {
   const auto [create, api] = create_call(stack);
-  if (!api) return stack;
-  return {stack.begin() + static_cast<std::ptrdiff_t>(create), stack.end()};
+  return api ? create : 0;
 }
 
 void judge_library_handles(std::vector<report::Finding>& findings) {

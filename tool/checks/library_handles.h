@@ -23,9 +23,9 @@ struct HeldHandle {
 };
 std::optional<HeldHandle> framework_handle(const std::vector<report::Frame>& stack);
 
-// The frames from the (outermost) create call outwards: the program's own handle as the report
-// shows it. The whole stack when it passes through no create call.
-std::vector<report::Frame> frames_from_create(const std::vector<report::Frame>& stack);
+// Where the frames from the (outermost) create call outwards start: the program's own handle as
+// the report shows it. 0 (the whole stack) when it passes through no create call.
+size_t create_frame(const std::vector<report::Frame>& stack);
 
 // Merges the leak findings of one process whose allocation stack passes through a library's
 // create call (the program's own handles): one per create call site, naming the missing destroy.

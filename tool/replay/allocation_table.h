@@ -46,11 +46,16 @@ class AllocationTable {
     ++result_.allocations;
     const size_t s = space_index(e.api);
     // The address lives again: what was released there before is history, not a double free.
+    // (One descent when nothing is: the common case of a million addresses.)
     auto& released = released_[s];
-    released.erase(released.lower_bound(e.key), released.lower_bound(memory_range_end(e)));
+    if (auto first = released.lower_bound(e.key); first != released.end() && first->first < memory_range_end(e))
+      released.erase(first, released.lower_bound(memory_range_end(e)));
     // A live entry at the same key means its release went unseen; the new one replaces it.
-    if (auto old = live_[s].find(e.key); old != live_[s].end()) forget(old->second);
-    live_[s][e.key] = e;
+    auto [slot, fresh] = live_[s].try_emplace(e.key, e);
+    if (!fresh) {
+      forget(slot->second);
+      slot->second = e;
+    }
     remember(e);
   }
 

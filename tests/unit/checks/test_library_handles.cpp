@@ -102,8 +102,9 @@ TEST_CASE("a handle a framework created is held by it, naming the framework") {
   CHECK(f.notes.back() == cublas_held->note);
   // The program's own handle is no framework's, and its frames start at the create call.
   CHECK_FALSE(framework_handle(handle_allocation(1024, 2).stack));
-  CHECK(frames_from_create(handle_allocation(1024, 2).stack).size() == 3);
-  CHECK(frames_from_create(leak(1, {frame("f()", "/a")}).stack).size() == 1);  // no create call: all of it
+  const auto handle_stack = handle_allocation(1024, 2).stack;
+  CHECK(handle_stack.size() - create_frame(handle_stack) == 3);
+  CHECK(create_frame(leak(1, {frame("f()", "/a")}).stack) == 0);  // no create call: all of it
 }
 
 TEST_CASE("only leaks are judged: a live snapshot's handle and a finding without a create call are left alone") {
