@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "released_memory.h"
+
 namespace cuaudit {
 namespace {
 
@@ -131,6 +133,13 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
         fmt::format("{} successful release(s) of memory cuaudit did not see allocated (made before cuaudit "
                     "attached, or by an API it does not track); they are not judged",
                     r.unmatched_releases));
+  }
+  if (r.forgotten_releases) {
+    p.notes.push_back(fmt::format(
+        "a long run: the {} oldest release(s) were forgotten to keep cuaudit's memory bounded (at least the most "
+        "recent {} are kept, as a sanitizer's quarantine keeps the latest frees); a second release of their memory "
+        "would be called an invalid release, not a double one, and a launch argument into it is not called freed",
+        r.forgotten_releases, ReleasedRanges::kDefaultCapacity / 2));
   }
   if (r.released_during_shutdown) {
     p.notes.push_back(

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "memory_ranges.h"
+#include "released_memory.h"
 #include "replay.h"
 
 namespace cuaudit::replay_detail {
@@ -46,10 +47,7 @@ class AllocationTable {
     ++result_.allocations;
     const size_t s = space_index(e.api);
     // The address lives again: what was released there before is history, not a double free.
-    // (One descent when nothing is: the common case of a million addresses.)
-    auto& released = released_[s];
-    if (auto first = released.lower_bound(e.key); first != released.end() && first->first < memory_range_end(e))
-      released.erase(first, released.lower_bound(memory_range_end(e)));
+    released_[s].erase_range(e.key, memory_range_end(e));
     // A live entry at the same key means its release went unseen; the new one replaces it.
     auto [slot, fresh] = live_[s].try_emplace(e.key, e);
     if (!fresh) {
@@ -123,10 +121,8 @@ class AllocationTable {
       if (!is_resource(family_of(e))) ++result_.unmatched_releases;
       return;
     }
-    auto& released = released_[space_index(e.api)];
-    if (auto before = released.find(e.key); before != released.end()) {
-      result_.release_findings.push_back(
-          {ReleaseProblem::Double, e, before->second.allocation, before->second.release, 0});
+    if (const Released* before = released_[space_index(e.api)].at(e.key)) {
+      result_.release_findings.push_back({ReleaseProblem::Double, e, before->allocation, before->release, 0});
       return;
     }
     result_.release_findings.push_back({ReleaseProblem::Invalid, e, {}, {}, 0});
@@ -148,7 +144,7 @@ class AllocationTable {
   }
   // The released allocation (not allocated again) containing `address`.
   const Released* released_containing(uint64_t address) const {
-    return cuaudit::released_containing(released_[static_cast<size_t>(KeySpace::Address)], address);
+    return released_[static_cast<size_t>(KeySpace::Address)].containing(address);
   }
 
   void destroy_context(uint32_t context_uid) {
@@ -163,6 +159,13 @@ class AllocationTable {
         }
       }
     }
+  }
+
+  // Releases forgotten to keep the replay's memory bounded (released_memory.h).
+  uint64_t forgotten_releases() const {
+    uint64_t n = 0;
+    for (const ReleasedRanges& r : released_) n += r.forgotten();
+    return n;
   }
 
   // Auto-free on launch: what the last launch of a graph allocated at `key` is released by the next.
@@ -214,7 +217,7 @@ class AllocationTable {
     ++result_.releases;
     if (observer_) observer_->on_released(it->second, release);
     forget(it->second);
-    released_[space_index(release.api)][it->first] = {it->second, release};
+    released_[space_index(release.api)].add(it->first, {it->second, release});
     live.erase(it);
   }
 
@@ -245,7 +248,7 @@ class AllocationTable {
   ReplayResult& result_;
   ReplayObserver* observer_;
   std::array<Live, kSpaces> live_;
-  std::array<std::map<uint64_t, Released>, kSpaces> released_;
+  std::array<ReleasedRanges, kSpaces> released_;               // bounded: the most recent releases
   std::unordered_map<uint64_t, MemoryEvent> failed_releases_;  // allocation seq -> the release that failed
   std::map<int32_t, DeviceHoldings> device_bytes_;
 };

@@ -35,7 +35,7 @@ void PoolHeaps::hand_out(const MemoryEvent& e) {
   if (e.key == 0) return;
   ++result_.allocations;
   // The address is handed out again: what was taken back there before is history, not a double return.
-  released_.erase(released_.lower_bound(e.key), released_.lower_bound(memory_range_end(e)));
+  released_.erase_range(e.key, memory_range_end(e));
   // A block still live at the same address means its return went unseen; the new one replaces it.
   if (auto old = live_.find(e.key); old != live_.end()) {
     account(old->second, false);
@@ -69,7 +69,7 @@ void PoolHeaps::gone(Blocks::iterator it, const MemoryEvent& release, bool by_pr
   }
   if (observer_) observer_->on_gone(block);
   account(block, false);
-  released_[it->first] = {block, release};
+  released_.add(it->first, {block, release});
   live_.erase(it);
 }
 
@@ -82,9 +82,8 @@ void PoolHeaps::take_back(const MemoryEvent& e) {
     result_.release_findings.push_back({ReleaseProblem::Invalid, e, *inside, {}, e.key - inside->key});
     return;
   }
-  if (auto before = released_.find(e.key); before != released_.end()) {
-    result_.release_findings.push_back(
-        {ReleaseProblem::Double, e, before->second.allocation, before->second.release, 0});
+  if (const ReleasedMemory* before = released_.at(e.key)) {
+    result_.release_findings.push_back({ReleaseProblem::Double, e, before->allocation, before->release, 0});
     return;
   }
   result_.release_findings.push_back({ReleaseProblem::Invalid, e, {}, {}, 0});
@@ -132,9 +131,7 @@ void PoolHeaps::take_changed(const std::function<void(uint32_t pool, const PoolU
 
 const MemoryEvent* PoolHeaps::containing(uint64_t address) const { return live_containing(live_, address); }
 
-const ReleasedMemory* PoolHeaps::released_containing(uint64_t address) const {
-  return cuaudit::released_containing(released_, address);
-}
+const ReleasedMemory* PoolHeaps::released_containing(uint64_t address) const { return released_.containing(address); }
 
 std::optional<uint32_t> PoolHeaps::segment_at(uint64_t base) const {
   for (const auto& [pool, segments] : segments_) {

@@ -16,6 +16,7 @@
 #include "memory_ranges.h"
 #include "pool_usage.h"
 #include "pool_view.h"
+#include "released_memory.h"
 #include "replay.h"
 #include "trace_model.h"
 
@@ -39,6 +40,7 @@ class PoolHeaps : public PoolsView {
   // The live block containing `address`, or the released one (not handed out again) containing it.
   const MemoryEvent* containing(uint64_t address) const;
   const ReleasedMemory* released_containing(uint64_t address) const;
+  uint64_t forgotten_releases() const { return released_.forgotten(); }  // released_memory.h
   // The pool with a segment mapped at exactly `base`, if any.
   std::optional<uint32_t> segment_at(uint64_t base) const;
 
@@ -86,8 +88,8 @@ class PoolHeaps : public PoolsView {
 
   ReplayResult& result_;
   ReplayObserver* observer_;
-  Blocks live_;                                                     // every pool's blocks handed out, by address
-  std::map<uint64_t, ReleasedMemory> released_;                     // blocks taken back and not handed out again
+  Blocks live_;              // every pool's blocks handed out, by address
+  ReleasedRanges released_;  // blocks taken back and not handed out again (the most recent)
   std::map<uint32_t, std::map<uint64_t, Segment>> segments_;        // pool -> base -> segment
   std::map<uint32_t, uint64_t> used_;                               // pool -> bytes handed out
   std::map<uint32_t, std::map<int32_t, PoolFiguresFact>> figures_;  // pool -> device -> what it said last

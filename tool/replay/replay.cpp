@@ -213,6 +213,7 @@ ReplayResult Replayer::finish(std::optional<LeakEnd> end) {
   const LeakEnd how = end ? *end : trace_.reached_exit ? LeakEnd::ProcessExit : LeakEnd::ProcessDied;
   state_->table.finish(how);
   state_->pools.finish(how);
+  result_.forgotten_releases = state_->table.forgotten_releases() + state_->pools.forgotten_releases();
   for (LeakedAllocation& leak : result_.leaks) leak.owner = result_.ownership.owner(leak.allocation);
   return std::move(result_);
 }

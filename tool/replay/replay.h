@@ -79,6 +79,9 @@ struct ReplayResult {
   // Successful releases of keys cuaudit never saw allocated (memory allocated before cuaudit
   // subscribed, or by an API it does not track): not judged.
   uint64_t unmatched_releases = 0;
+  // Releases the replay forgot, oldest first, to keep its memory bounded (released_memory.h): a
+  // second release of their memory was judged an invalid release, not a double one.
+  uint64_t forgotten_releases = 0;
   std::vector<LaunchParamJudgement> launch_params;
   // Who owns each allocation the replay saw (a pool's reserve, a pool's block, the program): what
   // every check asks. It points into the trace's pools: valid while the trace is.

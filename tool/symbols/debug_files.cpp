@@ -111,8 +111,11 @@ std::string find_debug_file(const ModuleInfo& module, const DebugFileSearch& sea
 
 std::string debug_file_advice(const ModuleInfo& module, const DebugFileSearch& search) {
   if (module.build_id.size() <= 2) {
-    return "the module has no build id, so no separate debug file can be matched to it: rebuild it with -g, or "
-           "link with --build-id";
+    // Without an id no separate file can be matched: only the file that ran, with its own DWARF.
+    return access(module.path.c_str(), R_OK) == 0
+               ? "rebuild it with -g (and link with --build-id, so that a separate debug file can be matched to it)"
+               : "report the run where it ran, or put the module at that path (it has no build id, so no separate "
+                 "debug file can stand for it; what a report resolves is kept in the run's symbols.json)";
   }
   std::string where;
   for (const std::string& dir : debug_directories(search)) where += (where.empty() ? "" : ", ") + dir;

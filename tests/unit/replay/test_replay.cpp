@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "released_memory.h"
 #include "replay.h"
 #include "synthetic_trace.h"
 
@@ -175,4 +176,22 @@ TEST_CASE("ranges that wrap around the address space (a damaged trace) replay wi
   t.release(Api::cuMemUnmap, UINT64_MAX - 100, 0, 4096);
   const ReplayResult r = replay(t.end().trace());
   CHECK(r.leaks.size() == 1);
+}
+
+TEST_CASE("a long run's releases at fresh addresses stay bounded: the recent ones still catch double frees") {
+  // 300,000 pairs at addresses never allocated again (more than the 262,144 kept), then a second
+  // release of the first (forgotten: invalid) and of the last (kept: double).
+  constexpr int32_t kInvalidValue = 1;
+  SyntheticTrace t;
+  constexpr uint64_t kPairs = 300000;
+  for (uint64_t i = 0; i < kPairs; ++i)
+    t.alloc(Api::cudaMalloc, 0x10000000 + i * 4096, 4096).release(Api::cudaFree, 0x10000000 + i * 4096);
+  t.release(Api::cudaFree, 0x10000000, kInvalidValue)
+      .release(Api::cudaFree, 0x10000000 + (kPairs - 1) * 4096, kInvalidValue);
+  const ReplayResult r = replay(t.end().trace(), nullptr);
+  CHECK(r.forgotten_releases >= kPairs - ReleasedRanges::kDefaultCapacity);
+  CHECK(r.forgotten_releases <= kPairs - ReleasedRanges::kDefaultCapacity / 2);
+  REQUIRE(r.release_findings.size() == 2);
+  CHECK(r.release_findings[0].problem == ReleaseProblem::Invalid);
+  CHECK(r.release_findings[1].problem == ReleaseProblem::Double);
 }

@@ -85,6 +85,8 @@ TEST_CASE("the advice names the build-id path, the option and debuginfod") {
   CHECK(advice.find("set DEBUGINFOD_URLS") != std::string::npos);
   setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1", 1);
   CHECK(debug_file_advice(module, {}).find("DEBUGINFOD_URLS (http://127.0.0.1:1)") != std::string::npos);
-  const ModuleInfo no_id{0, 0, 0, "/usr/lib/liby.so", ""};
-  CHECK(debug_file_advice(no_id, {}).find("no build id") != std::string::npos);
+  const ModuleInfo gone_no_id{0, 0, 0, "/nonexistent/liby.so", ""};
+  CHECK(debug_file_advice(gone_no_id, {}).find("report the run where it ran") != std::string::npos);
+  const ModuleInfo here_no_id{0, 0, 0, kWithDwarf, ""};
+  CHECK(debug_file_advice(here_no_id, {}).find("rebuild it with -g") != std::string::npos);
 }
