@@ -84,6 +84,7 @@ quartiles() {
     END { printf "[%s, %s]", q(0.25), q(0.75) }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+seconds_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }  # START (date +%s.%N)
 
 run_config() {  # CONFIG BENCHMARK: prints the program's output
   local config=$1 name=$2
@@ -120,7 +121,7 @@ for ((i = 0; i < reps; i++)); do
       start=$(date +%s.%N)
       out=$(run_config "$config" "$name" 2>/dev/null)
       # The whole run, start-up and exit included (the report, PyTorch's snapshot at exit).
-      wall[$name.$config]+="$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') "
+      wall[$name.$config]+="$(seconds_since "$start") "
       runs[$name.$config]+="$(figure <<<"$out") "
       mem[$name.$config]+="$(rss <<<"$out") "
     done
@@ -163,10 +164,10 @@ if [[ " ${selected[*]} " == *" torch "* ]]; then
     rm -f "$work/run"/{symbols.json,call_sites.json,kernel-access.json}
     start=$(date +%s.%N)
     "${pin[@]}" "$bin/cuaudit" report "$work/run" --log-file /dev/null >/dev/null 2>&1 || true
-    first+="$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') "
+    first+="$(seconds_since "$start") "
     start=$(date +%s.%N)
     "${pin[@]}" "$bin/cuaudit" report "$work/run" --log-file /dev/null >/dev/null 2>&1 || true
-    cached+="$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') "
+    cached+="$(seconds_since "$start") "
   done
   echo "cuaudit report of the PyTorch run ($(du -sh "$work/run" | cut -f1) recorded), seconds:"
   echo "  first analysis   $(median <<<"$first") $(quartiles <<<"$first")   runs: $first"

@@ -18,9 +18,9 @@ namespace {
 
 constexpr const char* kSystemDebugDirectory = "/usr/lib/debug";
 
+// A file that cannot be read has no build id (read_elf_build_id gives ""), so it never matches.
 bool carries_build_id(const std::string& path, const std::string& build_id) {
-  return access(path.c_str(), R_OK) == 0 && !build_id.empty() && read_elf_build_id(path) == build_id &&
-         has_debug_info(path);
+  return !build_id.empty() && read_elf_build_id(path) == build_id && has_debug_info(path);
 }
 
 // DIR/.build-id/ab/cdef....debug: the first byte of the id names the folder.
