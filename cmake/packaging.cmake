@@ -71,6 +71,17 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libdw1 (>= 0.188), libelf1 (>
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libdebuginfod1")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_CURRENT_LIST_DIR}/cpack_generators.cmake)
-# Lintian's word on the injection's run path, with the reason (Debian policy 10.2 asks for none).
-install(FILES ${CMAKE_CURRENT_LIST_DIR}/lintian-overrides DESTINATION share/lintian/overrides RENAME cuaudit)
+# Lintian's word on the injection's run path, with the reason (Debian policy 10.2 asks for none): one
+# line per entry of the run path this build really has. CUDAToolkit_LIBRARY_DIR is where CMake found
+# the toolkit, /usr/local/cuda/lib on one machine and /usr/local/cuda-13.0/lib on another.
+if(TARGET cuaudit-injection)
+  get_target_property(injection_rpath cuaudit-injection INSTALL_RPATH)
+  file(READ ${CMAKE_CURRENT_LIST_DIR}/lintian-overrides lintian_overrides)
+  foreach(dir IN LISTS injection_rpath)
+    string(APPEND lintian_overrides
+      "cuaudit: custom-library-search-path RUNPATH ${dir} [usr/lib/cuaudit/libcuaudit-injection.so]\n")
+  endforeach()
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/lintian-overrides ${lintian_overrides})
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/lintian-overrides DESTINATION share/lintian/overrides RENAME cuaudit)
+endif()
 include(CPack)
