@@ -97,6 +97,14 @@ def main():
                    run([cu, "--mode", "watch", "--stack-sample-bytes", "1MB", "true"]), 2, "expected a size such as 512K")
             expect("--stack-sample-bytes 0 is refused (0 bytes between samples is no sample)",
                    run([cu, "--mode", "watch", "--stack-sample-bytes", "0", "true"]), 2, "expected a size")
+        if not a.tool_only:
+            # Watch mode samples the timeline once a second unless told (docs/LONG_RUNNING.md); sh makes
+            # no CUDA call, so nothing is tracked (exit 122).
+            show = ["sh", "-c", "echo interval=$CUAUDIT_SAMPLE_INTERVAL_MS"]
+            for args, want in (([], "10"), (["--mode", "watch"], "1000"),
+                               (["--mode", "watch", "--sample-interval", "50"], "50")):
+                expect("the program's sample interval with %s is %s ms" % (" ".join(args) or "no option", want),
+                       run([cu, "-q"] + args + show), 122, "interval=%s\n" % want)
         helps = "".join(run([cu] + c + ["--help"]).stdout for c in ([], ["report"], ["merge"], ["diff"]))
         for placeholder in ("--json FILE", "--save DIR", "--print-limit N", "--path-map OLD=NEW",
                             "--churn-threshold PERCENT", "--sample-interval MS", "--kernel-name TEXT",

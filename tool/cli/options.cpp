@@ -234,10 +234,9 @@ void add_run_options(CLI::App& app, Options& o) {
       ->type_name("DURATION");
   add_watch_options(app, o.run);
   app.add_option("--sample-interval", o.run.sample_interval_ms,
-                 "sample each device's memory use (cuMemGetInfo) every MS milliseconds for the timeline; "
-                 "0: no timeline")
-      ->check(CLI::Range(0, 60000))
-      ->default_str("10");
+                 "sample each device's memory use (cuMemGetInfo) every MS milliseconds for the timeline "
+                 "(default 10; 1000 with --mode watch); 0: no timeline")
+      ->check(CLI::Range(0, 60000));
 }
 
 void add_command_options(CLI::App& app, Command command, Options& o) {

@@ -10,11 +10,14 @@
 
 namespace cuaudit {
 
+// Watch mode's --sample-interval when none is given (check mode's is 10 ms).
+inline constexpr unsigned kWatchSampleIntervalMs = 1000;
+
 void add_watch_options(CLI::App& app, RunOptions& run);
 
 // Watch mode does no launch checks, and the sampling sizes belong to it: a contradiction is refused
 // (an exit status, after saying why) rather than one of its halves silently dropped. Turns the
-// launch checks off in watch mode.
+// launch checks off in watch mode, and takes watch mode's sample interval unless one was given.
 std::optional<int> check_watch_options(const CLI::App& app, RunOptions& run);
 
 }  // namespace cuaudit
