@@ -183,4 +183,20 @@ struct StackSamplingRecord {
   uint64_t reserved;
 };
 
+// First record of compacted-<pid>.cutrace, the part of a long run's trace the launcher compacted
+// (tool/compaction/): that file holds what the trace said up to `cut` (its header and every record
+// but the allocations and releases that paired up and most memory samples), and
+// trace-<pid>.cutrace goes on from byte `cut`. Its counts take in every compaction so far. Written
+// by the tool only, never by the injection.
+struct CompactionRecord {
+  RecordHeader header;
+  uint64_t cut;             // where trace-<pid>.cutrace goes on (a chunk's start)
+  uint64_t compactions;     // how many compactions made this file
+  uint64_t allocations;     // successful allocations left out: each with its release, both seen
+  uint64_t releases;        // the releases that released them
+  uint64_t samples;         // memory samples and device states left out (neighbours kept)
+  uint64_t damaged_chunks;  // chunks that failed their checksum, not carried over
+  uint64_t last_time_ns;    // the last event compacted, on the trace's clock
+};
+
 }  // namespace cuaudit::trace

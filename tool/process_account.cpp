@@ -89,6 +89,17 @@ const Event* ending_fact(const ProcessTrace& trace) {
   return last;
 }
 
+// What a trace compacted while the program ran (watch mode) no longer holds, and what that changes.
+void add_compaction_note(const ProcessTrace& trace, const trace::CompactionRecord& c, report::Process& p) {
+  p.notes.push_back(fmt::format(
+      "its trace was compacted {} time(s) while it ran (--trace-compact-bytes), up to {:.1f} s: {} allocation(s) "
+      "released by then were left out with their releases (counted above), and {} memory sample(s); for that time "
+      "the growth and churn checks see only the memory still held at a compaction, and a release of memory "
+      "released then is judged as one of memory never seen{}",
+      c.compactions, trace.seconds_since_start(c.last_time_ns), c.allocations, c.samples,
+      c.damaged_chunks ? fmt::format("; {} damaged chunk(s) were not carried over", c.damaged_chunks) : ""));
+}
+
 report::Process describe_process(const ProcessTrace& trace, const std::optional<RunInfo>& run, bool snapshot,
                                  uint64_t last_ns, const ReplayResult& r) {
   report::Process p;
@@ -96,8 +107,9 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
   p.parent_pid = trace.parent_pid;
   p.command = trace.command;
   p.tracked = trace.tracked;
-  p.allocations = r.allocations;
-  p.releases = r.releases;
+  // A compacted trace no longer holds the pairs it left out; they were made all the same.
+  p.allocations = r.allocations + (trace.compaction ? trace.compaction->allocations : 0);
+  p.releases = r.releases + (trace.compaction ? trace.compaction->releases : 0);
   for (const auto& [ordinal, device] : trace.devices) p.devices.push_back({ordinal, device.name, device.total_bytes});
   describe_end(trace, run, snapshot, last_ns, p);
   if (last_ns) p.seconds = trace.seconds_since_start(last_ns);
@@ -128,6 +140,7 @@ report::Process describe_process(const ProcessTrace& trace, const std::optional<
         "kept, so peaks stay)",
         trace.samples.size(), trace.samples.size() + trace.samples_thinned));
   }
+  if (trace.compaction) add_compaction_note(trace, *trace.compaction, p);
   if (r.unmatched_releases) {
     p.notes.push_back(
         fmt::format("{} successful release(s) of memory cuaudit did not see allocated (made before cuaudit "

@@ -93,6 +93,10 @@ def main():
                    run([cu, "--mode", "watch", "--check-launch-params", "yes", "true"]), 2, "does no launch checks")
             expect("--stack-sample-bytes without --mode watch is refused",
                    run([cu, "--stack-sample-bytes", "1M", "true"]), 2, "need --mode watch")
+            expect("--trace-compact-bytes without --mode watch is refused",
+                   run([cu, "--trace-compact-bytes", "64M", "true"]), 2, "needs --mode watch")
+            expect("--trace-compact-bytes takes a size",
+                   run([cu, "--mode", "watch", "--trace-compact-bytes", "lots", "true"]), 2, "expected a size")
             expect("a size that is none is refused in words",
                    run([cu, "--mode", "watch", "--stack-sample-bytes", "1MB", "true"]), 2, "expected a size such as 512K")
             expect("--stack-sample-bytes 0 is refused (0 bytes between samples is no sample)",

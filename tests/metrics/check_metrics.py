@@ -89,9 +89,13 @@ def main():
                 except OSError:
                     time.sleep(0.2)
             metrics_file = os.path.join(tmp, "cuaudit.prom")
+            # Watch mode compacts the trace as it grows (every 8 KiB here, a few times a run): the
+            # series, the counters and the final report must not notice.
+            run_dir = os.path.join(tmp, "run")
+            compaction = ["--trace-compact-bytes", "8K", "--save", run_dir] if opts.mode == "watch" else []
             start = time.time()
-            run = subprocess.Popen([opts.cuaudit, "--mode", opts.mode, "--require-cuda-init", "no",
-                                    "--log-file", os.path.join(tmp, "report.txt"),
+            run = subprocess.Popen([opts.cuaudit, "--mode", opts.mode, "--require-cuda-init", "no"] + compaction +
+                                   ["--log-file", os.path.join(tmp, "report.txt"),
                                     "--metrics", "127.0.0.1:%d" % port, "--metrics-interval", "1s",
                                     "--metrics-file", metrics_file, "--", opts.service, str(opts.seconds)],
                                    stderr=subprocess.PIPE, text=True)
@@ -123,6 +127,11 @@ def main():
                     failures.append("the growing site's series did not rise steadily: %s" % values)
                 print("growing site (line %d): %d points, %d rises, %.0f -> %.0f bytes" % (
                     grow_line, len(values), rises, values[0], values[-1]))
+            # A counter never goes down, compacted trace or not.
+            counted = query_range(prometheus_port, "cuaudit_allocations_total", start, end)
+            counts = [float(v) for _, v in counted[0]["values"]] if counted else []
+            if len(counts) < 3 or any(b < a for a, b in zip(counts, counts[1:])):
+                failures.append("cuaudit_allocations_total went down or was not scraped: %s" % counts)
             ratio = query_range(prometheus_port, 'cuaudit_pool_fragmentation_ratio{pool=~".*request arena.*"}', start, end)
             if not ratio or abs(float(ratio[0]["values"][-1][1]) - 0.96875) > 1e-6:
                 failures.append("the arena's fragmentation ratio is not 1 - 1 MiB / 32 MiB: %s" % ratio)
@@ -139,6 +148,14 @@ def main():
                                 "--metrics-interval", "200ms", "--", "sleep", "1"], capture_output=True, text=True)
         if "not refreshed" in quiet.stderr or "metrics at http://127.0.0.1:" not in quiet.stderr:
             failures.append("a program that recorded nothing yet: %s" % quiet.stderr)
+        if opts.mode == "watch":
+            report = open(os.path.join(tmp, "report.txt")).read()
+            compactions = re.search(r"its trace was compacted (\d+) time", report)
+            compacted = [n for n in os.listdir(run_dir) if n.startswith("compacted-")]
+            if not compactions or int(compactions.group(1)) < 2 or len(compacted) != 1:
+                failures.append("the trace was not compacted while the service ran (%s):\n%s" % (compacted, report[:1500]))
+            else:
+                print("the trace was compacted %s times" % compactions.group(1))
         # The file holds the final report's figures.
         text = open(metrics_file).read() if os.path.exists(metrics_file) else ""
         promtool_check(text, "--metrics-file", failures)

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "api_table.h"
 #include "trace_format.h"
 
 namespace cuaudit::testing {

@@ -36,6 +36,7 @@
 #include "suppressions.h"
 #include "suppressions_command.h"
 #include "text_report.h"
+#include "watch_options.h"
 
 namespace cuaudit {
 namespace {
@@ -322,6 +323,7 @@ int run_command(Options o) {
   }
   std::optional<LiveMetrics> metrics = start_metrics(o, analysis, run_dir, temporary);
   if (metrics) request.while_running.push_back({o.run.metrics_interval_ms, [&](uint64_t) { metrics->refresh(); }});
+  add_compaction_task(o.run, run_dir, request);
   try {
     run = run_program(request);
   } catch (const LaunchError& e) {

@@ -81,8 +81,9 @@ struct RunOptions {
   // --mode watch: a service left running for days (docs/LONG_RUNNING.md): stacks of a sample of
   // allocations, no launch checks.
   bool watch = false;
-  uint64_t stack_sample_bytes = 512 * 1024;  // --stack-sample-bytes: mean bytes between two sampled stacks
-  uint64_t stack_exact_bytes = 1024 * 1024;  // --stack-exact-bytes: allocations this big always have theirs
+  uint64_t stack_sample_bytes = 512 * 1024;     // --stack-sample-bytes: mean bytes between two sampled stacks
+  uint64_t stack_exact_bytes = 1024 * 1024;     // --stack-exact-bytes: allocations this big always have theirs
+  uint64_t trace_compact_bytes = 256ull << 20;  // --trace-compact-bytes: compact a trace grown this much (0: never)
 };
 
 // One command line: the command and the groups it reads (run: out, analysis, run; report and

@@ -5,6 +5,7 @@
 #include "documentation.h"
 #include "exit_codes.h"
 #include "option_words.h"
+#include "trace_compaction.h"
 
 namespace cuaudit {
 namespace {
@@ -38,12 +39,22 @@ void add_watch_options(CLI::App& app, RunOptions& run) {
          "--stack-exact-bytes", byte_size("--stack-exact-bytes", run.stack_exact_bytes, true),
          "with --mode watch: allocations of SIZE or more always have their stack (default 1M; 0: none always)")
       ->type_name("SIZE");
+  app.add_option_function<std::string>(
+         "--trace-compact-bytes", byte_size("--trace-compact-bytes", run.trace_compact_bytes, true),
+         "with --mode watch: compact a process's trace while it runs each time it grew by SIZE (default 256M; 0: "
+         "never), so that the run's disk use follows what is live, not how long it ran")
+      ->type_name("SIZE");
 }
 
 std::optional<int> check_watch_options(const CLI::App& app, RunOptions& run) {
   if (!run.watch && (app.count("--stack-sample-bytes") || app.count("--stack-exact-bytes"))) {
     std::cerr << "cuaudit: --stack-sample-bytes and --stack-exact-bytes need --mode watch (the default mode walks "
                  "every event's stack)\n";
+    return kExitUsage;
+  }
+  if (!run.watch && app.count("--trace-compact-bytes")) {
+    std::cerr << "cuaudit: --trace-compact-bytes needs --mode watch (the default mode keeps every event, which its "
+                 "double-free and churn checks judge)\n";
     return kExitUsage;
   }
   if (run.watch && app.count("--check-launch-params") && run.check_launch_params) {
@@ -57,6 +68,13 @@ std::optional<int> check_watch_options(const CLI::App& app, RunOptions& run) {
   // call whatever the interval) and the pools' fragmentation, at 4.8 MB a day.
   if (run.watch && !app.count("--sample-interval")) run.sample_interval_ms = kWatchSampleIntervalMs;
   return std::nullopt;
+}
+
+void add_compaction_task(const RunOptions& run, const std::string& run_dir, LaunchRequest& request) {
+  if (!run.watch || !run.trace_compact_bytes) return;
+  request.while_running.push_back({kCompactionCheckMs, [run_dir, threshold = run.trace_compact_bytes](uint64_t) {
+                                     compact_grown_traces(run_dir, threshold);
+                                   }});
 }
 
 }  // namespace cuaudit

@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "launcher.h"
 #include "options.h"
 
 namespace cuaudit {
@@ -19,5 +20,10 @@ void add_watch_options(CLI::App& app, RunOptions& run);
 // (an exit status, after saying why) rather than one of its halves silently dropped. Turns the
 // launch checks off in watch mode, and takes watch mode's sample interval unless one was given.
 std::optional<int> check_watch_options(const CLI::App& app, RunOptions& run);
+
+// Watch mode's compaction of the traces while the program runs (--trace-compact-bytes): how often
+// their sizes are looked at, and the task that does it.
+inline constexpr unsigned kCompactionCheckMs = 2000;
+void add_compaction_task(const RunOptions& run, const std::string& run_dir, LaunchRequest& request);
 
 }  // namespace cuaudit

@@ -178,6 +178,8 @@ class Replayer {
   void apply(const Event& e);
   // After the last event: what is live then leaked, as `end` says (by default, as the trace says).
   ReplayResult finish(std::optional<LeakEnd> end = std::nullopt);
+  // What the replay has found so far (the findings of the events applied).
+  const ReplayResult& so_far() const { return result_; }
 
  private:
   struct State;

@@ -21,14 +21,11 @@ std::string hex_bytes(const uint8_t* p, size_t n) { return fmt::format("{:02x}",
 
 std::vector<std::string> split_cmdline(const char* p, size_t n) {
   std::vector<std::string> args;
-  size_t start = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (p[i] == '\0') {
-      args.emplace_back(p + start, i - start);
-      start = i + 1;
-    }
+  for (size_t start = 0; start < n;) {
+    const size_t end = static_cast<size_t>(std::find(p + start, p + n, '\0') - p);
+    args.emplace_back(p + start, end - start);
+    start = end + 1;
   }
-  if (start < n) args.emplace_back(p + start, n - start);
   return args;
 }
 
@@ -64,6 +61,8 @@ class RecordParser::Builder {
     if (r.mean_bytes) out_.stack_sampling = {r.mean_bytes, r.exact_bytes};
     return r.mean_bytes != 0;
   }
+
+  bool parse(const CompactionRecord& r, Tail) { return (out_.compaction = r).has_value(); }
 
   bool parse(const ModuleRecord& r, Tail tail) {
     if (r.path_bytes > tail.bytes || r.build_id_bytes > kMaxBuildIdBytes) return false;

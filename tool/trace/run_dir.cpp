@@ -103,7 +103,9 @@ std::vector<std::string> list_traces(const std::string& dir) {
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* entry = readdir(d)) {
       const std::string name = entry->d_name;
-      if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      // Not compacted-<pid>.cutrace: the beginning of a trace, which reading the trace reads too.
+      if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+          !pid_in_entry_name(name, run_dir::CompactedTrace))
         traces.push_back(dir + "/" + name);
     }
     closedir(d);

@@ -5,8 +5,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <string_view>
 
+#include "record_parser.h"
+#include "run_dir_layout.h"
 #include "safe_file.h"
+#include "trace_format.h"
 #include "trace_reader.h"
 
 namespace cuaudit {
@@ -76,7 +80,91 @@ class FileBytes : public TraceBytes {
   std::string buffer_;
 };
 
+// A compacted trace: the compacted file's bytes, then the trace's from `cut` on. A chunk never
+// straddles the seam (the compacted file ends with a whole chunk, the trace goes on at one), but a
+// damaged length may ask for bytes across it: those are copied together.
+class CompactedBytes : public TraceBytes {
+ public:
+  CompactedBytes(std::unique_ptr<TraceBytes> compacted, std::unique_ptr<TraceBytes> trace, uint64_t cut)
+      : compacted_(std::move(compacted)), trace_(std::move(trace)), cut_(cut), seam_(compacted_->size()) {}
+  size_t size() const override { return seam_ + (trace_->size() - cut_); }
+  void rest() override {
+    compacted_->rest();
+    trace_->rest();
+  }
+  size_t trace_offset(size_t offset) const override { return offset < seam_ ? 0 : offset - seam_ + cut_; }
+  const char* read(size_t offset, size_t n) override {
+    if (offset + n <= seam_) return compacted_->read(offset, n);
+    if (offset >= seam_) return trace_->read(offset - seam_ + cut_, n);
+    const size_t first = seam_ - offset;
+    buffer_.assign(compacted_->read(offset, first), first);
+    buffer_.append(trace_->read(cut_, n - first), n - first);
+    return buffer_.data();
+  }
+
+ private:
+  std::unique_ptr<TraceBytes> compacted_, trace_;
+  uint64_t cut_;
+  size_t seam_;
+  std::string buffer_;
+};
+
 }  // namespace
+
+std::string compacted_trace_path(const std::string& trace_path) {
+  const size_t slash = trace_path.rfind('/');
+  const size_t name_at = slash == std::string::npos ? 0 : slash + 1;
+  const std::string_view name = std::string_view(trace_path).substr(name_at);
+  const std::string_view prefix(run_dir::Trace.prefix), suffix(run_dir::Trace.suffix);
+  if (name.size() <= prefix.size() + suffix.size() || name.substr(0, prefix.size()) != prefix ||
+      name.substr(name.size() - suffix.size()) != suffix)
+    return {};
+  const std::string_view pid = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  return trace_path.substr(0, name_at) + run_dir::CompactedTrace.prefix + std::string(pid) +
+         run_dir::CompactedTrace.suffix;
+}
+
+uint64_t compacted_trace_cut(TraceBytes& compacted, TraceBytes& trace) {
+  using namespace trace;
+  if (trace.size() < sizeof(FileHeader) || compacted.size() < sizeof(FileHeader)) return 0;
+  const auto header = load_unaligned<FileHeader>(trace.read(0, sizeof(FileHeader)));
+  const size_t header_size = header.header_size;
+  if (header.version < kFirstSealedVersion || header_size != file_header_size(header.version) ||
+      compacted.size() < header_size + sizeof(ChunkHeader) + sizeof(CompactionRecord) || trace.size() < header_size)
+    return 0;
+  const std::string trace_header(trace.read(0, header_size), header_size);
+  if (trace_header != std::string_view(compacted.read(0, header_size), header_size)) return 0;  // another trace's
+  const auto chunk = load_unaligned<ChunkHeader>(compacted.read(header_size, sizeof(ChunkHeader)));
+  if (chunk.magic != kChunkMagic || chunk.payload_bytes < sizeof(CompactionRecord) ||
+      chunk.payload_bytes > compacted.size() - header_size - sizeof(ChunkHeader))
+    return 0;
+  const char* payload = compacted.read(header_size + sizeof(ChunkHeader), chunk.payload_bytes);
+  const uint64_t nonce = load_unaligned<FileIdentity>(trace_header.data() + sizeof(FileHeader)).nonce;
+  if (chunk_checksum(payload, chunk.payload_bytes, chunk_seal(header.version, header.pid, nonce, chunk.tid)) !=
+      chunk.checksum)
+    return 0;
+  const auto record = load_unaligned<CompactionRecord>(payload);
+  if (record.header.type != static_cast<uint16_t>(RecordType::Compaction) || record.cut < header_size ||
+      record.cut > trace.size())
+    return 0;
+  return record.cut;
+}
+
+std::unique_ptr<TraceBytes> bytes_of_trace(const std::string& path) {
+  auto trace = bytes_of_file(path);
+  const std::string compacted_path = compacted_trace_path(path);
+  struct stat st;
+  if (compacted_path.empty() || stat(compacted_path.c_str(), &st) != 0) return trace;
+  std::unique_ptr<TraceBytes> compacted;
+  try {
+    compacted = bytes_of_file(compacted_path);
+  } catch (const TraceError&) {
+    return trace;
+  }
+  const uint64_t cut = compacted_trace_cut(*compacted, *trace);
+  if (!cut) return trace;
+  return std::make_unique<CompactedBytes>(std::move(compacted), std::move(trace), cut);
+}
 
 std::unique_ptr<TraceBytes> bytes_in_memory(std::string bytes) {
   return std::make_unique<MemoryBytes>(std::move(bytes));

@@ -17,10 +17,23 @@ class TraceBytes {
   // Not read for a while: a file's descriptor is closed until the next read, so that a run of
   // thousands of processes does not hold one per trace (ulimit -n is often 1024).
   virtual void rest() {}
+  // Where byte `offset` of what is read lies in the trace file itself: the same offset, but for a
+  // compacted trace (bytes_of_trace), whose first bytes are the compacted file's.
+  virtual size_t trace_offset(size_t offset) const { return offset; }
 };
 
 std::unique_ptr<TraceBytes> bytes_in_memory(std::string bytes);
 // Throws TraceError when `path` is not a regular file that can be opened.
 std::unique_ptr<TraceBytes> bytes_of_file(const std::string& path);
+// A trace file as the tool reads it: its compacted beginning (compacted-<pid>.cutrace beside a
+// trace-<pid>.cutrace, made by the launcher in watch mode: tool/compaction/) followed by the trace
+// from where that file says it goes on; the file alone when it was never compacted, or when the
+// compacted file is not of this trace (another header). Throws as bytes_of_file.
+std::unique_ptr<TraceBytes> bytes_of_trace(const std::string& path);
+// compacted-<pid>.cutrace beside trace-<pid>.cutrace; empty for a path not named as a trace.
+std::string compacted_trace_path(const std::string& trace_path);
+// Where the trace at `trace_path` goes on after its compacted beginning (CompactionRecord::cut),
+// read from `compacted` (a compacted file's bytes); 0 when they are not a compacted file of it.
+uint64_t compacted_trace_cut(TraceBytes& compacted, TraceBytes& trace);
 
 }  // namespace cuaudit

@@ -357,9 +357,12 @@ struct ProcessTrace {
   // A framework's file of this process (torch-blocks-<pid>.json, ...) could not be read: its
   // verdicts are lost, so the report is incomplete.
   bool side_file_damaged = false;
-  bool exit_called = false;           // an ExitCall record was seen (_exit, quick_exit, exit from a handler)
-  uint32_t flush_interval_ms = 0;     // 0: unknown (a trace from before it was recorded)
-  StackSampling stack_sampling;       // watch mode: which allocations' stacks are a sample
+  bool exit_called = false;        // an ExitCall record was seen (_exit, quick_exit, exit from a handler)
+  uint32_t flush_interval_ms = 0;  // 0: unknown (a trace from before it was recorded)
+  StackSampling stack_sampling;    // watch mode: which allocations' stacks are a sample
+  // What the launcher's compaction of a long run's trace left out (CompactionRecord): none when the
+  // trace was never compacted.
+  std::optional<trace::CompactionRecord> compaction;
   std::vector<std::string> problems;  // damage found while reading (truncation, ...)
   // Which of the problems says the file ends inside a chunk: damage for a process that ended, the
   // chunk being written for one still running (`cuaudit snapshot`).

@@ -55,7 +55,9 @@ TraceFile::~TraceFile() = default;
 TraceFile::TraceFile(TraceFile&&) noexcept = default;
 TraceFile& TraceFile::operator=(TraceFile&&) noexcept = default;
 
-TraceFile TraceFile::open(const std::string& path) { return TraceFile(bytes_of_file(path), path); }
+size_t TraceFile::whole_chunks_end() const { return bytes_->trace_offset(complete_end_); }
+
+TraceFile TraceFile::open(const std::string& path) { return TraceFile(bytes_of_trace(path), path); }
 
 TraceFile TraceFile::from_bytes(std::string bytes, const std::string& name) {
   return TraceFile(bytes_in_memory(std::move(bytes)), name);
@@ -112,6 +114,7 @@ void note_parse_problems(const RecordParser& parser, ProcessTrace& out) {
 void TraceFile::index(const std::string& name) {
   const FileHeader header = read_file_header(*bytes_, name);
   version_ = header.version;
+  complete_end_ = header.header_size;
   file_pid_ = header.pid;
   if (header.version >= kFirstSealedVersion)
     nonce_ = load_unaligned<FileIdentity>(bytes_->read(sizeof header, sizeof(FileIdentity))).nonce;
@@ -164,11 +167,13 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
     ++screen.damaged_chunks;  // its records cannot be trusted: none is read
     screen.damaged_bytes += chunk.payload_bytes;
     parser.lose_chunk(chunk.tid);
+    complete_end_ = end;
     return end;
   }
   screen.start_chunk();
   if (!truncated && screen.repeats_earlier(pos, chunk, data, bytes)) {
     ++screen.repeated_chunks;
+    complete_end_ = end;
     return end;
   }
   data = bytes.read(payload, end - payload);  // a comparison may have read elsewhere
@@ -208,7 +213,8 @@ size_t TraceFile::index_chunk(size_t pos, RecordParser& parser, uint32_t version
                     size - payload, chunk.payload_bytes, complete));
     return size;
   }
-  return payload + chunk.payload_bytes;
+  complete_end_ = payload + chunk.payload_bytes;
+  return complete_end_;
 }
 
 void TraceFile::keep_chunk(Chunk info, const char* data, const ChunkMarks& marks, RecordParser& parser,

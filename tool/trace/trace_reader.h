@@ -46,6 +46,14 @@ class TraceFile {
   // The content hashes of the chunks that held events, sorted: a trace that shares one with
   // another trace of the same process is a copy of it (drop_repeated_processes).
   const std::vector<uint64_t>& fingerprints() const { return fingerprints_; }
+  // Where the trace file's whole chunks end (a chunk being written, or cut short, after it): where
+  // a compaction may cut it (tool/compaction/). An offset in the file itself, past a compacted
+  // beginning.
+  size_t whole_chunks_end() const;
+  size_t whole_chunks_read() const { return complete_end_; }  // the same, in bytes()
+  // The bytes read, for a compaction that copies their records.
+  TraceBytes& bytes() const { return *bytes_; }
+  uint32_t version() const { return version_; }
   // Every event in sequence order (ties in file order), each complete (Python stacks attached).
   // `timed` (in time order: a framework's history, recorded by its own clock) is merged in by
   // time (TimedMerge): each of its events goes just before the first event of the file that came
@@ -75,6 +83,7 @@ class TraceFile {
   // The record types that made events in the first pass: the second parses only those (learned,
   // not listed, so a new event record cannot be forgotten there).
   std::vector<bool> event_types_ = std::vector<bool>(size_t{1} << 16, false);
+  size_t complete_end_ = 0;            // after the last whole chunk (in bytes_, not in the file)
   uint32_t version_ = 0;               // the file's trace format version (the reader maps older records)
   uint64_t file_pid_ = 0, nonce_ = 0;  // the file header's pid and (version 7 on) FileIdentity
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> alloc_python_;  // seq -> (Python stack, launches)
