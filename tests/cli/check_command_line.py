@@ -102,13 +102,18 @@ def main():
             expect("--stack-sample-bytes 0 is refused (0 bytes between samples is no sample)",
                    run([cu, "--mode", "watch", "--stack-sample-bytes", "0", "true"]), 2, "expected a size")
         if not a.tool_only:
-            # Watch mode samples the timeline once a second unless told (docs/LONG_RUNNING.md); sh makes
-            # no CUDA call, so nothing is tracked (exit 122).
-            show = ["sh", "-c", "echo interval=$CUAUDIT_SAMPLE_INTERVAL_MS"]
-            for args, want in (([], "10"), (["--mode", "watch"], "1000"),
-                               (["--mode", "watch", "--sample-interval", "50"], "50")):
-                expect("the program's sample interval with %s is %s ms" % (" ".join(args) or "no option", want),
-                       run([cu, "-q"] + args + show), 122, "interval=%s\n" % want)
+            # Watch mode samples the timeline once a second and keeps a shorter PyTorch history unless
+            # told (docs/LONG_RUNNING.md); sh makes no CUDA call, so nothing is tracked (exit 122).
+            show = ["sh", "-c", "echo interval=$CUAUDIT_SAMPLE_INTERVAL_MS history=$CUAUDIT_TORCH_HISTORY_ENTRIES."]
+            os.environ.pop("CUAUDIT_TORCH_HISTORY_ENTRIES", None)
+            for args, want in (([], "interval=10 history=."), (["--mode", "watch"], "interval=1000 history=10000."),
+                               (["--mode", "watch", "--sample-interval", "50"], "interval=50 history=10000.")):
+                expect("the program is given %s with %s" % (want, " ".join(args) or "no option"),
+                       run([cu, "-q"] + args + show), 122, want)
+            os.environ["CUAUDIT_TORCH_HISTORY_ENTRIES"] = "500"
+            expect("the user's own PyTorch history setting stays in watch mode",
+                   run([cu, "-q", "--mode", "watch"] + show), 122, "history=500.")
+            del os.environ["CUAUDIT_TORCH_HISTORY_ENTRIES"]
         helps = "".join(run([cu] + c + ["--help"]).stdout for c in ([], ["report"], ["merge"], ["diff"]))
         for placeholder in ("--json FILE", "--save DIR", "--print-limit N", "--path-map OLD=NEW",
                             "--churn-threshold PERCENT", "--sample-interval MS", "--kernel-name TEXT",

@@ -193,6 +193,8 @@ void set_child_environment(const LaunchRequest& request) {
   setenv(env_name(EnvVar::TrackResources), request.track_resources ? "1" : "0", 1);
   setenv(env_name(EnvVar::StackSampleBytes), std::to_string(request.stack_sample_bytes).c_str(), 1);
   setenv(env_name(EnvVar::StackExactBytes), std::to_string(request.stack_exact_bytes).c_str(), 1);
+  if (request.torch_history_entries)  // the user's own setting stays
+    setenv(env_name(EnvVar::TorchHistoryEntries), std::to_string(request.torch_history_entries).c_str(), 0);
   setenv(env_name(EnvVar::DeviceHeap), request.sanitizer_library.empty() ? "0" : "1", 1);
   if (!request.sanitizer_library.empty())
     setenv(env_name(EnvVar::SanitizerLibrary), request.sanitizer_library.c_str(), 1);

@@ -42,6 +42,8 @@ struct LaunchRequest {
   bool track_resources = false;          // --track-resources
   uint64_t stack_sample_bytes = 0;       // --mode watch: mean bytes between sampled stacks (0: every stack)
   uint64_t stack_exact_bytes = 0;        // --mode watch: allocations this big always have their stack
+  uint64_t torch_history_entries = 0;    // PyTorch's history the Python hooks keep (0: their default), unless
+                                         // CUAUDIT_TORCH_HISTORY_ENTRIES is set already
   std::string sanitizer_library;         // --device-heap: the Sanitizer API library; empty: CUPTI as usual
   std::string python_hooks_dir;          // put first on PYTHONPATH (its sitecustomize.py); empty: none
   // Work done every `interval_ms` while the program runs, with its pid (--snapshot-interval,

@@ -272,6 +272,7 @@ LaunchRequest launch_request(const Options& o, const std::string& program_path, 
   if (o.run.watch) {
     request.stack_sample_bytes = o.run.stack_sample_bytes;
     request.stack_exact_bytes = o.run.stack_exact_bytes;
+    request.torch_history_entries = kWatchTorchHistoryEntries;
   }
   if (o.run.python_hooks) request.python_hooks_dir = find_python_hooks(injection);
   return request;

@@ -13,6 +13,11 @@ namespace cuaudit {
 
 // Watch mode's --sample-interval when none is given (check mode's is 10 ms).
 inline constexpr unsigned kWatchSampleIntervalMs = 1000;
+// Watch mode's PyTorch history (CUAUDIT_TORCH_HISTORY_ENTRIES, 100,000 otherwise): the Python hooks
+// write it whole every minute, which took 0.745 s at 100,000 events on the H200 and 0.034 s at
+// 10,000 (docs/PYTHON.md), the program's threads waiting for the GIL meanwhile. A service's live
+// tensors are listed in full at each write whatever the history holds.
+inline constexpr uint64_t kWatchTorchHistoryEntries = 10000;
 
 void add_watch_options(CLI::App& app, RunOptions& run);
 
