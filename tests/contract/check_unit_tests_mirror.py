@@ -12,7 +12,7 @@ import re
 import sys
 
 TOP_LEVEL = ("common", "injection", "reports", "tool")  # tests/unit/tool/: the stages' root (analysis)
-SHARED = {"main.cpp", "synthetic_trace.cpp", "synthetic_trace.h", "hand_made_trace.h"}  # the harness tests share
+SHARED = {"main.cpp", "synthetic_trace.cpp", "synthetic_trace.h", "hand_made_trace.h", "temp_dir.h"}  # the harness tests share
 INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"', re.M)
 
 

@@ -18,6 +18,7 @@
 #include "replay.h"
 #include "run_dir.h"
 #include "synthetic_trace.h"
+#include "temp_dir.h"
 #include "trace_bytes.h"
 #include "trace_compaction.h"
 #include "trace_reader.h"
@@ -30,15 +31,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr uint64_t kSecond = 1'000'000'000;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "cuaudit-compaction-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 std::string memory_record(bool alloc, uint64_t seq, uint64_t key, uint64_t time_ns, int32_t result = 0) {
   ApiEventRecord r{};

@@ -7,23 +7,15 @@
 
 #include "debug_files.h"
 #include "elf_file.h"
+#include "temp_dir.h"
 
 // The DWARF fixture is built by nvcc (tests/CMakeLists.txt); a build without nvcc has no file to read.
 #ifdef CUAUDIT_DEBUG_TYPES_FIXTURE
 using namespace cuaudit;
+using cuaudit::testing::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A folder of its own under the system's temporary one, removed afterwards.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "cuaudit-debug-files-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // A file built with -g and a build id (the unit tests' DWARF fixture).
 const std::string kWithDwarf = CUAUDIT_DEBUG_TYPES_FIXTURE;
