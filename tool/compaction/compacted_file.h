@@ -2,8 +2,9 @@
 // CompactionRecord, then each chunk of the part compacted with the records it keeps, in their order
 // (a chunk's events stay in sequence order for the reader's merge), then the memory samples and
 // device states kept. Records are copied as they were written, but for allocations and releases
-// written as compact events: those kept become full records, since the events they followed on from
-// are gone.
+// written as compact events: the events they followed on from may be gone, so those kept are
+// encoded again after the one written before them in the same chunk (a full record where they
+// cannot be).
 #pragma once
 
 #include <cstdint>

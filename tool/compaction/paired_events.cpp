@@ -53,8 +53,12 @@ void pair_events(const ProcessTrace& trace, const std::function<void(const Event
     judged.clear();
     const auto& found = replayer.so_far().release_findings;
     for (size_t i = findings; i < found.size(); ++i) {
-      if (found[i].allocation)
-        judged.push_back({found[i].allocation->seq, found[i].first_release ? found[i].first_release->seq : 0});
+      const auto& allocation = found[i].allocation;
+      if (!allocation) continue;
+      // A graph's memory (made by a launch, not a record) was never paired: its first release is
+      // kept as it is.
+      const bool paired_before = found[i].first_release && allocation->graph_launches == 0;
+      judged.push_back({allocation->seq, paired_before ? found[i].first_release->seq : 0});
     }
     pairs.after(e, judged);
   });

@@ -24,7 +24,7 @@ class PairedEvents : public ReplayObserver {
   void before(const Event& e);
   struct Judged {
     uint64_t allocation = 0;     // the allocation a finding names
-    uint64_t first_release = 0;  // a double release's first one (0: none)
+    uint64_t first_release = 0;  // a double release's first one, of an allocation record (0: none)
   };
   void after(const Event& e, const std::vector<Judged>& judged);
 
