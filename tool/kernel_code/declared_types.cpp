@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "json_reading.h"
 #include "kernel_names.h"
 
 namespace cuaudit {
@@ -89,7 +90,8 @@ void DeclaredTypes::from_json(const nlohmann::json& declared) {
       if (slash == std::string::npos) throw std::runtime_error("a declared pointer's place is not PARAM/OFFSET");
       const auto key = declared_key(static_cast<uint16_t>(std::stoul(where.substr(0, slash))),
                                     static_cast<uint16_t>(std::stoul(where.substr(slash + 1))));
-      pointers[key] = {p.at("alignment").get<uint32_t>(), p.at("pointee").get<std::string>()};
+      pointers[key] = {report::json_reading::number_of<uint32_t>(p.at("alignment"), "alignment"),
+                       p.at("pointee").get<std::string>()};
     }
     found_[kernel] = std::move(pointers);
   }

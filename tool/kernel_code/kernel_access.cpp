@@ -17,6 +17,7 @@
 
 #include "cache_file.h"
 #include "cubin_functions.h"
+#include "json_reading.h"
 #include "kernel_names.h"
 #include "run_dir.h"
 #include "safe_file.h"
@@ -326,7 +327,7 @@ bool KernelRequirements::load_cache(const std::string& path, std::string& error)
       k.cubin = entry.at("cubin").get<std::string>();
       for (const auto& [offset, access] : entry.at("params").items()) {
         ParamAccess p;
-        p.width = access.at("width").get<uint32_t>();
+        p.width = report::json_reading::number_of<uint32_t>(access.at("width"), "width");
         p.guarded = access.at("guarded").get<bool>();
         k.params[static_cast<uint32_t>(std::stoul(offset))] = p;
       }

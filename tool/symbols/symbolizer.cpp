@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "elf_file.h"
+#include "json_reading.h"
 
 namespace cuaudit {
 
@@ -202,7 +203,9 @@ bool Symbolizer::load_cache(const std::string& path, std::string& error) {
       for (const auto& [offset, locations] : offsets.items()) {
         std::vector<SourceLocation> list;
         for (const auto& l : locations)
-          list.push_back({l.at("function"), l.at("file"), l.at("line"), l.value("mangled", std::string())});
+          // A line that is no int is refused (a float's conversion is undefined: found by fuzz_run_dir).
+          list.push_back({l.at("function"), l.at("file"), report::json_reading::number_of<int>(l.at("line"), "line"),
+                          l.value("mangled", std::string())});
         cache_[key][std::stoull(offset, nullptr, 16)] = std::move(list);
       }
     }
