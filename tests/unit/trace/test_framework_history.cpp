@@ -232,7 +232,7 @@ TEST_CASE(
   // An unknown key's big list is skipped as it is parsed: the history reads as without it.
   const json plain = blocks_file(2, true);
   std::string padded = plain.dump();
-  padded.insert(1, "\"padding\": [" + zeros(100000) + "], ");
+  padded.insert(1, "\"padding\": [" + zeros(100000) + ", 0.5], ");
   std::vector<std::string> notes;
   ProcessTrace p = process(2), q = process(2);
   const FrameworkHistory h = framework_history(kTorchBlocksFile, padded, p, notes);
@@ -240,7 +240,9 @@ TEST_CASE(
   CHECK(framework_history(kTorchBlocksFile, plain.dump(), q, notes).events.size() == h.events.size());
   // A list of numbers where rows belong, or a row longer than any the hooks write: refused at once.
   const std::string head = R"({"format": "cuaudit-torch-blocks", "version": 2, "events": )";
-  for (const std::string& bad : {head + "[0, 0]}", head + "[[" + zeros(70000) + "]]}"}) {
+  const std::string fraction = R"({"format": "cuaudit-torch-blocks", "version": 2.1e98})";
+  for (const std::string& bad :
+       {head + "[0, 0]}", head + "[[" + zeros(70000) + "]]}", head + "[[0, 1.5e99]]}", fraction}) {
     ProcessTrace r = process(2);
     CHECK_THROWS_AS(framework_history(kTorchBlocksFile, bad, r, notes), std::runtime_error);
     CHECK(r.pools.empty());
