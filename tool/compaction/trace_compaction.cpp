@@ -116,17 +116,7 @@ CompactionOutcome compact_trace(const std::string& trace_path) {
 
 uint64_t bytes_since_compaction(const std::string& trace_path) {
   std::unique_ptr<TraceBytes> trace = bytes_of_file(trace_path);
-  uint64_t cut = 0;
-  struct stat st;
-  const std::string compacted_path = compacted_trace_path(trace_path);
-  if (!compacted_path.empty() && stat(compacted_path.c_str(), &st) == 0) {
-    try {
-      cut = compacted_trace_cut(*bytes_of_file(compacted_path), *trace);
-    } catch (const TraceError&) {
-      cut = 0;
-    }
-  }
-  return trace->size() - cut;
+  return trace->size() - compacted_beginning(trace_path, *trace).cut;
 }
 
 size_t compact_grown_traces(const std::string& run_dir, uint64_t threshold) {

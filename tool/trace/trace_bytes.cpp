@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "record_parser.h"
+#include "run_dir.h"
 #include "run_dir_layout.h"
 #include "safe_file.h"
 #include "trace_format.h"
@@ -114,16 +115,16 @@ class CompactedBytes : public TraceBytes {
 std::string compacted_trace_path(const std::string& trace_path) {
   const size_t slash = trace_path.rfind('/');
   const size_t name_at = slash == std::string::npos ? 0 : slash + 1;
-  const std::string_view name = std::string_view(trace_path).substr(name_at);
-  const std::string_view prefix(run_dir::Trace.prefix), suffix(run_dir::Trace.suffix);
-  if (name.size() <= prefix.size() + suffix.size() || name.substr(0, prefix.size()) != prefix ||
-      name.substr(name.size() - suffix.size()) != suffix)
-    return {};
-  const std::string_view pid = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-  return trace_path.substr(0, name_at) + run_dir::CompactedTrace.prefix + std::string(pid) +
+  const auto pid = pid_in_entry_name(trace_path.substr(name_at), run_dir::Trace);
+  if (!pid) return {};
+  return trace_path.substr(0, name_at) + run_dir::CompactedTrace.prefix + std::to_string(*pid) +
          run_dir::CompactedTrace.suffix;
 }
 
+namespace {
+
+// Where the trace goes on after `compacted`, read from its CompactionRecord; 0 when `compacted` is
+// not a compacted file of this trace.
 uint64_t compacted_trace_cut(TraceBytes& compacted, TraceBytes& trace) {
   using namespace trace;
   if (trace.size() < sizeof(FileHeader) || compacted.size() < sizeof(FileHeader)) return 0;
@@ -150,20 +151,28 @@ uint64_t compacted_trace_cut(TraceBytes& compacted, TraceBytes& trace) {
   return record.cut;
 }
 
+}  // namespace
+
+CompactedBeginning compacted_beginning(const std::string& trace_path, TraceBytes& trace) {
+  const std::string compacted_path = compacted_trace_path(trace_path);
+  struct stat st;
+  if (compacted_path.empty() || stat(compacted_path.c_str(), &st) != 0) return {};
+  CompactedBeginning found;
+  try {
+    found.bytes = bytes_of_file(compacted_path);
+  } catch (const TraceError&) {
+    return {};
+  }
+  found.cut = compacted_trace_cut(*found.bytes, trace);
+  if (!found.cut) return {};
+  return found;
+}
+
 std::unique_ptr<TraceBytes> bytes_of_trace(const std::string& path) {
   auto trace = bytes_of_file(path);
-  const std::string compacted_path = compacted_trace_path(path);
-  struct stat st;
-  if (compacted_path.empty() || stat(compacted_path.c_str(), &st) != 0) return trace;
-  std::unique_ptr<TraceBytes> compacted;
-  try {
-    compacted = bytes_of_file(compacted_path);
-  } catch (const TraceError&) {
-    return trace;
-  }
-  const uint64_t cut = compacted_trace_cut(*compacted, *trace);
-  if (!cut) return trace;
-  return std::make_unique<CompactedBytes>(std::move(compacted), std::move(trace), cut);
+  CompactedBeginning beginning = compacted_beginning(path, *trace);
+  if (!beginning.cut) return trace;
+  return std::make_unique<CompactedBytes>(std::move(beginning.bytes), std::move(trace), beginning.cut);
 }
 
 std::unique_ptr<TraceBytes> bytes_in_memory(std::string bytes) {

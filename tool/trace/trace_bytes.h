@@ -32,8 +32,13 @@ std::unique_ptr<TraceBytes> bytes_of_file(const std::string& path);
 std::unique_ptr<TraceBytes> bytes_of_trace(const std::string& path);
 // compacted-<pid>.cutrace beside trace-<pid>.cutrace; empty for a path not named as a trace.
 std::string compacted_trace_path(const std::string& trace_path);
-// Where the trace at `trace_path` goes on after its compacted beginning (CompactionRecord::cut),
-// read from `compacted` (a compacted file's bytes); 0 when they are not a compacted file of it.
-uint64_t compacted_trace_cut(TraceBytes& compacted, TraceBytes& trace);
+// The compacted beginning of the trace at `trace_path` (whose bytes are `trace`): its file's bytes
+// and where the trace goes on after it (CompactionRecord::cut); cut 0 and no bytes when there is
+// none, or when the compacted file is not of this trace.
+struct CompactedBeginning {
+  std::unique_ptr<TraceBytes> bytes;
+  uint64_t cut = 0;
+};
+CompactedBeginning compacted_beginning(const std::string& trace_path, TraceBytes& trace);
 
 }  // namespace cuaudit
