@@ -249,6 +249,7 @@ ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enri
     }
     return it->second;
   };
+  const EventPipe::Lookahead ahead = [&replayer](const Event& e, bool near) { replayer.prefetch(e, near); };
   file.play(
       [&](const Event& e) {
         if (e.kind == EventKind::LaunchParam && e.launch_param().word) {
@@ -269,7 +270,7 @@ ProcessAnalysis analyze_process(RunState& state, TraceFile& file, Enriched& enri
         if (!bulk) trace.events.push_back(e);
         out.call_sites_recorded |= e.kind == EventKind::CallSite;
       },
-      enriched.framework_events.empty() ? nullptr : &enriched.framework_events);
+      enriched.framework_events.empty() ? nullptr : &enriched.framework_events, &ahead);
   // As of now: in a snapshot, or a process the program left running when it ended.
   const bool as_of_now = options.snapshot || left_running(state.run, trace.pid);
   const bool running = as_of_now && !ending_fact(trace);

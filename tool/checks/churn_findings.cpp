@@ -28,7 +28,7 @@ void ChurnCounter::on_released(const MemoryEvent& a, const MemoryEvent& r) {
   // none of them is churn.
   const MemoryFamily family = api_info(a.api).family;
   if (family == MemoryFamily::GraphMemory || is_resource(family) || is_block_op(a.api)) return;
-  Site& s = sites_[{a.stack_id, a.api}];
+  Site& s = site_lookup_(sites_, {a.stack_id, a.api});
   s.stack_id = a.stack_id, s.api = a.api, s.release_api = r.api, s.device = a.device;
   ++s.pairs;
   s.bytes += a.bytes;

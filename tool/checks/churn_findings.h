@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "flat_lookup.h"
 #include "replay.h"
 #include "report_model.h"
 #include "stack_resolver.h"
@@ -36,6 +37,11 @@ class ChurnCounter : public ReplayObserver {
     int32_t device = trace::kUnknownDevice;
   };
   void on_released(const MemoryEvent& allocation, const MemoryEvent& release) override;
+  bool prefetches() const override { return true; }
+  // At an allocation: the site its release will count in (churn: the release comes soon).
+  void prefetch(const Event& e, bool near) override {
+    if (e.kind == EventKind::Alloc) site_lookup_.prefetch(sites_, {e.memory().stack_id, e.memory().api}, near);
+  }
   // By (stack, API), in stack order.
   std::vector<const Site*> sites() const;
 
@@ -46,7 +52,9 @@ class ChurnCounter : public ReplayObserver {
     }
   };
   // Hashed: every release of a run looks its site up.
-  std::unordered_map<std::pair<uint64_t, Api>, Site, KeyHash> sites_;
+  using Sites = std::unordered_map<std::pair<uint64_t, Api>, Site, KeyHash>;
+  Sites sites_;
+  FlatLookup<Sites> site_lookup_;
 };
 
 // `run`: the run's length in ns (RunBounds::run_ns), which the calls' share is of.

@@ -130,12 +130,25 @@ class ReplayObserver {
   // After a memory sample: a pool whose blocks or segments changed since the last sample, and its
   // usage now.
   virtual void on_pool_sample(const MemorySample&, uint32_t /*pool*/, const PoolUsage&, const PoolsView& /*pools*/) {}
+  // An event a few places ahead of the one being applied, twice: far (`near` false), then near. An
+  // observer that will look something up for it may start loading it now, so that the cache misses
+  // of several events overlap (the sites of a long run do not fit in a cache). Only observers whose
+  // prefetches() is true are asked; a prefetch must change nothing.
+  virtual bool prefetches() const { return false; }
+  virtual void prefetch(const Event&, bool /*near*/) {}
 };
 
 // Several observers of one replay, each seeing every hook in the order they were added.
 class ObserverList : public ReplayObserver {
  public:
-  void add(ReplayObserver* o) { list_.push_back(o); }
+  void add(ReplayObserver* o) {
+    list_.push_back(o);
+    if (o->prefetches()) prefetching_.push_back(o);
+  }
+  bool prefetches() const override { return !prefetching_.empty(); }
+  void prefetch(const Event& e, bool near) override {
+    for (auto* o : prefetching_) o->prefetch(e, near);
+  }
   void on_sample(const MemorySample& s, const DeviceHoldings& held, const LiveVisitor& live) override {
     for (auto* o : list_) o->on_sample(s, held, live);
   }
@@ -167,6 +180,7 @@ class ObserverList : public ReplayObserver {
 
  private:
   std::vector<ReplayObserver*> list_;
+  std::vector<ReplayObserver*> prefetching_;  // those of list_ that prefetch
 };
 
 // The replay as it goes, one event at a time (the events of a trace too large to hold, as they
@@ -176,6 +190,10 @@ class Replayer {
   Replayer(const ProcessTrace& trace, ReplayObserver* observer);
   ~Replayer();
   void apply(const Event& e);
+  // An event a few places ahead of the next apply() (ReplayObserver::prefetch).
+  void prefetch(const Event& e, bool near) {
+    if (observer_ && observer_->prefetches()) observer_->prefetch(e, near);
+  }
   // After the last event: what is live then leaked, as `end` says (by default, as the trace says).
   ReplayResult finish(std::optional<LeakEnd> end = std::nullopt);
   // What the replay has found so far (the findings of the events applied).

@@ -11,7 +11,7 @@ SiteHistory::SiteHistory(const ProcessTrace& trace)
 }
 
 SiteHistory::Site* SiteHistory::touch(const Key& key) {
-  Site& site = sites_[key];
+  Site& site = site_lookup_(sites_, key);
   if (!site.dirty) {
     site.dirty = true;
     dirty_.push_back(&site);
@@ -108,6 +108,15 @@ void SiteHistory::on_reserve(const MemoryEvent& a, uint32_t pool) {
 }
 
 void SiteHistory::on_event(const Event& e) { advance_to(e.time_ns); }
+
+// An allocation's site (its release finds the same site, loaded by then). A pool's block is left
+// alone: its device may be its pool's, found only when it comes.
+void SiteHistory::prefetch(const Event& e, bool near) {
+  if (e.kind != EventKind::Alloc || !owns_memory(api_info(e.memory().api).family)) return;
+  const MemoryEvent& a = e.memory();
+  site_lookup_.prefetch(sites_, Key{std::max(a.device, trace::kHostDevice), a.stack_id, a.python_stack_id, a.api},
+                        near);
+}
 
 void SiteHistory::finish() { close_bucket(); }
 

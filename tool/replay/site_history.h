@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "flat_lookup.h"
 #include "replay.h"
 #include "trace_model.h"
 
@@ -76,6 +77,8 @@ class SiteHistory : public ReplayObserver {
   void on_live(const MemoryEvent& a) override;
   void on_gone(const MemoryEvent& a) override;
   void on_reserve(const MemoryEvent& a, uint32_t pool) override;
+  bool prefetches() const override { return true; }
+  void prefetch(const Event& e, bool near) override;
   // After the last event: closes the bucket it fell in.
   void finish();
 
@@ -111,7 +114,8 @@ class SiteHistory : public ReplayObserver {
   uint64_t width_ns_ = kFirstBucketNs;
   size_t current_ = 0;  // the bucket events now fall in
   Sites sites_;
-  std::vector<Site*> dirty_;  // sites changed in the current bucket (pointers into sites_ stay valid)
+  FlatLookup<Sites> site_lookup_;  // every allocation and release finds its site: the fast way in
+  std::vector<Site*> dirty_;       // sites changed in the current bucket (pointers into sites_ stay valid)
   std::unordered_map<uint32_t, Reserve> reserves_;       // by pool
   std::unordered_map<uint64_t, uint32_t> reserve_seqs_;  // live CUDA allocations that are a pool's reserve -> pool
 };

@@ -268,7 +268,14 @@ std::vector<Event> merge_by_time(const ProcessTrace& trace, const std::vector<Ev
   return out;
 }
 
-void TraceFile::play(const std::function<void(const Event&)>& sink, const std::vector<Event>* timed) const {
+// Decoding and merging on a thread of their own, the replay (`sink`) on this one: a long trace's
+// report uses two cores (event_pipe.h).
+void TraceFile::play(const std::function<void(const Event&)>& sink, const std::vector<Event>* timed,
+                     const EventPipe::Lookahead* ahead) const {
+  play_through_pipe([&](EventPipe& pipe) { merge_events([&](const Event& e) { pipe.put(e); }, timed); }, sink, ahead);
+}
+
+void TraceFile::merge_events(const std::function<void(const Event&)>& sink, const std::vector<Event>* timed) const {
   TimedMerge merge(timed, metadata_.samples);
   struct Loaded {
     std::vector<Event> events;  // sorted by seq

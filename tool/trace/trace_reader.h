@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "event_pipe.h"
 #include "trace_model.h"
 
 namespace cuaudit {
@@ -58,7 +59,9 @@ class TraceFile {
   // `timed` (in time order: a framework's history, recorded by its own clock) is merged in by
   // time (TimedMerge): each of its events goes just before the first event of the file that came
   // after it, with the seq of the first memory sample after it.
-  void play(const std::function<void(const Event&)>& sink, const std::vector<Event>* timed = nullptr) const;
+  // `ahead`: told of the events a few places ahead of the one handed on (EventPipe::Lookahead).
+  void play(const std::function<void(const Event&)>& sink, const std::vector<Event>* timed = nullptr,
+            const EventPipe::Lookahead* ahead = nullptr) const;
   // The metadata with every event in `events`: for small traces and tests.
   ProcessTrace materialize() const;
 
@@ -73,6 +76,8 @@ class TraceFile {
   // holds events; else what it added is taken back out.
   void keep_chunk(Chunk info, const char* data, const ChunkMarks& marks, RecordParser& parser, ChunkScreen& screen);
   void attach_python_stacks(std::vector<Event>& events) const;
+  // play()'s producer: decodes the chunks as the merge reaches them and hands their events on in order.
+  void merge_events(const std::function<void(const Event&)>& sink, const std::vector<Event>* timed) const;
 
   std::unique_ptr<TraceBytes> bytes_;
   ProcessTrace metadata_;
