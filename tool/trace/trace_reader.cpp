@@ -290,8 +290,16 @@ void TraceFile::merge_events(const std::function<void(const Event&)>& sink, cons
   };
   std::vector<size_t> heap, free_slots;
   ProcessTrace scratch;  // what the builder makes of the events' records
+  // Event lists of chunks handed on, kept for the next chunks: a fresh list grew from nothing at
+  // every chunk, and its pages, given back to the kernel and faulted in again, were a third of the
+  // decoding thread's time on a 100,000,000-event trace.
+  std::vector<std::vector<Event>> spare;
   auto load_chunk = [&](const Chunk& c) {
     scratch.events.clear();
+    if (!spare.empty()) {
+      scratch.events.swap(spare.back());
+      spare.pop_back();
+    }
     RecordParser builder(scratch, version_);
     builder.start_chunk(c.tid);
     builder.set_compact_state(c.tid, c.compact);
@@ -338,6 +346,8 @@ void TraceFile::merge_events(const std::function<void(const Event&)>& sink, cons
       std::push_heap(heap.begin(), heap.end(), later);
     } else {
       heap.pop_back();
+      chunk.events.clear();
+      spare.push_back(std::move(chunk.events));
       loaded[slot].reset();
       free_slots.push_back(slot);
     }
