@@ -1,6 +1,7 @@
 #include "event_pipe.h"
 
 #include <algorithm>
+#include <system_error>
 #include <thread>
 
 namespace cuaudit {
@@ -73,16 +74,23 @@ void EventPipe::drain(const std::function<void(const Event&)>& sink, const Looka
 void play_through_pipe(const std::function<void(EventPipe&)>& produce, const std::function<void(const Event&)>& sink,
                        const EventPipe::Lookahead* ahead) {
   EventPipe pipe;
-  std::thread producer([&] {
-    try {
-      produce(pipe);
-      pipe.finish();
-    } catch (const EventPipe::PipeClosed&) {
-      pipe.finish();
-    } catch (...) {
-      pipe.finish(std::current_exception());
-    }
-  });
+  std::thread producer;
+  try {
+    producer = std::thread([&] {
+      try {
+        produce(pipe);
+        pipe.finish();
+      } catch (const EventPipe::PipeClosed&) {
+        pipe.finish();
+      } catch (...) {
+        pipe.finish(std::current_exception());
+      }
+    });
+  } catch (const std::system_error&) {
+    EventPipe direct(&sink);
+    produce(direct);
+    return;
+  }
   try {
     pipe.drain(sink, ahead);
   } catch (...) {

@@ -28,8 +28,13 @@ class EventPipe {
   static constexpr size_t kBatchesInFlight = 8;
   struct PipeClosed {};  // thrown to the producer once the consumer has stopped
 
+  EventPipe() = default;
+  // A pipe without a second thread: put() hands each event straight to `direct`.
+  explicit EventPipe(const std::function<void(const Event&)>* direct) : direct_(direct) {}
+
   // Producer: adds an event to the batch being filled (throws PipeClosed after cancel()).
   void put(const Event& e) {
+    if (direct_) return (*direct_)(e);
     filling_.push_back(e);
     if (filling_.size() == kBatchEvents) send();
   }
@@ -48,6 +53,7 @@ class EventPipe {
  private:
   void send();
 
+  const std::function<void(const Event&)>* direct_ = nullptr;
   std::vector<Event> filling_;  // the producer's alone
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -58,7 +64,8 @@ class EventPipe {
 };
 
 // Runs `produce` (which puts every event into the pipe) on a thread of its own and hands what it
-// puts to `sink` on this one, in order; rethrows what either side threw.
+// puts to `sink` on this one, in order; rethrows what either side threw. Where no thread can be
+// started (a process or container limit), both run on this one: the same events, in the same order.
 void play_through_pipe(const std::function<void(EventPipe&)>& produce, const std::function<void(const Event&)>& sink,
                        const EventPipe::Lookahead* ahead = nullptr);
 

@@ -86,3 +86,13 @@ TEST_CASE("event pipe: a failing consumer stops the producer") {
                     "replay failed");
   CHECK(put < EventPipe::kBatchEvents * (EventPipe::kBatchesInFlight + 3));
 }
+
+TEST_CASE("event pipe: without a second thread, put() hands each event straight on") {
+  std::vector<uint64_t> seen;
+  const std::function<void(const Event&)> sink = [&](const Event& e) { seen.push_back(e.seq); };
+  EventPipe direct(&sink);
+  direct.put(numbered(1));
+  CHECK(seen == std::vector<uint64_t>{1});  // at once, not when a batch fills
+  direct.put(numbered(2));
+  CHECK(seen == std::vector<uint64_t>{1, 2});
+}
