@@ -26,14 +26,13 @@ class FlatLookup {
 
   // The value at `key` in `map`, value-initialized there if new (as map[key]).
   Value& operator()(Map& map, const Key& key) {
-    if ((indexed_ + 1) * 2 > slots_.size()) rebuild(map);  // at most half full: short probes
+    if ((map.size() + 1) * 2 > slots_.size()) rebuild(map);  // at most half full: short probes
     const uint64_t hash = mixed(map.hash_function()(key));
     const size_t mask = slots_.size() - 1;
     for (size_t i = hash & mask;; i = (i + 1) & mask) {
       Slot& slot = slots_[i];
       if (!slot.entry) {
         slot = {hash, &*map.try_emplace(key).first};
-        ++indexed_;
         return slot.entry->second;
       }
       if (slot.hash == hash && slot.entry->first == key) return slot.entry->second;
@@ -79,7 +78,8 @@ class FlatLookup {
     return h ^ (h >> 33);
   }
 
-  // Twice the room, every entry of the map indexed again (also any the map had before the index).
+  // Room for twice the map's entries, all of them indexed again (also any the map had before the
+  // index, or was given behind its back).
   void rebuild(Map& map) {
     size_t size = 16;
     while (size < (map.size() + 1) * 4) size *= 2;
@@ -91,11 +91,9 @@ class FlatLookup {
       while (slots_[i].entry) i = (i + 1) & mask;
       slots_[i] = {hash, &entry};
     }
-    indexed_ = map.size();
   }
 
-  std::vector<Slot> slots_;
-  size_t indexed_ = 0;
+  std::vector<Slot> slots_;  // every entry of the map but those made behind the index's back
 };
 
 }  // namespace cuaudit

@@ -28,7 +28,7 @@ SiteHistory::Site* SiteHistory::site_of(const MemoryEvent& a) {
     if (reserve != reserves_.end()) device = reserve->second.device;
   }
   if (device < 0 && is_pool_block(family)) return nullptr;
-  return touch(Key{std::max(device, trace::kHostDevice), a.stack_id, a.python_stack_id, a.api});
+  return touch(site_key(a, device));
 }
 
 uint64_t SiteHistory::count_256ths(uint64_t bytes) const {
@@ -113,9 +113,7 @@ void SiteHistory::on_event(const Event& e) { advance_to(e.time_ns); }
 // alone: its device may be its pool's, found only when it comes.
 void SiteHistory::prefetch(const Event& e, bool near) {
   if (e.kind != EventKind::Alloc || !owns_memory(api_info(e.memory().api).family)) return;
-  const MemoryEvent& a = e.memory();
-  site_lookup_.prefetch(sites_, Key{std::max(a.device, trace::kHostDevice), a.stack_id, a.python_stack_id, a.api},
-                        near);
+  site_lookup_.prefetch(sites_, site_key(e.memory(), e.memory().device), near);
 }
 
 void SiteHistory::finish() { close_bucket(); }

@@ -16,6 +16,7 @@
 // cache ("reserve" sites: the segments' bytes less the blocks').
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -94,6 +95,10 @@ class SiteHistory : public ReplayObserver {
  private:
   void advance_to(uint64_t time_ns);
   void close_bucket();
+  // The site of an allocation of the program (not a pool's reserve) on `device`.
+  static Key site_key(const MemoryEvent& a, int32_t device) {
+    return Key{std::max(device, trace::kHostDevice), a.stack_id, a.python_stack_id, a.api};
+  }
   Site* site_of(const MemoryEvent& a);
   Site* touch(const Key& key);
   void add(Site& site, const MemoryEvent& a);
